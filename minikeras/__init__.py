@@ -1,0 +1,32 @@
+"""minikeras: the TensorFlow 2 / Keras API on its own reverse-mode tape, over JAX and XLA.
+
+    import minikeras as mk
+    x = mk.constant(3.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tape.gradient(y, x)   # mk.Tensor(6.0, shape=(), dtype=float32)
+"""
+from minikeras import ops as _ops  # noqa: F401  (installs operators on Tensor and Variable)
+from minikeras import config, dtypes, math  # noqa: F401
+from minikeras.dtypes import (  # noqa: F401
+    DType, as_dtype, bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8, uint32)
+from minikeras.function import function  # noqa: F401
+from minikeras.ops import random  # noqa: F401
+from minikeras.ops.array import (  # noqa: F401
+    broadcast_to, concat, expand_dims, gather, identity, one_hot, pad, reshape, split, squeeze, stack,
+    stop_gradient, tile, transpose, unstack)
+from minikeras.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm  # noqa: F401
+from minikeras.ops.control import cond, custom_gradient, grad_pass_through  # noqa: F401
+from minikeras.ops.creation import (  # noqa: F401
+    constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like)
+from minikeras.ops.linalg import matmul, norm, tensordot  # noqa: F401
+from minikeras.ops.math import (  # noqa: F401
+    abs, add, cast, cos, divide, equal, exp, greater, less, log, maximum, minimum, multiply, negative,
+    not_equal, pow, round, sigmoid, sign, sin, sqrt, square, subtract, tanh, where)
+from minikeras.ops.reduce import (  # noqa: F401
+    argmax, argmin, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
+from minikeras.tape import GradientTape, UnconnectedGradients  # noqa: F401
+from minikeras.tensor import Tensor, Variable  # noqa: F401
+
+__version__ = "0.1.0"

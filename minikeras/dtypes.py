@@ -1,0 +1,35 @@
+"""TensorFlow's dtype names, as NumPy dtypes (``mk.float32 == np.float32`` holds)."""
+import jax.numpy as jnp
+import numpy as np
+
+float16 = np.dtype("float16")
+bfloat16 = np.dtype(jnp.bfloat16)
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int8 = np.dtype("int8")
+int16 = np.dtype("int16")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+uint32 = np.dtype("uint32")
+bool = np.dtype("bool")  # noqa: A001 - TF's name
+
+DType = np.dtype
+
+
+def as_dtype(value):
+    """Returns the NumPy dtype named by ``value`` (a dtype, a type or a string such as 'float32')."""
+    if value is None:
+        return None
+    try:
+        return np.dtype(jnp.dtype(value))
+    except TypeError:
+        raise TypeError(f"Expected a dtype such as 'float32' or mk.int32, received {value!r}") from None
+
+
+def is_floating(dtype):
+    return jnp.issubdtype(dtype, jnp.floating)
+
+
+def is_integer(dtype):
+    return jnp.issubdtype(dtype, jnp.integer)

@@ -1,0 +1,245 @@
+"""mk.function: compiles a Python function of Tensors and Variables into one XLA program.
+
+Variables the function reads become inputs of the compiled program, Variables it assigns
+become outputs, and their new values are written back after each call. On a new input
+signature the function is traced abstractly (``jax.eval_shape``) to discover the Variables
+it touches or creates, then compiled with ``jax.jit`` over exactly those.
+"""
+import functools
+import types
+
+import jax
+import numpy as np
+
+from minikeras import _context
+from minikeras.tensor import Tensor, Variable, to_array
+
+_MAX_DISCOVERY_PASSES = 8
+RUN_EAGERLY = False  # set by mk.config.run_functions_eagerly
+
+
+class _TraceContext:
+    """Watches Variable reads, writes and creations while a function is traced."""
+
+    def __init__(self, known):
+        self.known = known
+        self.known_ids = {id(v) for v in known}
+        self.new = []          # Variables touched but not lifted in this pass
+        self.new_ids = set()
+        self.created = []
+        self.assigned_ids = set()
+        self.restore = {}      # id -> (variable, value before the trace touched it)
+
+    def on_read(self, variable):
+        key = id(variable)
+        if key not in self.known_ids and key not in self.new_ids:
+            self.new.append(variable)
+            self.new_ids.add(key)
+
+    def on_create(self, variable):
+        self.created.append(variable)
+        self.on_read(variable)
+        self.restore[id(variable)] = (variable, variable._value)
+
+    def on_assign(self, variable):
+        self.on_read(variable)
+        self.assigned_ids.add(id(variable))
+        self.restore.setdefault(id(variable), (variable, variable._value))
+
+    def variables(self):
+        """Every Variable this trace has lifted or touched so far."""
+        return list(self.known) + self.new
+
+    def undo(self):
+        for variable, value in self.restore.values():
+            variable._value = value
+
+
+def _is_array_leaf(x):
+    return isinstance(x, (Tensor, np.ndarray, jax.Array)) and not isinstance(x, np.generic)
+
+
+def _signature(leaves):
+    key = []
+    for leaf in leaves:
+        if _is_array_leaf(leaf):
+            key.append(("T", tuple(leaf.shape), _dtype_name(leaf)))
+        elif isinstance(leaf, Variable):
+            key.append(("V", id(leaf)))
+        else:
+            try:
+                hash(leaf)
+                key.append(("S", type(leaf), leaf))
+            except TypeError:
+                key.append(("O", id(leaf)))
+    return tuple(key)
+
+
+def _dtype_name(leaf):
+    from minikeras.tensor import _canonical_dtype
+    return _canonical_dtype(leaf.dtype).name
+
+
+def _flatten(tree):
+    return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
+
+
+class _Program:
+    """One compiled signature: the lifted Variables and the jitted pure function."""
+
+    def __init__(self, function, treedef, leaves, dynamic_positions, variables, assigned):
+        self.variables = variables
+        self.assigned = assigned
+        self.readonly = [v for v in variables if id(v) not in {id(a) for a in assigned}]
+        self.treedef = treedef
+        self.static_leaves = leaves
+        self.dynamic_positions = dynamic_positions
+        self.function = function
+        self.out_spec = None
+        self.jitted = jax.jit(self._pure)
+
+    def _pure(self, assigned_values, readonly_values, dynamic_values):
+        values = dict(zip(map(id, self.assigned), assigned_values))
+        values.update(zip(map(id, self.readonly), readonly_values))
+        out, ctx = _run_traced(self.function, self.variables, values, self.treedef, self.static_leaves,
+                               self.dynamic_positions, dynamic_values)
+        if ctx.new or ctx.created or not ctx.assigned_ids <= {id(v) for v in self.assigned}:
+            raise ValueError(
+                "mk.function: the function touched or created different Variables when traced again "
+                f"({[v.name for v in ctx.new]}). Create Variables only on the first call (e.g. build layers "
+                "lazily once), and do not create new Variables on every call.")
+        out_leaves, out_tree = _flatten(out)
+        self.out_spec = (out_tree, [None if _is_array_leaf(x) or isinstance(x, Variable) else x
+                                    for x in out_leaves],
+                         [_is_array_leaf(x) or isinstance(x, Variable) for x in out_leaves])
+        arrays = [to_array(x) for x in out_leaves if _is_array_leaf(x) or isinstance(x, Variable)]
+        return arrays, [values[id(v)] for v in self.assigned]
+
+    def __call__(self, dynamic_values):
+        arrays, new_values = self.jitted([v._value for v in self.assigned], [v._value for v in self.readonly],
+                                         dynamic_values)
+        for variable, value in zip(self.assigned, new_values):
+            variable._value = value
+        out_tree, static, is_array = self.out_spec
+        arrays = iter(arrays)
+        leaves = [Tensor(next(arrays)) if a else s for a, s in zip(is_array, static)]
+        return jax.tree_util.tree_unflatten(out_tree, leaves)
+
+
+def _run_traced(function, variables, values, treedef, leaves, dynamic_positions, dynamic_values):
+    """Runs ``function`` with lifted Variables bound to ``values``; restores them afterwards.
+
+    ``values`` maps id(variable) -> traced value; a write inside the function lands in it.
+    """
+    originals = [(v, v._value) for v in variables]
+    ctx = _TraceContext(variables)
+    for v in variables:
+        v._value = values[id(v)]
+    _context.traces.append(ctx)
+    try:
+        leaves = list(leaves)
+        for position, value in zip(dynamic_positions, dynamic_values):
+            leaves[position] = Tensor(value)
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
+        out = function(*args, **kwargs)
+        out = jax.tree_util.tree_map(lambda x: Tensor(x._value) if isinstance(x, Variable) else x, out,
+                                     is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
+        for v in variables:
+            values[id(v)] = v._value
+    finally:
+        _context.traces.pop()
+        ctx.undo()
+        for v, value in originals:
+            v._value = value
+    return out, ctx
+
+
+class Function:
+    """A compiled callable made by ``mk.function`` (see there)."""
+
+    def __init__(self, python_function, jit_compile=True):
+        self.python_function = python_function
+        self.jit_compile = jit_compile
+        self._programs = {}
+        self._known_variables = []
+        self._tracing_count = 0
+        functools.update_wrapper(self, python_function)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
+
+    def __call__(self, *args, **kwargs):
+        if not self.jit_compile or RUN_EAGERLY or _context.traces or _context.tapes:
+            # Eager: debugging, nested inside another mk.function (inlined), or under a
+            # recording tape (which must see every op to differentiate through the call).
+            return self.python_function(*args, **kwargs)
+        leaves, treedef = _flatten((args, kwargs))
+        key = (treedef, _signature(leaves))
+        program = self._programs.get(key)
+        dynamic_positions = [i for i, x in enumerate(leaves) if _is_array_leaf(x)]
+        dynamic_values = [to_array(leaves[i]) for i in dynamic_positions]
+        if program is None:
+            program = self._trace(treedef, leaves, dynamic_positions, dynamic_values)
+            self._programs[key] = program
+        return program(dynamic_values)
+
+    def _trace(self, treedef, leaves, dynamic_positions, dynamic_values):
+        self._tracing_count += 1
+        static_leaves = [None if i in set(dynamic_positions) else x for i, x in enumerate(leaves)]
+        variables = list(self._known_variables)
+        shapes = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in dynamic_values]
+        for _ in range(_MAX_DISCOVERY_PASSES):
+            ctx = self._discover(variables, treedef, static_leaves, dynamic_positions, shapes)
+            if not ctx.new:
+                break
+            variables.extend(ctx.new)
+        else:
+            raise RuntimeError(f"mk.function({self.__name__}): the Variables it uses kept changing while tracing")
+        self._known_variables = variables
+        assigned = [v for v in variables if id(v) in ctx.assigned_ids]
+        return _Program(self.python_function, treedef, static_leaves, dynamic_positions, variables, assigned)
+
+    def _discover(self, variables, treedef, static_leaves, dynamic_positions, shapes):
+        holder = {}
+
+        def probe(variable_values, dynamic_values):
+            values = dict(zip(map(id, variables), variable_values))
+            _, holder["ctx"] = _run_traced(self.python_function, variables, values, treedef, static_leaves,
+                                           dynamic_positions, dynamic_values)
+            return None
+
+        jax.eval_shape(probe, [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in variables], shapes)
+        return holder["ctx"]
+
+    @property
+    def tracing_count(self):
+        """How many times the function has been traced (once per new input signature)."""
+        return self._tracing_count
+
+    def experimental_get_tracing_count(self):
+        return self._tracing_count
+
+
+def function(func=None, jit_compile=True):
+    """Compiles ``func`` into one XLA program, like ``tf.function``.
+
+    Variables read inside become inputs of the program and Variables assigned inside are
+    written back after each call; Variables may be created on the first call (lazily built
+    layers, optimizer slots). The function is traced again only for new input shapes or
+    dtypes or new Python values among its arguments. A Python ``if`` on a traced Tensor is
+    an error (use ``mk.cond``). Under a recording GradientTape, or with
+    ``jit_compile=False``, the function runs eagerly.
+
+    >>> v = mk.Variable(1.0)
+    >>> @mk.function
+    ... def step(x):
+    ...     v.assign_add(x)
+    ...     return v * 2.0
+    >>> step(mk.constant(2.0))
+    mk.Tensor(6.0, shape=(), dtype=float32)
+    """
+    if func is None:
+        return lambda f: Function(f, jit_compile=jit_compile)
+    return Function(func, jit_compile=jit_compile)

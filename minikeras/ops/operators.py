@@ -1,0 +1,61 @@
+"""Installs Python operators (+, *, @, [], <, ...) on Tensor and Variable."""
+from minikeras.ops import array, linalg, math
+from minikeras.tensor import Tensor, Variable
+
+
+def _reverse(op):
+    return lambda self, other: op(other, self)
+
+
+def _comparison(op):
+    def compare(self, other):
+        if other is None:
+            return NotImplemented
+        return op(self, other)
+    return compare
+
+
+def _eq(self, other):
+    if other is None or not _convertible(other):
+        return False
+    return math.equal(self, other)
+
+
+def _ne(self, other):
+    if other is None or not _convertible(other):
+        return True
+    return math.not_equal(self, other)
+
+
+def _convertible(x):
+    import numpy as np
+    return isinstance(x, (Tensor, Variable, int, float, bool, np.ndarray, np.generic, list, tuple)) or hasattr(x, "__jax_array__")
+
+
+OPERATORS = {
+    "__add__": math.add, "__radd__": _reverse(math.add),
+    "__sub__": math.subtract, "__rsub__": _reverse(math.subtract),
+    "__mul__": math.multiply, "__rmul__": _reverse(math.multiply),
+    "__truediv__": math.divide, "__rtruediv__": _reverse(math.divide),
+    "__floordiv__": math.floordiv, "__rfloordiv__": _reverse(math.floordiv),
+    "__mod__": math.floormod, "__rmod__": _reverse(math.floormod),
+    "__pow__": math.pow, "__rpow__": _reverse(math.pow),
+    "__matmul__": linalg.matmul, "__rmatmul__": _reverse(linalg.matmul),
+    "__neg__": math.negative, "__abs__": math.abs,
+    "__lt__": _comparison(math.less), "__le__": _comparison(math.less_equal),
+    "__gt__": _comparison(math.greater), "__ge__": _comparison(math.greater_equal),
+    "__and__": math.logical_and, "__rand__": _reverse(math.logical_and),
+    "__or__": math.logical_or, "__ror__": _reverse(math.logical_or),
+    "__xor__": math.logical_xor, "__invert__": math.logical_not,
+    "__getitem__": array.getitem,
+    "__eq__": _eq, "__ne__": _ne,
+}
+
+
+def install():
+    for cls in (Tensor, Variable):
+        for name, fn in OPERATORS.items():
+            setattr(cls, name, fn)
+    Variable.__hash__ = object.__hash__
+    Tensor.__hash__ = None
+    Tensor.__pos__ = lambda self: self

@@ -1,0 +1,124 @@
+"""Random numbers from one seed-generator Variable, so compiled calls draw fresh values.
+
+``set_seed(s)`` makes every later draw repeatable: eager ops, ops inside ``mk.function``
+(the generator state is a Variable that the compiled program reads and advances), and
+weight initializers (which draw from a separate, Python-side stream so that layers built
+inside a trace get concrete initial values).
+"""
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras.backend import floatx
+from minikeras.dtypes import as_dtype
+from minikeras.tensor import Tensor, Variable, to_array
+
+_state = {"seed": None, "initializer_draws": 0}
+_generator = Variable(jax.random.key_data(jax.random.key(int.from_bytes(os.urandom(4), "little"))),
+                      trainable=False, name="random_generator")
+
+
+def set_seed(seed):
+    """Sets the global seed: later random ops and initializers repeat exactly."""
+    seed = int(seed)
+    _state["seed"] = seed
+    _state["initializer_draws"] = 0
+    _generator.assign(jax.random.key_data(jax.random.key(seed)))
+
+
+def get_global_generator():
+    """The Variable holding the random generator's state (advanced by every draw)."""
+    return _generator
+
+
+_split = jax.jit(lambda data: jax.random.split(jax.random.wrap_key_data(data)))
+
+
+def next_key(seed=None):
+    """A fresh jax PRNG key; advances the global generator (inside ``mk.function`` too)."""
+    data = _generator._read_array()
+    if isinstance(data, jax.core.Tracer):
+        pair = jax.random.split(jax.random.wrap_key_data(data))
+    else:
+        pair = _split(data)
+    _generator.assign(jax.random.key_data(pair[0]))
+    key = pair[1]
+    if seed is not None:
+        key = jax.random.fold_in(key, int(seed))
+    return key
+
+
+def initializer_key():
+    """A concrete key for weight initializers, from a Python-side stream under the global seed."""
+    seed = _state["seed"]
+    if seed is None:
+        seed = _state["seed"] = int.from_bytes(os.urandom(4), "little")
+    _state["initializer_draws"] += 1
+    with jax.ensure_compile_time_eval():
+        return jax.random.fold_in(jax.random.key(seed ^ 0x5EED), _state["initializer_draws"])
+
+
+def _shape(shape):
+    return tuple(int(n) for n in (np.asarray(shape).reshape(-1).tolist() if not isinstance(shape, tuple) else shape))
+
+
+def _float_dtype(dtype, what):
+    dtype = as_dtype(dtype) or floatx()
+    if dtype.kind != "f" and dtype != jnp.bfloat16:
+        raise ValueError(f"mk.random.{what} needs a floating dtype, received {dtype.name}")
+    return dtype
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
+    """Samples from a normal distribution (differentiable in ``mean`` and ``stddev``)."""
+    dtype = _float_dtype(dtype, "normal")
+    z = Tensor(jax.random.normal(next_key(seed), _shape(shape), dtype))
+    return _affine(z, stddev, mean)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
+    """Normal samples cut at two standard deviations (resampled, as TensorFlow does)."""
+    dtype = _float_dtype(dtype, "truncated_normal")
+    z = Tensor(jax.random.truncated_normal(next_key(seed), -2.0, 2.0, _shape(shape), dtype))
+    return _affine(z, stddev, mean)
+
+
+def uniform(shape, minval=0, maxval=None, dtype=None, seed=None, name=None):
+    """Samples uniformly from [minval, maxval); integer dtypes need ``maxval``."""
+    dtype = as_dtype(dtype) or floatx()
+    shape = _shape(shape)
+    if dtype.kind in "iu":
+        if maxval is None:
+            raise ValueError("mk.random.uniform with an integer dtype needs maxval")
+        return Tensor(jax.random.randint(next_key(seed), shape, int(minval), int(maxval), dtype))
+    maxval = 1.0 if maxval is None else maxval
+    u = Tensor(jax.random.uniform(next_key(seed), shape, dtype))
+    if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)):
+        return _affine(u, float(maxval - minval), float(minval))
+    return u * (maxval - minval) + minval
+
+
+def _affine(z, scale, shift):
+    if isinstance(scale, (int, float)) and isinstance(shift, (int, float)):
+        if scale == 1.0 and shift == 0.0:
+            return z
+        return Tensor(z._value * scale + jnp.asarray(shift, z.dtype))
+    return z * scale + shift
+
+
+def shuffle(value, seed=None, name=None):
+    """Randomly permutes ``value`` along its first axis."""
+    from minikeras.ops.array import gather
+    x = value if isinstance(value, (Tensor, Variable)) else Tensor(to_array(value))
+    permutation = jax.random.permutation(next_key(seed), x.shape[0])
+    return gather(x, permutation)
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """Draws ``num_samples`` class indices per row of ``logits`` [batch, classes]."""
+    logits = to_array(logits)
+    keys = next_key(seed)
+    samples = jax.random.categorical(keys, logits[:, None, :], axis=-1, shape=(logits.shape[0], int(num_samples)))
+    return Tensor(samples.astype(as_dtype(dtype) or np.int32))

@@ -1,0 +1,136 @@
+"""Reductions over axes: sum, mean, max, min, prod, logsumexp, any/all, argmax/argmin."""
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras.ops.convert import normalize_axis
+from minikeras.ops.primitive import Primitive
+from minikeras.tensor import Tensor, to_array
+
+
+def _as_input(x):
+    return x if hasattr(x, "ndim") and not isinstance(x, np.ndarray) else Tensor(to_array(x))
+
+
+def _restore_reduced(g, x_shape, axis, keepdims):
+    """Reshapes a reduced gradient back to rank of x (size-1 reduced axes) and broadcasts it."""
+    from minikeras.ops.array import broadcast_to, reshape
+    if not keepdims:
+        axes = range(len(x_shape)) if axis is None else axis
+        kept = tuple(1 if i in axes else n for i, n in enumerate(x_shape))
+        g = reshape(g, kept)
+    return broadcast_to(g, x_shape)
+
+
+def _count(x_shape, axis):
+    axes = range(len(x_shape)) if axis is None else axis
+    return int(np.prod([x_shape[i] for i in axes], dtype=np.int64))
+
+
+_sum = Primitive("reduce_sum", lambda x, *, axis, keepdims: jnp.sum(x, axis=axis, keepdims=keepdims))
+_mean = Primitive("reduce_mean", lambda x, *, axis, keepdims: jnp.mean(x, axis=axis, keepdims=keepdims))
+_max = Primitive("reduce_max", lambda x, *, axis, keepdims: jnp.max(x, axis=axis, keepdims=keepdims))
+_min = Primitive("reduce_min", lambda x, *, axis, keepdims: jnp.min(x, axis=axis, keepdims=keepdims))
+_prod = Primitive("reduce_prod", lambda x, *, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims))
+_logsumexp = Primitive(
+    "reduce_logsumexp",
+    lambda x, *, axis, keepdims: __import__("jax").nn.logsumexp(x, axis=axis, keepdims=keepdims))
+
+
+@_sum.defgrad
+def _(g, out, x, *, axis, keepdims):
+    return _restore_reduced(g, x.shape, axis, keepdims)
+
+
+@_mean.defgrad
+def _(g, out, x, *, axis, keepdims):
+    return _restore_reduced(g, x.shape, axis, keepdims) / float(_count(x.shape, axis))
+
+
+def _extremum_rule(g, out, x, *, axis, keepdims):
+    from minikeras.ops.math import cast, equal
+    out_full = _restore_reduced(out, x.shape, axis, keepdims)
+    hits = cast(equal(x, out_full), g.dtype)
+    ties = _restore_reduced(reduce_sum(hits, axis=axis, keepdims=keepdims), x.shape, axis, keepdims)
+    return _restore_reduced(g, x.shape, axis, keepdims) * hits / ties
+
+
+_max.defgrad(_extremum_rule)
+_min.defgrad(_extremum_rule)
+
+
+@_prod.defgrad
+def _(g, out, x, *, axis, keepdims):
+    return _restore_reduced(g * out, x.shape, axis, keepdims) / x
+
+
+@_logsumexp.defgrad
+def _(g, out, x, *, axis, keepdims):
+    from minikeras.ops.math import exp
+    return _restore_reduced(g, x.shape, axis, keepdims) * exp(x - _restore_reduced(out, x.shape, axis, keepdims))
+
+
+def _reducer(prim, doc):
+    def op(input_tensor, axis=None, keepdims=False, name=None):
+        x = _as_input(input_tensor)
+        return prim(x, axis=normalize_axis(axis, x.ndim, prim.name), keepdims=bool(keepdims))
+
+    op.__name__ = prim.name
+    op.__doc__ = doc
+    return op
+
+
+reduce_sum = _reducer(_sum, "Sum over ``axis`` (all axes when None); ``keepdims`` keeps reduced axes as size 1.")
+reduce_mean = _reducer(_mean, "Mean over ``axis`` (all axes when None).")
+reduce_max = _reducer(_max, "Maximum over ``axis``; the gradient is shared equally among ties, as in TensorFlow.")
+reduce_min = _reducer(_min, "Minimum over ``axis``; the gradient is shared equally among ties.")
+reduce_prod = _reducer(_prod, "Product over ``axis`` (gradient undefined where an element is 0).")
+reduce_logsumexp = _reducer(_logsumexp, "log(sum(exp(x))) over ``axis``, computed stably.")
+
+_any = Primitive("reduce_any", lambda x, *, axis, keepdims: jnp.any(x, axis=axis, keepdims=keepdims),
+                 differentiable=False)
+_all = Primitive("reduce_all", lambda x, *, axis, keepdims: jnp.all(x, axis=axis, keepdims=keepdims),
+                 differentiable=False)
+reduce_any = _reducer(_any, "Logical or over ``axis``.")
+reduce_all = _reducer(_all, "Logical and over ``axis``.")
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """Variance over ``axis`` (population variance, as ``tf.math.reduce_variance``)."""
+    from minikeras.ops.math import square
+    x = _as_input(input_tensor)
+    mean = reduce_mean(x, axis=axis, keepdims=True)
+    return reduce_mean(square(x - mean), axis=axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """Standard deviation over ``axis``."""
+    from minikeras.ops.math import sqrt
+    return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
+
+
+def _index_dtype(output_type):
+    from minikeras.dtypes import as_dtype
+    return as_dtype(output_type or "int64") if output_type else np.dtype("int32")
+
+
+_argmax = Primitive("argmax", lambda x, *, axis, dtype: jnp.argmax(x, axis=axis).astype(dtype), differentiable=False)
+_argmin = Primitive("argmin", lambda x, *, axis, dtype: jnp.argmin(x, axis=axis).astype(dtype), differentiable=False)
+
+
+def argmax(input, axis=None, output_type=None, name=None):  # noqa: A002 - TensorFlow's name
+    """Index of the largest value along ``axis`` (default 0, as in TensorFlow); not differentiable.
+
+    Returns int32 (TensorFlow returns int64, which JAX keeps as int32 unless x64 is enabled).
+    """
+    x = _as_input(input)
+    axis = 0 if axis is None else normalize_axis(axis, x.ndim, "argmax")[0]
+    from minikeras.tensor import _canonical_dtype
+    return _argmax(x, axis=axis, dtype=_canonical_dtype(_index_dtype(output_type)))
+
+
+def argmin(input, axis=None, output_type=None, name=None):  # noqa: A002
+    """Index of the smallest value along ``axis`` (default 0); not differentiable."""
+    x = _as_input(input)
+    axis = 0 if axis is None else normalize_axis(axis, x.ndim, "argmin")[0]
+    from minikeras.tensor import _canonical_dtype
+    return _argmin(x, axis=axis, dtype=_canonical_dtype(_index_dtype(output_type)))

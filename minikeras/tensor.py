@@ -1,0 +1,348 @@
+"""Tensor (an immutable wrapper of one jax.Array) and Variable (mutable state).
+
+Operators (``+``, ``@``, ``[]``, comparisons, ...) are installed on both classes by
+``minikeras.ops.operators`` so that this file holds only the data types.
+"""
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras import _context
+from minikeras.backend import floatx, is_tracer
+
+
+def _canonical_dtype(dtype):
+    """float64 -> float32 and int64 -> int32 unless JAX runs with x64 enabled."""
+    dtype = np.dtype(dtype)
+    if not jax.config.jax_enable_x64:
+        if dtype == np.float64:
+            return np.dtype(floatx()) if floatx() != np.float16 else np.dtype("float32")
+        if dtype == np.int64:
+            return np.dtype("int32")
+        if dtype == np.uint64:
+            return np.dtype("uint32")
+        if dtype == np.complex128:
+            return np.dtype("complex64")
+    return dtype
+
+
+def to_array(value, dtype=None):
+    """Returns the jax array behind ``value`` (Tensor, Variable, array, number or nested list).
+
+    Python floats become ``floatx()`` (float32), Python ints int32 and NumPy float64 float32,
+    as in TensorFlow with its default settings.
+    """
+    if isinstance(value, Tensor):
+        array = value._value
+    elif isinstance(value, Variable):
+        array = value._read_array()
+    elif isinstance(value, jax.Array):
+        array = value
+    else:
+        if isinstance(value, (bool, np.bool_)):
+            array = jnp.asarray(value, dtype=jnp.bool_)
+        elif isinstance(value, (int, float)) and not isinstance(value, np.generic):
+            default = floatx() if isinstance(value, float) else np.int32
+            array = jnp.asarray(value, dtype=dtype or default)
+            return array
+        else:
+            if isinstance(value, (list, tuple)):
+                value = np.asarray([np.asarray(to_array(v)) if isinstance(v, (Tensor, Variable)) else v
+                                    for v in value])
+            np_value = np.asarray(value)
+            if np_value.dtype == object:
+                raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} to a Tensor")
+            array = jnp.asarray(np_value, dtype=_canonical_dtype(np_value.dtype))
+    if dtype is not None and array.dtype != dtype:
+        array = array.astype(dtype)
+    return array
+
+
+def _format_value(array):
+    if is_tracer(array):
+        return "<traced>"
+    np_value = np.asarray(array)
+    if np_value.ndim == 0:
+        return str(np_value[()])
+    return np.array2string(np_value, separator=" ")
+
+
+class Tensor:
+    """An immutable n-dimensional array, the value that ops take and return.
+
+    Wraps one ``jax.Array`` (or a tracer inside ``mk.function``). Tensors are made by ops and
+    by ``mk.constant``; users rarely call this constructor.
+
+    >>> mk.constant(6.0)
+    mk.Tensor(6.0, shape=(), dtype=float32)
+    """
+
+    __slots__ = ("_value", "__weakref__")
+    __array_priority__ = 100  # make ``np.ndarray + Tensor`` call Tensor.__radd__
+
+    def __init__(self, value):
+        self._value = value
+
+    # -- description -------------------------------------------------------------------
+    @property
+    def shape(self):
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._value.dtype)
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def size(self):
+        return int(np.prod(self._value.shape, dtype=np.int64))
+
+    @property
+    def device(self):
+        """The jax device holding this tensor's value."""
+        if is_tracer(self._value):
+            raise RuntimeError("A traced mk.Tensor inside mk.function has no device yet")
+        return next(iter(self._value.devices()))
+
+    def __repr__(self):
+        text = _format_value(self._value)
+        sep = "\n" if "\n" in text else ""
+        return f"mk.Tensor({sep}{text}, shape={self.shape}, dtype={self.dtype.name})"
+
+    __str__ = __repr__
+
+    # -- NumPy and Python interop --------------------------------------------------------
+    def numpy(self):
+        """Returns the value as a NumPy array (a copy); only outside ``mk.function``."""
+        self._check_concrete("numpy()")
+        return np.array(self._value)
+
+    def __array__(self, dtype=None, copy=None):
+        self._check_concrete("conversion to a NumPy array")
+        array = np.asarray(self._value)
+        return array.astype(dtype) if dtype is not None else array
+
+    def _check_concrete(self, what):
+        if is_tracer(self._value):
+            raise TypeError(
+                f"{what} needs a concrete value, but this mk.Tensor of shape {self.shape} is traced "
+                "inside mk.function; return it from the function and read it outside")
+
+    def _scalar(self, what):
+        if is_tracer(self._value):
+            raise TypeError(
+                f"Using a traced mk.Tensor as a Python {what} is not allowed inside mk.function: its "
+                "value is unknown while tracing. Use mk.cond(pred, true_fn, false_fn) for branches, "
+                "or mk.where for elementwise selection.")
+        if self._value.size != 1:
+            raise ValueError(
+                f"The truth value / Python {what} of a mk.Tensor with shape {self.shape} is ambiguous; "
+                "only tensors with one element convert (use mk.reduce_any / mk.reduce_all)")
+        return np.asarray(self._value).reshape(())[()]
+
+    def __bool__(self):
+        return bool(self._scalar("bool"))
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __index__(self):
+        if not jnp.issubdtype(self.dtype, jnp.integer):
+            raise TypeError(f"Only integer mk.Tensors can be used as an index, this one is {self.dtype.name}")
+        return int(self._scalar("int"))
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def __format__(self, spec):
+        if self._value.ndim == 0 and not is_tracer(self._value):
+            return format(np.asarray(self._value)[()].item(), spec)
+        return format(_format_value(self._value), spec)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("len() of a scalar mk.Tensor (shape ())")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar mk.Tensor (shape ())")
+        for i in range(self._value.shape[0]):
+            yield self[i]
+
+    __hash__ = None  # ``==`` is elementwise, as in TensorFlow 2; use ``ref()`` as a dict key
+
+    def ref(self):
+        """A hashable reference to this object (``tf.Tensor.ref``), for sets and dict keys."""
+        return _Ref(self)
+
+    def __jax_array__(self):
+        return self._value
+
+
+class _Ref:
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def deref(self):
+        return self._obj
+
+    def __hash__(self):
+        return id(self._obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _Ref) and other._obj is self._obj
+
+
+_variable_counter = itertools.count()
+
+
+class Variable:
+    """Mutable state: a named, shaped value that ``assign`` changes in place.
+
+    Args:
+      initial_value: a Tensor, array, number, or a zero-argument callable returning one
+        (callables are evaluated eagerly, also inside ``mk.function``).
+      trainable: whether ``GradientTape`` watches it automatically when read.
+      name: a name for error messages and weights files.
+      dtype: converts ``initial_value`` to this dtype.
+
+    >>> v = mk.Variable(1.0)
+    >>> v.assign_add(2.0).numpy()
+    3.0
+    """
+
+    __slots__ = ("_value", "trainable", "name", "path", "_uid", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
+        if initial_value is None:
+            raise ValueError("mk.Variable needs an initial_value (a tensor, array, number or callable)")
+        if callable(initial_value):
+            with jax.ensure_compile_time_eval():
+                initial_value = initial_value()
+        if dtype is not None:
+            from minikeras.dtypes import as_dtype
+            dtype = as_dtype(dtype)
+        value = to_array(initial_value, dtype)
+        if is_tracer(value):
+            raise ValueError(
+                f"mk.Variable {name or ''!s} was created inside mk.function from a traced value. "
+                "Create Variables from concrete values or pass a callable initial_value "
+                "(e.g. lambda: initializer(shape)), which is evaluated eagerly.")
+        if shape is not None and tuple(shape) != tuple(value.shape):
+            raise ValueError(f"mk.Variable {name!r}: shape {tuple(shape)} given, but initial_value has shape "
+                             f"{tuple(value.shape)}")
+        self._value = value
+        self.trainable = bool(trainable)
+        self.name = name or "Variable"
+        self.path = self.name
+        self._uid = next(_variable_counter)
+        if _context.traces:
+            _context.traces[-1].on_create(self)
+
+    # -- reading ------------------------------------------------------------------------
+    def _read_array(self):
+        if _context.traces:
+            _context.traces[-1].on_read(self)
+        return self._value
+
+    def value(self):
+        """Returns the current value as a Tensor (recorded on tapes that watch this variable)."""
+        from minikeras.ops.primitive import read_variable
+        return read_variable(self)
+
+    read_value = value
+
+    def numpy(self):
+        """Returns the current value as a NumPy array (a copy)."""
+        return self.value().numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.value(), dtype=dtype)
+
+    def __jax_array__(self):
+        return self._read_array()
+
+    @property
+    def shape(self):
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._value.dtype)
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def size(self):
+        return int(np.prod(self._value.shape, dtype=np.int64))
+
+    def __repr__(self):
+        if is_tracer(self._value):
+            numpy_text = "<traced>"
+        else:
+            numpy_text = repr(np.asarray(self._value))
+        return f"<mk.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={numpy_text}>"
+
+    # -- writing ------------------------------------------------------------------------
+    def assign(self, value, read_value=True):
+        """Replaces the value; shape and dtype must match (dtype is converted when they differ)."""
+        array = to_array(value)
+        if tuple(array.shape) != tuple(self._value.shape):
+            raise ValueError(
+                f"Cannot assign a value of shape {tuple(array.shape)} to mk.Variable '{self.name}' of shape "
+                f"{self.shape}")
+        if array.dtype != self._value.dtype:
+            array = array.astype(self._value.dtype)
+        if _context.traces:
+            _context.traces[-1].on_assign(self)
+        elif is_tracer(array):
+            raise ValueError(
+                f"Cannot assign a traced value to mk.Variable '{self.name}' outside mk.function "
+                "(was a value leaked out of jax.jit/vmap?)")
+        self._value = array
+        return self if read_value else None
+
+    def assign_add(self, delta, read_value=True):
+        """Adds ``delta`` to the value in place."""
+        return self.assign(self._read_array() + to_array(delta, self._value.dtype), read_value)
+
+    def assign_sub(self, delta, read_value=True):
+        """Subtracts ``delta`` from the value in place."""
+        return self.assign(self._read_array() - to_array(delta, self._value.dtype), read_value)
+
+    def __len__(self):
+        return self._value.shape[0]
+
+    def __bool__(self):
+        return bool(self.value())
+
+    def __float__(self):
+        return float(self.value())
+
+    def __int__(self):
+        return int(self.value())
+
+    def __format__(self, spec):
+        return format(self.value(), spec)
+
+    def __iter__(self):
+        return iter(self.value())
+
+    __hash__ = object.__hash__  # Variables are used as dict keys (optimizer slots)
+
+    def ref(self):
+        return _Ref(self)
