@@ -9,6 +9,7 @@
 """
 from minikeras import ops as _ops  # noqa: F401  (installs operators on Tensor and Variable)
 from minikeras import config, dtypes, math  # noqa: F401
+from minikeras import nn  # noqa: F401
 from minikeras.dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8, uint32)
 from minikeras.function import function  # noqa: F401
@@ -28,5 +29,9 @@ from minikeras.ops.reduce import (  # noqa: F401
     argmax, argmin, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from minikeras.tape import GradientTape, UnconnectedGradients  # noqa: F401
 from minikeras.tensor import Tensor, Variable  # noqa: F401
+from minikeras.module import Module  # noqa: F401
+from minikeras import (  # noqa: F401,E402
+    activations, callbacks, data, datasets, initializers, layers, losses, metrics, models, optimizers, saving)
+from minikeras.models import Model, Sequential  # noqa: F401,E402
 
 __version__ = "0.1.0"

@@ -4,15 +4,20 @@ Variables the function reads become inputs of the compiled program, Variables it
 become outputs, and their new values are written back after each call. On a new input
 signature the function is traced abstractly (``jax.eval_shape``) to discover the Variables
 it touches or creates, then compiled with ``jax.jit`` over exactly those.
+
+While tracing, values that do not depend on the inputs (``mk.ones(...)``, initializers,
+constants) are computed eagerly (``jax.ensure_compile_time_eval``), as TensorFlow does for
+constants: that is what lets a layer create its weights on the first call.
 """
 import functools
 import types
+import weakref
 
 import jax
 import numpy as np
 
 from minikeras import _context
-from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
 
 _MAX_DISCOVERY_PASSES = 8
 RUN_EAGERLY = False  # set by mk.config.run_functions_eagerly
@@ -56,14 +61,14 @@ class _TraceContext:
 
 
 def _is_array_leaf(x):
-    return isinstance(x, (Tensor, np.ndarray, jax.Array)) and not isinstance(x, np.generic)
+    return isinstance(x, (Tensor, np.ndarray, jax.Array, np.generic))
 
 
 def _signature(leaves):
     key = []
     for leaf in leaves:
         if _is_array_leaf(leaf):
-            key.append(("T", tuple(leaf.shape), _dtype_name(leaf)))
+            key.append(("T", tuple(leaf.shape), _canonical_dtype(leaf.dtype).name))
         elif isinstance(leaf, Variable):
             key.append(("V", id(leaf)))
         else:
@@ -75,53 +80,62 @@ def _signature(leaves):
     return tuple(key)
 
 
-def _dtype_name(leaf):
-    from minikeras.tensor import _canonical_dtype
-    return _canonical_dtype(leaf.dtype).name
-
-
 def _flatten(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
+
+
+def _creation_error(name, variables):
+    names = ", ".join(repr(v.name) for v in variables)
+    return ValueError(
+        f"mk.function({name}) created new mk.Variable(s) {names} on a trace after the first. mk.function only "
+        "supports Variables created on the first call: create them once (e.g. `if self.w is None: self.w = "
+        "mk.Variable(...)`, as layers build their weights) or outside the function.")
 
 
 class _Program:
     """One compiled signature: the lifted Variables and the jitted pure function."""
 
-    def __init__(self, function, treedef, leaves, dynamic_positions, variables, assigned):
-        self.variables = variables
-        self.assigned = assigned
-        self.readonly = [v for v in variables if id(v) not in {id(a) for a in assigned}]
+    def __init__(self, function, name, treedef, leaves, dynamic_positions, variables, assigned_ids):
+        self.assigned = [v for v in variables if id(v) in assigned_ids]
+        self.variables = self.assigned + [v for v in variables if id(v) not in assigned_ids]
+        self.n_assigned = len(self.assigned)
+        self.name = name
         self.treedef = treedef
         self.static_leaves = leaves
         self.dynamic_positions = dynamic_positions
         self.function = function
         self.out_spec = None
-        self.jitted = jax.jit(self._pure)
+        n_state = len(self.variables)
+        # flat positional arrays in and out: the cheapest call jax.jit's dispatcher has
+        self.jitted = jax.jit(lambda *flat: self._pure(flat[:n_state], flat[n_state:]))
 
-    def _pure(self, assigned_values, readonly_values, dynamic_values):
-        values = dict(zip(map(id, self.assigned), assigned_values))
-        values.update(zip(map(id, self.readonly), readonly_values))
+    def _pure(self, state, dynamic_values):
+        values = dict(zip(map(id, self.variables), state))
         out, ctx = _run_traced(self.function, self.variables, values, self.treedef, self.static_leaves,
                                self.dynamic_positions, dynamic_values)
-        if ctx.new or ctx.created or not ctx.assigned_ids <= {id(v) for v in self.assigned}:
+        if ctx.created:
+            raise _creation_error(self.name, ctx.created)
+        if ctx.new or not ctx.assigned_ids <= {id(v) for v in self.assigned}:
             raise ValueError(
-                "mk.function: the function touched or created different Variables when traced again "
-                f"({[v.name for v in ctx.new]}). Create Variables only on the first call (e.g. build layers "
-                "lazily once), and do not create new Variables on every call.")
+                f"mk.function({self.name}): the function touched different Variables when traced again "
+                f"({[v.name for v in ctx.new]}); the Variables a function uses must not depend on Python state "
+                "that changes between traces.")
         out_leaves, out_tree = _flatten(out)
-        self.out_spec = (out_tree, [None if _is_array_leaf(x) or isinstance(x, Variable) else x
-                                    for x in out_leaves],
-                         [_is_array_leaf(x) or isinstance(x, Variable) for x in out_leaves])
-        arrays = [to_array(x) for x in out_leaves if _is_array_leaf(x) or isinstance(x, Variable)]
-        return arrays, [values[id(v)] for v in self.assigned]
+        is_array = [_is_array_leaf(x) or isinstance(x, Variable) for x in out_leaves]
+        static = [None if a else x for a, x in zip(is_array, out_leaves)]
+        single = len(out_leaves) == 1 and is_array[0] and out_tree == jax.tree_util.tree_structure(0)
+        self.out_spec = (out_tree, static, is_array, single, sum(is_array))
+        arrays = [to_array(x) for x, a in zip(out_leaves, is_array) if a]
+        return tuple(arrays) + tuple(values[id(v)] for v in self.assigned)
 
     def __call__(self, dynamic_values):
-        arrays, new_values = self.jitted([v._value for v in self.assigned], [v._value for v in self.readonly],
-                                         dynamic_values)
-        for variable, value in zip(self.assigned, new_values):
+        results = self.jitted(*[v._value for v in self.variables], *dynamic_values)
+        out_tree, static, is_array, single, n_out = self.out_spec
+        for variable, value in zip(self.assigned, results[n_out:]):
             variable._value = value
-        out_tree, static, is_array = self.out_spec
-        arrays = iter(arrays)
+        if single:
+            return Tensor(results[0])
+        arrays = iter(results[:n_out])
         leaves = [Tensor(next(arrays)) if a else s for a, s in zip(is_array, static)]
         return jax.tree_util.tree_unflatten(out_tree, leaves)
 
@@ -141,7 +155,8 @@ def _run_traced(function, variables, values, treedef, leaves, dynamic_positions,
         for position, value in zip(dynamic_positions, dynamic_values):
             leaves[position] = Tensor(value)
         args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
-        out = function(*args, **kwargs)
+        with jax.ensure_compile_time_eval():  # constants stay concrete (weights built on the first call)
+            out = function(*args, **kwargs)
         out = jax.tree_util.tree_map(lambda x: Tensor(x._value) if isinstance(x, Variable) else x, out,
                                      is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
         for v in variables:
@@ -161,20 +176,55 @@ class Function:
         self.python_function = python_function
         self.jit_compile = jit_compile
         self._programs = {}
+        self._flat_programs = {}  # (shape, dtype, ...) of all-Tensor positional args -> program
+        self._last_signature = self._last_program = None
         self._known_variables = []
         self._tracing_count = 0
+        self._bound = {}          # id(instance) -> Function, for methods
         functools.update_wrapper(self, python_function)
 
     def __get__(self, instance, owner=None):
+        """A method gets one Function per instance (its own traces and Variables), as in TF."""
         if instance is None:
             return self
-        return types.MethodType(self, instance)
+        key = id(instance)
+        bound = self._bound.get(key)
+        if bound is None:
+            try:
+                ref = weakref.ref(instance)
+            except TypeError:
+                return types.MethodType(self, instance)
+            function = self.python_function
+
+            def method(*args, **kwargs):
+                return function(ref(), *args, **kwargs)
+
+            functools.update_wrapper(method, function)
+            bound = Function(method, jit_compile=self.jit_compile)
+            self._bound[key] = bound
+            weakref.finalize(instance, self._bound.pop, key, None)
+        return bound
 
     def __call__(self, *args, **kwargs):
         if not self.jit_compile or RUN_EAGERLY or _context.traces or _context.tapes:
             # Eager: debugging, nested inside another mk.function (inlined), or under a
             # recording tape (which must see every op to differentiate through the call).
             return self.python_function(*args, **kwargs)
+        if not kwargs:  # the common call, f(tensor, ...): no pytree walk
+            signature = []
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+                value = a._value
+                signature.append(value.shape)
+                signature.append(value.dtype)
+            else:
+                if signature == self._last_signature:  # cheaper than hashing dtypes
+                    return self._last_program([a._value for a in args])
+                program = self._flat_programs.get(tuple(signature))
+                if program is not None:
+                    self._last_signature, self._last_program = signature, program
+                    return program([a._value for a in args])
         leaves, treedef = _flatten((args, kwargs))
         key = (treedef, _signature(leaves))
         program = self._programs.get(key)
@@ -183,23 +233,28 @@ class Function:
         if program is None:
             program = self._trace(treedef, leaves, dynamic_positions, dynamic_values)
             self._programs[key] = program
+            if not kwargs and all(type(a) is Tensor for a in args):
+                self._flat_programs[tuple(x for a in args for x in (a._value.shape, a._value.dtype))] = program
         return program(dynamic_values)
 
     def _trace(self, treedef, leaves, dynamic_positions, dynamic_values):
+        first_trace = self._tracing_count == 0
         self._tracing_count += 1
         static_leaves = [None if i in set(dynamic_positions) else x for i, x in enumerate(leaves)]
         variables = list(self._known_variables)
         shapes = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in dynamic_values]
-        for _ in range(_MAX_DISCOVERY_PASSES):
+        for attempt in range(_MAX_DISCOVERY_PASSES):
             ctx = self._discover(variables, treedef, static_leaves, dynamic_positions, shapes)
+            if ctx.created and (attempt > 0 or not first_trace):
+                raise _creation_error(self.__name__, ctx.created)
             if not ctx.new:
                 break
             variables.extend(ctx.new)
         else:
             raise RuntimeError(f"mk.function({self.__name__}): the Variables it uses kept changing while tracing")
         self._known_variables = variables
-        assigned = [v for v in variables if id(v) in ctx.assigned_ids]
-        return _Program(self.python_function, treedef, static_leaves, dynamic_positions, variables, assigned)
+        return _Program(self.python_function, self.__name__, treedef, static_leaves, dynamic_positions, variables,
+                        ctx.assigned_ids)
 
     def _discover(self, variables, treedef, static_leaves, dynamic_positions, shapes):
         holder = {}
@@ -227,9 +282,9 @@ def function(func=None, jit_compile=True):
 
     Variables read inside become inputs of the program and Variables assigned inside are
     written back after each call; Variables may be created on the first call (lazily built
-    layers, optimizer slots). The function is traced again only for new input shapes or
-    dtypes or new Python values among its arguments. A Python ``if`` on a traced Tensor is
-    an error (use ``mk.cond``). Under a recording GradientTape, or with
+    layers, optimizer slots) but not on later traces. The function is traced again only for
+    new input shapes or dtypes or new Python values among its arguments. A Python ``if`` on
+    a traced Tensor is an error (use ``mk.cond``). Under a recording GradientTape, or with
     ``jit_compile=False``, the function runs eagerly.
 
     >>> v = mk.Variable(1.0)

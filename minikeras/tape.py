@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras import _context
+from minikeras import _context, tape_compiled
 from minikeras.ops.primitive import Record, carries_gradient
 from minikeras.tensor import Tensor, Variable
 
@@ -77,6 +77,10 @@ class GradientTape:
                 self._record_blocked(None, inputs, outs)  # downstream of a blocked value: propagate only
             return
         if op.differentiable:
+            if len(outs) == 1 and carries_gradient(outs[0]._value.dtype):  # the common case, made short
+                self._records.append(Record(op, params, inputs, outs))
+                tracked.add(id(outs[0]))
+                return
             kept = [o for o in outs if carries_gradient(o._value.dtype)]
             if kept:
                 self._records.append(Record(op, params, inputs, outs))
@@ -126,7 +130,10 @@ class GradientTape:
             _context.tapes.append(self)
 
     def reset(self):
-        """Forgets everything recorded and watched, releasing the memory it held."""
+        """Forgets everything recorded and watched, releasing the memory it held; the tape is
+        then like a new one (a non-persistent tape may compute gradients once more)."""
+        self._used = False
+        self._released_variables = ()
         self._records = []
         self._blocked = []
         self._watched = {}
@@ -134,7 +141,10 @@ class GradientTape:
         self._shadowed = set()
 
     def watched_variables(self):
-        """The Variables this tape watches, in order of creation."""
+        """The Variables this tape watches, in order of creation (still answered after a
+        non-persistent tape released its records)."""
+        if not self._watched:
+            return self._released_variables
         return tuple(sorted((v for v in self._watched.values() if isinstance(v, Variable)), key=lambda v: v._uid))
 
     # -- differentiation ----------------------------------------------------------------
@@ -161,7 +171,7 @@ class GradientTape:
         seeds = _seeds(target, output_gradients)
         fast = not _context.tapes
         with self._not_recording():
-            grads = self._backward([(id(t), g) for t, g in seeds], {id(s) for s in flat_sources}, fast)
+            grads = self._backward([(id(t), g) for t, g in seeds], tuple(id(s) for s in flat_sources), fast)
         results = []
         missing = []
         for source in flat_sources:
@@ -171,7 +181,7 @@ class GradientTape:
             if g is None:
                 missing.append(source)
                 if mode is UnconnectedGradients.ZERO:
-                    g = jnp.zeros(source.shape, source.dtype if carries_gradient(source.dtype) else jnp.float32)
+                    g = jnp.zeros(source.shape, source.dtype)
             results.append(g if g is None or isinstance(g, Tensor) else Tensor(g))
         if missing and mode is UnconnectedGradients.RAISE:
             self._raise_unconnected(missing, seeds)
@@ -243,25 +253,49 @@ class GradientTape:
     # -- internals ----------------------------------------------------------------------
     def _vectorised_backward(self, target, seeds, sources):
         """Gradient rows for each seed in ``seeds`` (stacked on axis 0), one entry per source."""
-        source_ids = {id(s) for s in sources}
+        source_ids = tuple(id(s) for s in sources)
         with self._not_recording():
             if not _context.tapes:
+                if not _context.traces:
+                    plan = tape_compiled.make_plan(self._records, self._tracked, (id(target),), source_ids)
+                    if plan is not None:
+                        return tape_compiled.run_vectorised(plan, [seeds])
                 connected = []
 
                 def one_row(seed):
                     grads = self._backward([(id(target), seed)], source_ids, fast=True)
-                    connected[:] = [grads.get(id(s)) is not None for s in sources]
-                    return [grads[id(s)] for s in sources if grads.get(id(s)) is not None]
+                    connected[:] = [grads.get(key) is not None for key in source_ids]
+                    return [grads[key] for key in source_ids if grads.get(key) is not None]
 
                 stacked = iter(jax.vmap(one_row)(seeds))
                 return [next(stacked) if c else None for c in connected]
             # An outer tape records this backward pass (higher order): row by row, taped.
             from minikeras.ops.array import stack
             per_row = [self._backward([(id(target), Tensor(seed))], source_ids, fast=False) for seed in seeds]
-            return [None if per_row[0].get(id(s)) is None else stack([r[id(s)] for r in per_row]) for s in sources]
+            return [None if per_row[0].get(key) is None else stack([r[key] for r in per_row]) for key in source_ids]
 
     def _backward(self, seeds, source_ids, fast):
-        """Runs the records backward from ``seeds`` [(id, cotangent)]; returns {id: gradient}."""
+        """Runs the records backward from ``seeds`` [(id, cotangent)]; returns {id: gradient}.
+
+        ``fast``: no tape records this pass, so it runs on arrays: as one compiled program when
+        the tape's structure was seen before (``tape_compiled``), otherwise rule by rule.
+        """
+        if fast:
+            seeds = [(key, seed._value if isinstance(seed, Tensor) else seed) for key, seed in seeds]
+            traced = bool(_context.traces)
+            plan = tape_compiled.make_plan(self._records, self._tracked, [key for key, _ in seeds], source_ids,
+                                           traced)
+            if plan is not None:
+                seed_values = [seed for _, seed in seeds]
+                if traced:
+                    results = tape_compiled.replay(plan)(plan.values, seed_values)
+                else:
+                    results = tape_compiled.run(plan, seed_values)
+                if results is not None:
+                    return {key: g for key, g in zip(source_ids, results) if g is not None}
+        return self._backward_by_rule(seeds, set(source_ids), fast)
+
+    def _backward_by_rule(self, seeds, source_ids, fast):
         from minikeras.ops.math import add
         accumulate = jnp.add if fast else add
         tracked = self._tracked
@@ -312,9 +346,11 @@ class GradientTape:
                 "gradient/jacobian several times.")
 
     def _finish_use(self):
-        self._used = True
         if not self._persistent:
-            self.reset()
+            watched = self.watched_variables()
+            self.reset()  # releases the records; the tape stays used
+            self._released_variables = watched
+        self._used = True
 
     def _raise_unconnected(self, missing, seeds):
         from minikeras.tape_diagnosis import explain_unconnected

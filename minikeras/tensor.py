@@ -4,6 +4,7 @@ Operators (``+``, ``@``, ``[]``, comparisons, ...) are installed on both classes
 ``minikeras.ops.operators`` so that this file holds only the data types.
 """
 import itertools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -41,22 +42,56 @@ def to_array(value, dtype=None):
     elif isinstance(value, jax.Array):
         array = value
     else:
-        if isinstance(value, (bool, np.bool_)):
-            array = jnp.asarray(value, dtype=jnp.bool_)
-        elif isinstance(value, (int, float)) and not isinstance(value, np.generic):
-            default = floatx() if isinstance(value, float) else np.int32
-            array = jnp.asarray(value, dtype=dtype or default)
-            return array
-        else:
-            if isinstance(value, (list, tuple)):
-                value = np.asarray([np.asarray(to_array(v)) if isinstance(v, (Tensor, Variable)) else v
-                                    for v in value])
-            np_value = np.asarray(value)
-            if np_value.dtype == object:
-                raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} to a Tensor")
-            array = jnp.asarray(np_value, dtype=_canonical_dtype(np_value.dtype))
+        kind = type(value)
+        if kind is float or kind is int or kind is bool:
+            return python_scalar(value, dtype)
+        if isinstance(value, (list, tuple)):
+            value = np.asarray([np.asarray(to_array(v)) if isinstance(v, (Tensor, Variable)) else v
+                                for v in value])
+        np_value = np.asarray(value)
+        if np_value.dtype == object:
+            raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} to a Tensor")
+        array = jnp.asarray(np_value, dtype=_canonical_dtype(np_value.dtype))
     if dtype is not None and array.dtype != dtype:
         array = array.astype(dtype)
+    return array
+
+
+_SCALARS = {}        # (value, dtype, sign) -> jax array: Python constants are converted once
+_SCALARS_MAX = 4096
+
+
+def python_scalar(value, dtype=None):
+    """A Python bool/int/float as a jax array (bool, int32 and float32 by default), cached.
+
+    ``jnp.asarray(0.5)`` costs more than a small op; eager code multiplies by the same
+    constants over and over, so each (value, dtype) is converted once.
+    """
+    kind = type(value)
+    if dtype is None:
+        dtype = floatx() if kind is float else (np.dtype(np.bool_) if kind is bool else np.dtype(np.int32))
+    key = (kind, value, dtype, math.copysign(1.0, value) if kind is float else 0)
+    array = _SCALARS.get(key)
+    if array is None:
+        with jax.ensure_compile_time_eval():  # a constant, never a tracer, even inside a trace
+            array = jnp.asarray(value, dtype=dtype)
+        if is_tracer(array):
+            return array
+        if len(_SCALARS) >= _SCALARS_MAX:
+            _SCALARS.clear()
+            _SCALAR_IDS.clear()
+        _SCALARS[key] = array
+        _SCALAR_IDS.add(id(array))
+    return array
+
+
+_SCALAR_IDS = set()
+
+
+def _own(array):
+    """A Variable never holds a cached constant: its buffer may be donated to a compiled update."""
+    if array.ndim == 0 and id(array) in _SCALAR_IDS and not is_tracer(array):
+        return jnp.array(array, copy=True)
     return array
 
 
@@ -243,7 +278,7 @@ class Variable:
         if shape is not None and tuple(shape) != tuple(value.shape):
             raise ValueError(f"mk.Variable {name!r}: shape {tuple(shape)} given, but initial_value has shape "
                              f"{tuple(value.shape)}")
-        self._value = value
+        self._value = _own(value)
         self.trainable = bool(trainable)
         self.name = name or "Variable"
         self.path = self.name
@@ -294,37 +329,64 @@ class Variable:
         if is_tracer(self._value):
             numpy_text = "<traced>"
         else:
-            numpy_text = repr(np.asarray(self._value))
+            np_value = np.asarray(self._value)
+            numpy_text = str(np_value[()]) if np_value.ndim == 0 else repr(np_value)
+            if "\n" in numpy_text:
+                numpy_text = "\n" + numpy_text
         return f"<mk.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={numpy_text}>"
 
     # -- writing ------------------------------------------------------------------------
     def assign(self, value, read_value=True):
-        """Replaces the value; shape and dtype must match (dtype is converted when they differ)."""
-        array = to_array(value)
+        """Replaces the value; the shape must match, and a Tensor's dtype too (numbers and
+        arrays are converted to the variable's dtype)."""
+        array = self._converted(value, "assign")
         if tuple(array.shape) != tuple(self._value.shape):
             raise ValueError(
                 f"Cannot assign a value of shape {tuple(array.shape)} to mk.Variable '{self.name}' of shape "
                 f"{self.shape}")
-        if array.dtype != self._value.dtype:
-            array = array.astype(self._value.dtype)
         if _context.traces:
             _context.traces[-1].on_assign(self)
         elif is_tracer(array):
             raise ValueError(
                 f"Cannot assign a traced value to mk.Variable '{self.name}' outside mk.function "
                 "(was a value leaked out of jax.jit/vmap?)")
-        self._value = array
+        self._value = _own(array)
         return self if read_value else None
 
     def assign_add(self, delta, read_value=True):
-        """Adds ``delta`` to the value in place."""
-        return self.assign(self._read_array() + to_array(delta, self._value.dtype), read_value)
+        """Adds ``delta`` (of the variable's shape) to the value in place."""
+        return self.assign(self._read_array() + self._delta(delta, "assign_add"), read_value)
 
     def assign_sub(self, delta, read_value=True):
-        """Subtracts ``delta`` from the value in place."""
-        return self.assign(self._read_array() - to_array(delta, self._value.dtype), read_value)
+        """Subtracts ``delta`` (of the variable's shape) from the value in place."""
+        return self.assign(self._read_array() - self._delta(delta, "assign_sub"), read_value)
+
+    def _delta(self, delta, what):
+        array = self._converted(delta, what)
+        if tuple(array.shape) != tuple(self._value.shape):
+            raise ValueError(
+                f"mk.Variable '{self.name}'.{what}: cannot update a variable of shape {self.shape} using a value of "
+                f"shape {tuple(array.shape)}; shapes must be equal")
+        return array
+
+    def _converted(self, value, what):
+        """``value`` as an array of this variable's dtype, with TensorFlow's conversion rules."""
+        dtype = self._value.dtype
+        if isinstance(value, (Tensor, Variable)):
+            if value.dtype != dtype:
+                raise ValueError(
+                    f"mk.Variable '{self.name}'.{what}: Tensor conversion requested dtype {np.dtype(dtype).name} "
+                    f"for Tensor with dtype {value.dtype.name}; cast it first with mk.cast(value, "
+                    f"mk.{np.dtype(dtype).name})")
+            return to_array(value)
+        if type(value) is float and np.dtype(dtype).kind in "biu":
+            raise TypeError(f"mk.Variable '{self.name}'.{what}: cannot convert {value!r} to EagerTensor of dtype "
+                            f"{np.dtype(dtype).name}")
+        return to_array(value, dtype)
 
     def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError(f"len() of a scalar mk.Variable '{self.name}' (shape ())")
         return self._value.shape[0]
 
     def __bool__(self):

@@ -215,7 +215,14 @@ def _encode_index(index):
         elif isinstance(item, (int, np.integer)) and not isinstance(item, bool):
             spec.append(("int", int(item)))
         else:
-            arrays.append(to_array(item))
+            array = to_array(item)
+            if array.dtype == np.bool_ and array.ndim and not isinstance(array, jax.core.Tracer):
+                # x[mask] is x[mask.nonzero()]; integer arrays can go through the compiled op
+                for positions in np.nonzero(np.asarray(array)):
+                    arrays.append(jnp.asarray(positions, jnp.int32))
+                    spec.append(("array",))
+                continue
+            arrays.append(array)
             spec.append(("array",))
     return tuple(spec), arrays
 

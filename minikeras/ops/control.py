@@ -56,7 +56,7 @@ def _select_branches(pred, true_fn, false_fn):
         if a is None and b is None:
             merged.append(None)
             continue
-        a, b = Tensor(to_array(a)), Tensor(to_array(b))
+        a, b = _as_tensor(a), _as_tensor(b)
         if a.shape != b.shape or a.dtype != b.dtype:
             raise ValueError(f"mk.cond: output {i} is {a.shape} {a.dtype.name} in true_fn but {b.shape} "
                              f"{b.dtype.name} in false_fn; both branches must agree")
@@ -90,6 +90,7 @@ class _CustomGradientOp:
     """A recorded call of a ``custom_gradient`` function; its backward is the user's grad_fn."""
 
     differentiable = True
+    fusable = False  # grad_fn is arbitrary Python: never part of a compiled backward pass
 
     def __init__(self, name, grad_fn, n_inputs, variables):
         self.name = name
@@ -169,6 +170,9 @@ def custom_gradient(f=None):
             op = _CustomGradientOp(f.__name__, grad_fn, len(inputs), variables)
             record_inputs = tuple(inputs) + tuple(variables)
             for tape in saved:
+                if tape._watch_accessed_variables:
+                    for v in variables:
+                        tape._watch_object(v)
                 tape._record(op, None, record_inputs, outs)
             y = jax.tree_util.tree_unflatten(tree, list(outs))
         return y

@@ -1,8 +1,7 @@
 """Argument handling shared by ops: tensor conversion, dtype agreement, axis normalisation."""
-import jax.numpy as jnp
 import numpy as np
 
-from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.tensor import Tensor, Variable, python_scalar, to_array
 
 
 def is_tensor_like(x):
@@ -46,7 +45,7 @@ def _python_scalar(op_name, value, dtype, index):
         raise TypeError(
             f"cannot compute {op_name}: input #{index}(zero-based) is the Python float {value!r}, but the other "
             f"input is a {dtype.name} tensor. Cast the tensor with mk.cast(x, mk.float32) first.")
-    return jnp.asarray(value, dtype=dtype)
+    return python_scalar(value, dtype)  # cached: jnp.asarray costs more than a small op
 
 
 def normalize_axis(axis, ndim, op_name):

@@ -10,7 +10,8 @@ A rule receives the output cotangent ``g``, the op's output ``out``, its inputs,
 op's static parameters as keywords; it returns one gradient per input (``None`` where
 there is none). Because rules are written with minikeras ops, an outer tape records the
 inner tape's backward pass, which is how higher-order derivatives work. When nothing
-records the backward pass, the same rule runs as one cached ``jax.jit`` call instead.
+records the backward pass, the same rule runs as one cached ``jax.jit`` call instead (and a
+backward pass whose structure repeats runs as one program: ``minikeras.tape_compiled``).
 """
 import inspect
 
@@ -33,6 +34,8 @@ class Primitive:
       differentiable: ``False`` for ops whose outputs carry no gradient (round, argmax, ...).
     """
 
+    fusable = True  # its backward is a pure function of arrays: tape_compiled may fuse it
+
     def __init__(self, name, forward, differentiable=True):
         self.name = name
         self.forward = forward
@@ -41,49 +44,50 @@ class Primitive:
         self.static_names = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
         self._jit_forward = jax.jit(forward, static_argnames=self.static_names)
         self.rule = None
-        self._jit_rule = None
+        # Static parameters travel as one hashable tuple, so that a parameter name can never
+        # collide with the rule's own argument names (``g``, ``out``).
+        self._jit_rule = jax.jit(self.rule_on_arrays, static_argnums=(3,))
 
     def defgrad(self, rule):
         """Registers ``rule(g, out, *inputs, **params)`` as this op's gradient; returns it."""
         self.rule = rule
-        self._jit_rule = jax.jit(self._rule_on_arrays, static_argnames=self.static_names)
         return rule
 
-    def _rule_on_arrays(self, g, out, *inputs, **params):
-        grads = self.rule(Tensor(g), Tensor(out), *[Tensor(x) for x in inputs], **params)
+    def rule_on_arrays(self, g, out, inputs, params):
+        """The rule on jax arrays: ``params`` is a tuple of (name, value) pairs."""
+        if self.rule is None:
+            raise LookupError(f"No gradient defined for operation '{self.name}' (it has no gradient rule)")
+        grads = self.rule(Tensor(g), Tensor(out), *[Tensor(x) for x in inputs], **dict(params))
         return tuple(None if r is None else to_array(r) for r in _as_tuple(grads))
 
     def __call__(self, *inputs, **params):
-        if not _context.tapes:
-            arrays = [x._value if type(x) is Tensor else to_array(x) for x in inputs]
-            if _context.traces:
-                return Tensor(self.forward(*arrays, **params))
-            return Tensor(self._jit_forward(*arrays, **params))
-        return _call_recorded(self, inputs, params)
+        if _context.tapes:
+            return _call_recorded(self, inputs, params)
+        arrays = [x._value if type(x) is Tensor else to_array(x) for x in inputs]
+        if _context.traces:
+            return Tensor(self.forward(*arrays, **params))
+        return Tensor(self._jit_forward(*arrays, **params))
 
     def backward(self, record, cotangents, fast):
         """Input gradients of ``record`` given its output cotangents (arrays if ``fast``)."""
-        g = cotangents[0]
-        out = record.outs[0]
         if fast:
-            arrays = [_value_of(x) for x in record.inputs]
-            return self._jit_rule(g, out._value, *arrays, **record.params)
-        return _as_tuple(self.rule(g, out, *[_tensor_of(x) for x in record.inputs], **record.params))
+            return self._jit_rule(cotangents[0], record.outs[0]._value, [x._value for x in record.inputs],
+                                  params_key(record.params))
+        if self.rule is None:
+            raise LookupError(f"No gradient defined for operation '{self.name}' (it has no gradient rule)")
+        return _as_tuple(self.rule(cotangents[0], record.outs[0], *record.inputs, **record.params))
 
     def __repr__(self):
         return f"<mk primitive {self.name}>"
 
 
+def params_key(params):
+    """A primitive call's static parameters as a hashable tuple."""
+    return tuple(params.items()) if params else ()
+
+
 def _as_tuple(grads):
     return tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
-
-
-def _value_of(x):
-    return x._value
-
-
-def _tensor_of(x):
-    return x if isinstance(x, Tensor) else Tensor(x._value)
 
 
 class Record:
@@ -98,30 +102,36 @@ class Record:
         self.outs = outs
 
 
+_CARRIES = {}
+
+
 def carries_gradient(dtype):
-    return np.dtype(dtype).kind not in _NONDIFF_DTYPE_KINDS
+    """Whether values of ``dtype`` carry gradients (floating and complex do; int and bool do not)."""
+    result = _CARRIES.get(dtype)
+    if result is None:
+        result = _CARRIES[dtype] = np.dtype(dtype).kind not in _NONDIFF_DTYPE_KINDS
+    return result
 
 
 def _call_recorded(prim, inputs, params):
-    tensors = []
-    for x in inputs:
-        if type(x) is Tensor:
-            tensors.append(x)
-        elif isinstance(x, Variable):
-            tensors.append(read_variable(x))
-        elif isinstance(x, Tensor):
-            tensors.append(x)
-        else:
-            tensors.append(Tensor(to_array(x)))
+    tensors = tuple(x if type(x) is Tensor else _as_input_tensor(x) for x in inputs)
     arrays = [t._value for t in tensors]
     if _context.traces:
         out = Tensor(prim.forward(*arrays, **params))
     else:
         out = Tensor(prim._jit_forward(*arrays, **params))
-    tensors = tuple(tensors)
+    outs = (out,)
     for tape in _context.tapes:
-        tape._record(prim, params, tensors, (out,))
+        tape._record(prim, params, tensors, outs)
     return out
+
+
+def _as_input_tensor(x):
+    if isinstance(x, Variable):
+        return read_variable(x)
+    if isinstance(x, Tensor):
+        return x
+    return Tensor(to_array(x))
 
 
 class _ReadVariable:
@@ -129,10 +139,15 @@ class _ReadVariable:
 
     name = "read_variable"
     differentiable = True
+    fusable = True
 
     @staticmethod
     def backward(record, cotangents, fast):
         return cotangents
+
+    @staticmethod
+    def rule_on_arrays(g, out, inputs, params):
+        return (g,)
 
 
 READ_VARIABLE = _ReadVariable()
@@ -141,9 +156,10 @@ READ_VARIABLE = _ReadVariable()
 def read_variable(variable):
     """Returns the variable's value as a Tensor; tapes watching the variable record the read."""
     out = Tensor(variable._read_array())
+    outs = (out,)
     for tape in _context.tapes:
         if variable.trainable and tape._watch_accessed_variables:
             tape._watch_object(variable)
         if id(variable) in tape._tracked:
-            tape._record(READ_VARIABLE, None, (variable,), (out,))
+            tape._record(READ_VARIABLE, None, (variable,), outs)
     return out

@@ -25,6 +25,7 @@ def set_seed(seed):
     seed = int(seed)
     _state["seed"] = seed
     _state["initializer_draws"] = 0
+    _state["numpy_draws"] = 0
     _generator.assign(jax.random.key_data(jax.random.key(seed)))
 
 
@@ -58,6 +59,16 @@ def initializer_key():
     _state["initializer_draws"] += 1
     with jax.ensure_compile_time_eval():
         return jax.random.fold_in(jax.random.key(seed ^ 0x5EED), _state["initializer_draws"])
+
+
+def numpy_seed():
+    """A seed for host-side NumPy randomness (``mk.data.Dataset.shuffle`` without ``seed=``):
+    the same sequence of seeds after each ``set_seed(s)``, fresh ones otherwise."""
+    seed = _state["seed"]
+    if seed is None:
+        return int.from_bytes(os.urandom(8), "little") >> 1
+    _state["numpy_draws"] = _state.get("numpy_draws", 0) + 1
+    return int(np.random.SeedSequence([seed % (1 << 63), _state["numpy_draws"]]).generate_state(1, np.uint64)[0] >> 1)
 
 
 def _shape(shape):

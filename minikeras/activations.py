@@ -1,0 +1,220 @@
+"""Activation functions under Keras 3's names, defaults and formulas (``mk.activations``).
+
+    mk.activations.get("relu")(mk.constant([-1.0, 2.0]))   # mk.Tensor([0. 2.], ...)
+
+Every function is built from minikeras ops, so it differentiates on the tape, compiles under
+``mk.function`` and takes Tensors, Variables, NumPy arrays and Python numbers.
+"""
+import math
+
+from minikeras.ops import math as _m
+from minikeras.ops.reduce import reduce_logsumexp
+from minikeras.tensor import Tensor, Variable, to_array
+
+_SELU_ALPHA = 1.67326324235437728481704299167
+_SELU_SCALE = 1.05070098735548049341933498529
+
+
+def _t(x):
+    return x if isinstance(x, (Tensor, Variable)) else Tensor(to_array(x))
+
+
+def _relu(x):
+    # where(), not maximum(): the gradient at 0 is 0, as TensorFlow's and JAX's relu.
+    return _m.where(x > 0, x, 0)
+
+
+def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
+    """Rectified linear unit: ``max(x, 0)``; with the options, Keras's general form.
+
+    Args:
+      negative_slope: slope below ``threshold`` (0 = plain relu).
+      max_value: upper saturation value (None = no cap).
+      threshold: values below it are zeroed (or scaled by ``negative_slope``).
+    """
+    x = _t(x)
+    if negative_slope != 0.0:
+        if max_value is None and threshold == 0:
+            return leaky_relu(x, negative_slope=negative_slope)
+        negative_part = _relu(-x + threshold) if threshold != 0 else _relu(-x)
+    if threshold != 0:
+        x = x * _m.cast(x > threshold, x.dtype)
+    else:
+        x = _relu(x)
+    if max_value is not None:
+        x = _m.minimum(_m.maximum(x, 0), max_value)
+    if negative_slope != 0.0:
+        x = x - negative_slope * negative_part
+    return x
+
+
+def relu6(x):
+    """``min(max(x, 0), 6)``."""
+    x = _t(x)
+    return _m.where(x > 0, _m.where(x < 6, x, 6), 0)
+
+
+def leaky_relu(x, negative_slope=0.2):
+    """``x`` where positive, ``negative_slope * x`` elsewhere (Keras 3's default slope 0.2)."""
+    x = _t(x)
+    return _m.where(x > 0, x, x * negative_slope)
+
+
+def elu(x, alpha=1.0):
+    """Exponential linear unit: ``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
+    x = _t(x)
+    positive = x > 0
+    return _m.where(positive, x, alpha * _m.expm1(_m.where(positive, 0, x)))
+
+
+def selu(x):
+    """Scaled ELU: ``scale * elu(x, alpha)`` with alpha ~ 1.6733 and scale ~ 1.0507."""
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def sigmoid(x):
+    """``1 / (1 + exp(-x))``."""
+    return _m.sigmoid(_t(x))
+
+
+def tanh(x):
+    """Hyperbolic tangent."""
+    return _m.tanh(_t(x))
+
+
+def softplus(x):
+    """``log(exp(x) + 1)``, computed stably."""
+    return _m.softplus(_t(x))
+
+
+def softsign(x):
+    """``x / (abs(x) + 1)``."""
+    x = _t(x)
+    return x / (_m.abs(x) + 1)
+
+
+def silu(x):
+    """Swish / SiLU: ``x * sigmoid(x)``."""
+    x = _t(x)
+    return x * _m.sigmoid(x)
+
+
+swish = silu
+
+
+def gelu(x, approximate=False):
+    """Gaussian error linear unit: ``x * P(X <= x)`` for X ~ N(0, 1).
+
+    ``approximate=True`` uses the tanh form
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``.
+    """
+    x = _t(x)
+    if approximate:
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1.0 + _m.tanh(inner))
+    return 0.5 * x * (1.0 + _m.erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def hard_sigmoid(x):
+    """Piecewise-linear sigmoid: ``relu6(x + 3) / 6``."""
+    return relu6(_t(x) + 3) / 6
+
+
+def hard_silu(x):
+    """``x * hard_sigmoid(x)``."""
+    x = _t(x)
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def mish(x):
+    """``x * tanh(softplus(x))``."""
+    x = _t(x)
+    return x * _m.tanh(_m.softplus(x))
+
+
+def exponential(x):
+    """``exp(x)``."""
+    return _m.exp(_t(x))
+
+
+def linear(x):
+    """Identity: returns ``x`` unchanged."""
+    return x
+
+
+def log_sigmoid(x):
+    """``log(sigmoid(x))``, computed stably."""
+    return _m.log_sigmoid(_t(x))
+
+
+def log_softmax(x, axis=-1):
+    """``x - logsumexp(x, axis)``: log-probabilities along ``axis``."""
+    x = _t(x)
+    return x - reduce_logsumexp(x, axis=axis, keepdims=True)
+
+
+def softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x), axis)``, computed stably; the values along ``axis`` sum to 1."""
+    x = _t(x)
+    if x.ndim == 0:
+        raise ValueError(f"softmax needs a tensor of rank >= 1, received a scalar of shape {x.shape}")
+    return _m.exp(log_softmax(x, axis=axis))
+
+
+_BUILTINS = {fn.__name__: fn for fn in (
+    relu, relu6, leaky_relu, elu, selu, sigmoid, tanh, softplus, softsign, silu, gelu, hard_sigmoid,
+    hard_silu, mish, exponential, linear, log_sigmoid, log_softmax, softmax)}
+_ALIASES = {"swish": silu, "hard_swish": hard_silu}
+
+
+def serialize(activation):
+    """The name of a built-in activation (``'relu'``), or a config dict for another named function.
+
+    >>> mk.activations.serialize(mk.activations.relu)
+    'relu'
+    """
+    if activation is None:
+        return "linear"
+    name = getattr(activation, "__name__", None)
+    if name is not None and _BUILTINS.get(name) is activation:
+        return name
+    if name is None or name == "<lambda>" or not callable(activation):
+        raise ValueError(
+            f"Cannot serialize activation {activation!r}: only built-in activations and named functions "
+            "can be serialized (a lambda or object has no name to look it up by)")
+    return {"module": getattr(activation, "__module__", None), "class_name": "function", "config": name,
+            "registered_name": name}
+
+
+def deserialize(config, custom_objects=None):
+    """Returns the activation named by ``config`` (a name or a dict made by ``serialize``)."""
+    name = config.get("config") if isinstance(config, dict) else config
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    fn = _BUILTINS.get(name) or _ALIASES.get(name)
+    if fn is None:
+        known = sorted(list(_BUILTINS) + list(_ALIASES))
+        raise ValueError(f"Unknown activation function: {name!r}. Known activations: {', '.join(known)}")
+    return fn
+
+
+def get(identifier):
+    """Returns an activation function from a name, a dict, a callable, or None (-> ``linear``).
+
+    >>> mk.activations.get("softmax") is mk.activations.softmax
+    True
+
+    Raises:
+      ValueError: for an unknown name (the message lists the known ones) or a non-callable.
+    """
+    if identifier is None:
+        return linear
+    if isinstance(identifier, (str, dict)):
+        return deserialize(identifier)
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret activation function identifier: {identifier!r} "
+                     "(expected a name such as 'relu', a callable, or None)")

@@ -1,0 +1,8 @@
+"""Keras callbacks (``mk.callbacks``): hooks into fit/evaluate/predict, progress display,
+early stopping, checkpoints, learning-rate control and logging."""
+from minikeras.callbacks.callback import Callback, CallbackList, History, LambdaCallback  # noqa: F401
+from minikeras.callbacks.checkpoint import ModelCheckpoint  # noqa: F401
+from minikeras.callbacks.csv_logger import CSVLogger  # noqa: F401
+from minikeras.callbacks.learning_rate import LearningRateScheduler, ReduceLROnPlateau  # noqa: F401
+from minikeras.callbacks.monitor import EarlyStopping, TerminateOnNaN  # noqa: F401
+from minikeras.callbacks.progbar import ProgbarLogger  # noqa: F401

@@ -1,0 +1,203 @@
+"""Datasets of rows of in-memory arrays: index plans until ``batch``, then one gather per batch."""
+import functools
+import threading
+
+import jax
+import numpy as np
+
+from minikeras.data import _indices
+from minikeras.data._structure import call_on_element, flatten, leaf_names, to_host_array
+from minikeras.data.dataset import (
+    Dataset, _check_cache_filename, _check_callable, _count, _positive, _repeat_count, _shuffle_seed)
+
+_UNBATCHED_BLOCK = 1024  # rows gathered at a time when iterating element by element
+
+
+class Source:
+    """The host arrays behind a RowDataset: ``leaves`` (NumPy, equal first dims) and their nest."""
+
+    def __init__(self, leaves, treedef):
+        self._leaves = leaves
+        self.treedef = treedef
+        self.n = len(leaves[0]) if leaves else 0
+
+    @property
+    def leaves(self):
+        return self._leaves
+
+    @classmethod
+    def from_nest(cls, nest, what, single=False):
+        leaves, treedef = flatten(nest)
+        if not leaves:
+            raise ValueError(f"{what}: received an empty structure {nest!r}; give at least one array")
+        names = leaf_names(nest)
+        arrays = [to_host_array(leaf, what) for leaf in leaves]
+        if single:
+            return cls([a[None] for a in arrays], treedef)
+        for name, array in zip(names, arrays):
+            if array.ndim == 0:
+                raise ValueError(f"{what}: component {name} is a scalar (shape ()); slicing needs at least one "
+                                 "dimension (use Dataset.from_tensors for a single element)")
+        if len({a.shape[0] for a in arrays}) > 1:
+            shapes = ", ".join(f"{name}: {a.shape}" for name, a in zip(names, arrays))
+            raise ValueError(f"{what}: all components must have the same size in their first dimension, "
+                             f"received shapes {shapes}")
+        return cls(arrays, treedef)
+
+    def gather(self, index):
+        return [_indices.gather(leaf, index) for leaf in self.leaves]
+
+
+class MappedSource(Source):
+    """``source`` with element functions applied to every row once, on first use (``cache``)."""
+
+    def __init__(self, source, fns):
+        self._source, self._fns = source, fns
+        self._lock = threading.Lock()
+        self._leaves = self._treedef = None
+        self.n = source.n
+        self._apply = batched_function(fns)
+
+    @property
+    def leaves(self):
+        with self._lock:
+            if self._leaves is None:
+                self._materialize()
+        return self._leaves
+
+    @property
+    def treedef(self):
+        self.leaves  # noqa: B018 - materializes
+        return self._treedef
+
+    def _materialize(self):
+        pieces, treedef = [], None
+        for start in range(0, self.n, 4096):
+            index = np.arange(start, min(start + 4096, self.n))
+            batch = self._source.treedef.unflatten(jax.device_put(self._source.gather(index)))
+            leaves, treedef = flatten(self._apply(batch))
+            pieces.append([np.asarray(leaf) for leaf in leaves])
+        if not pieces:  # an empty dataset: learn the output structure from abstract evaluation
+            raise ValueError("Dataset.cache after map on an empty dataset is not supported")
+        self._leaves = [np.concatenate(parts) for parts in zip(*pieces)]
+        self._treedef = treedef
+
+
+def batched_function(fns):
+    """One compiled function applying per-element functions to a whole batch with ``jax.vmap``.
+
+    Like tf.data, which traces a map function into a graph, each function is traced once per
+    batch signature: Python values and mk Variables it reads are captured at that moment.
+    Tracing also turns what cannot work per batch (random draws, ``.numpy()``, Python
+    branches on values) into an error instead of a silently shared result.
+    """
+    def run(batch):
+        for fn in fns:
+            try:
+                batch = jax.vmap(functools.partial(call_on_element, fn))(batch)
+            except Exception as error:  # noqa: BLE001 - re-raised with context
+                raise _map_error(fn, error) from error
+        return batch
+    return jax.jit(run)
+
+
+def _map_error(fn, error):
+    name = getattr(fn, "__name__", type(fn).__name__)
+    text = str(error)
+    if "random_generator" in text:
+        reason = ("it draws random numbers, which under one vmapped call would be the same for every element. "
+                  "Apply the random part after .batch(), with one draw per row "
+                  "(e.g. mk.random.uniform((batch_size, ...)))")
+    else:
+        reason = ("it must be written with mk ops on its inputs (no .numpy(), no Python `if` on values, "
+                  "no assignments to Variables), as a tf.data function is traced; or move .map() after .batch()")
+    message = (f"Dataset.map({name}): the function is applied to whole batches of elements with jax.vmap "
+               f"(map before batch), and failed: {reason}. Original error: {type(error).__name__}: {text}")
+    try:
+        return type(error)(message)
+    except Exception:  # noqa: BLE001 - exception types with other constructors
+        return RuntimeError(message)
+
+
+class RowDataset(Dataset):
+    """Rows of a Source, visited in the order of an index plan, with element functions."""
+
+    def __init__(self, source, plan=None, fns=()):
+        self.source = source
+        self.plan = plan if plan is not None else _indices.Range(source.n)
+        self.fns = tuple(fns)
+
+    def _derive(self, plan=None, fns=None):
+        return RowDataset(self.source, plan or self.plan, self.fns if fns is None else fns)
+
+    def _cardinality(self):
+        return self.plan.cardinality()
+
+    def _elements(self):
+        source, fns = self.source, self.fns
+        for chunk in self.plan.chunks():
+            for start in range(0, len(chunk), _UNBATCHED_BLOCK):
+                rows = source.gather(chunk[start:start + _UNBATCHED_BLOCK])
+                for i in range(len(rows[0])):  # the user asked for single elements
+                    element = source.treedef.unflatten([leaf[i] for leaf in rows])
+                    for fn in fns:
+                        element = call_on_element(fn, element)
+                    yield element
+
+    # -- transformations on the index plan ----------------------------------------------
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
+        buffer_size = _positive(buffer_size, "shuffle(buffer_size)")
+        return self._derive(_indices.Shuffle(self.plan, buffer_size, _shuffle_seed(seed),
+                                             bool(reshuffle_each_iteration)))
+
+    def repeat(self, count=None, name=None):
+        return self._derive(_indices.Repeat(self.plan, _repeat_count(count)))
+
+    def take(self, count, name=None):
+        return self._derive(_indices.Take(self.plan, _count(count, "take")))
+
+    def skip(self, count, name=None):
+        return self._derive(_indices.Skip(self.plan, _count(count, "skip")))
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        _check_callable(map_func, "map")
+        return self._derive(fns=self.fns + (map_func,))
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
+        return BatchedRows(self, _positive(batch_size, "batch(batch_size)"), bool(drop_remainder))
+
+    def cache(self, filename="", name=None):
+        _check_cache_filename(filename)
+        if not self.fns:
+            return self  # the rows are in memory already
+        if isinstance(self.plan, _indices.Range) and self.plan.n == self.source.n and self.source.n:
+            return RowDataset(MappedSource(self.source, self.fns))
+        return super().cache(filename)
+
+
+class BatchedRows(Dataset):
+    """Batches of a RowDataset: per batch, one host gather per component and one transfer."""
+
+    def __init__(self, rows, batch_size, drop_remainder):
+        self.rows = rows
+        self.batch_size = batch_size
+        self.drop_remainder = drop_remainder
+        self._apply = batched_function(rows.fns) if rows.fns else None
+
+    def _cardinality(self):
+        return _indices.batch_cardinality(self.rows._cardinality(), self.batch_size, self.drop_remainder)
+
+    def _elements(self):
+        source = self.rows.source
+        apply = self._apply
+        for index in _indices.group(self.rows.plan.chunks(), self.batch_size, self.drop_remainder):
+            batch = source.treedef.unflatten(jax.device_put(source.gather(index)))
+            yield apply(batch) if apply is not None else batch
+
+    def unbatch(self, name=None):
+        rows = self.rows
+        if self.drop_remainder:
+            n = rows._cardinality()
+            if n >= 0:
+                rows = rows.take(n // self.batch_size * self.batch_size)
+        return rows

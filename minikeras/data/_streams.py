@@ -1,0 +1,279 @@
+"""Datasets that stream elements: transformations after ``batch``, zip, cache and prefetch."""
+import itertools
+import queue
+import threading
+
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras.data import _indices
+from minikeras.data._structure import call_on_element, first_dims, flatten
+from minikeras.data.dataset import Dataset
+
+
+class _Unary(Dataset):
+    def __init__(self, upstream):
+        self.upstream = upstream
+
+    def _cardinality(self):
+        return self.upstream._cardinality()
+
+
+class Map(_Unary):
+    def __init__(self, upstream, fn):
+        super().__init__(upstream)
+        self.fn = fn
+
+    def _elements(self):
+        for element in self.upstream._elements():
+            yield call_on_element(self.fn, element)
+
+
+class Repeat(_Unary):
+    def __init__(self, upstream, count):
+        super().__init__(upstream)
+        self.count = count
+
+    def _cardinality(self):
+        return _indices.repeat_cardinality(self.upstream._cardinality(), self.count)
+
+    def _elements(self):
+        passes = itertools.count() if self.count is None else range(self.count)
+        for _ in passes:
+            produced = False
+            for element in self.upstream._elements():
+                produced = True
+                yield element
+            if not produced:
+                return
+
+
+class Take(_Unary):
+    def __init__(self, upstream, count):
+        super().__init__(upstream)
+        self.count = count
+
+    def _cardinality(self):
+        return _indices.take_cardinality(self.upstream._cardinality(), self.count)
+
+    def _elements(self):
+        elements = self.upstream._elements()
+        yield from elements if self.count < 0 else itertools.islice(elements, self.count)
+
+
+class Skip(_Unary):
+    def __init__(self, upstream, count):
+        super().__init__(upstream)
+        self.count = count
+
+    def _cardinality(self):
+        return _indices.skip_cardinality(self.upstream._cardinality(), self.count)
+
+    def _elements(self):
+        if self.count >= 0:
+            yield from itertools.islice(self.upstream._elements(), self.count, None)
+
+
+class Shuffle(_Unary):
+    """tf.data's shuffle buffer over whole elements (here usually batches)."""
+
+    def __init__(self, upstream, buffer_size, seed, reshuffle_each_iteration):
+        super().__init__(upstream)
+        self.buffer_size, self.seed, self.reshuffle = buffer_size, seed, reshuffle_each_iteration
+        self._passes = 0
+
+    def _elements(self):
+        epoch = self._passes if self.reshuffle else 0
+        self._passes += 1
+        rng = np.random.default_rng([self.seed, epoch])
+        buffer = []
+        for element in self.upstream._elements():
+            if len(buffer) < self.buffer_size:
+                buffer.append(element)
+                continue
+            slot = int(rng.integers(len(buffer)))
+            yield buffer[slot]
+            buffer[slot] = element
+        for slot in rng.permutation(len(buffer)):
+            yield buffer[slot]
+
+
+def _stack(elements, what):
+    trees = [flatten(e) for e in elements]
+    treedef = trees[0][1]
+    for leaves, other in trees[1:]:
+        if other != treedef:
+            raise ValueError(f"{what}: elements have different structures: {treedef} and {other}")
+    columns = list(zip(*[leaves for leaves, _ in trees]))
+    stacked = []
+    for column in columns:
+        shapes = {np.shape(x) for x in column}
+        if len(shapes) > 1:
+            raise ValueError(f"{what}: cannot batch elements of different shapes {sorted(shapes)}")
+        on_host = all(isinstance(x, np.ndarray) or np.isscalar(x) for x in column)
+        stacked.append(np.stack(column) if on_host else jnp.stack([jnp.asarray(x) for x in column]))
+    return treedef.unflatten(stacked)
+
+
+class Batch(_Unary):
+    def __init__(self, upstream, batch_size, drop_remainder):
+        super().__init__(upstream)
+        self.batch_size, self.drop_remainder = batch_size, drop_remainder
+
+    def _cardinality(self):
+        return _indices.batch_cardinality(self.upstream._cardinality(), self.batch_size, self.drop_remainder)
+
+    def _elements(self):
+        pending = []
+        for element in self.upstream._elements():
+            pending.append(element)
+            if len(pending) == self.batch_size:
+                yield _stack(pending, "Dataset.batch")
+                pending = []
+        if pending and not self.drop_remainder:
+            yield _stack(pending, "Dataset.batch")
+
+
+class Unbatch(_Unary):
+    def _cardinality(self):
+        return _indices.UNKNOWN
+
+    def _elements(self):
+        for batch in self.upstream._elements():
+            n = first_dims(batch)
+            leaves, treedef = flatten(batch)
+            leaves = [np.asarray(leaf) for leaf in leaves]  # one transfer per batch, not per row
+            for i in range(n):
+                yield treedef.unflatten([leaf[i] for leaf in leaves])
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
+        from minikeras.data.dataset import _positive
+        return Rebatch(self.upstream, _positive(batch_size, "batch(batch_size)"), bool(drop_remainder))
+
+
+def _concat(parts):
+    return np.concatenate(parts) if all(isinstance(p, np.ndarray) for p in parts) else jnp.concatenate(parts)
+
+
+class Rebatch(_Unary):
+    """``unbatch().batch(n)`` by concatenating and slicing whole batches."""
+
+    def __init__(self, upstream, batch_size, drop_remainder):
+        super().__init__(upstream)
+        self.batch_size, self.drop_remainder = batch_size, drop_remainder
+
+    def _cardinality(self):
+        return _indices.UNKNOWN
+
+    def _elements(self):
+        size, treedef, pending, count = self.batch_size, None, [], 0
+        for batch in self.upstream._elements():
+            n = first_dims(batch)
+            leaves, treedef = flatten(batch)
+            pending.append(leaves)
+            count += n
+            while count >= size:
+                columns = [_concat(parts) for parts in zip(*pending)] if len(pending) > 1 else pending[0]
+                yield treedef.unflatten([c[:size] for c in columns])
+                pending, count = [[c[size:] for c in columns]], count - size
+        if count and not self.drop_remainder:
+            yield treedef.unflatten([_concat(parts) for parts in zip(*pending)])
+
+
+class Cache(_Unary):
+    def __init__(self, upstream):
+        super().__init__(upstream)
+        self._cached = None
+        self._lock = threading.Lock()
+
+    def _elements(self):
+        if self._cached is not None:
+            yield from self._cached
+            return
+        recorded = []
+        for element in self.upstream._elements():
+            recorded.append(element)
+            yield element
+        with self._lock:  # only a complete pass is kept, as in tf.data
+            if self._cached is None:
+                self._cached = recorded
+
+
+class Zip(Dataset):
+    def __init__(self, datasets):
+        self.datasets = datasets
+        self._members, self._treedef = flatten(datasets)
+
+    def _cardinality(self):
+        counts = [d._cardinality() for d in self._members]
+        finite = [c for c in counts if c >= 0]
+        if finite:
+            return min(finite)
+        return _indices.UNKNOWN if _indices.UNKNOWN in counts else _indices.INFINITE
+
+    def _elements(self):
+        for parts in zip(*[d._elements() for d in self._members]):
+            yield self._treedef.unflatten(list(parts))
+
+
+def zip_datasets(datasets):
+    from minikeras.data._rows import RowDataset, Source
+    members, treedef = flatten(datasets)
+    if not members or not all(isinstance(d, Dataset) for d in members):
+        raise TypeError(f"Dataset.zip expects a tuple or dict of Datasets, received {datasets!r}")
+    plain = all(isinstance(d, RowDataset) and not d.fns and isinstance(d.plan, _indices.Range)
+                and d.plan.n == d.source.n for d in members)
+    if plain:  # rows of arrays side by side are rows of one nest of arrays
+        n = min(d.source.n for d in members)
+        nest = treedef.unflatten([d.source.treedef.unflatten([leaf[:n] for leaf in d.source.leaves])
+                                  for d in members])
+        leaves, merged = flatten(nest)
+        return RowDataset(Source(leaves, merged))
+    return Zip(datasets)
+
+
+_ITEM, _END, _ERROR = "item", "end", "error"
+
+
+class Prefetch(_Unary):
+    """Runs the upstream pipeline on a background thread, ``buffer_size`` elements ahead."""
+
+    def __init__(self, upstream, buffer_size):
+        super().__init__(upstream)
+        self.buffer_size = buffer_size
+
+    def _elements(self):
+        slots = queue.Queue(maxsize=self.buffer_size)
+        stop = threading.Event()
+
+        def put(item):
+            while not stop.is_set():
+                try:
+                    slots.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def work():
+            try:
+                for element in self.upstream._elements():
+                    if not put((_ITEM, element)):
+                        return
+                put((_END, None))
+            except BaseException as error:  # noqa: BLE001 - handed to the consumer
+                put((_ERROR, error))
+
+        worker = threading.Thread(target=work, name="mk.data.prefetch", daemon=True)
+        worker.start()
+        try:
+            while True:
+                kind, value = slots.get()
+                if kind == _END:
+                    return
+                if kind == _ERROR:
+                    raise value
+                yield value
+        finally:
+            stop.set()
+

@@ -1,0 +1,229 @@
+"""Layer: a Module with a lazy ``build``, ``add_weight`` and a checked ``__call__``."""
+import inspect
+
+import jax
+import numpy as np
+
+from minikeras.backend import floatx
+from minikeras.dtypes import as_dtype
+from minikeras.module import Module, snake_case, unique_name
+from minikeras.tensor import Tensor, Variable, to_array
+
+_training_stack = []  # training flags of the Layer calls in progress, outermost first
+
+
+def current_training():
+    """The ``training`` flag an enclosing layer call was given (None if none was)."""
+    for flag in reversed(_training_stack):
+        if flag is not None:
+            return flag
+    return None
+
+
+class Layer(Module):
+    """The Keras layer lifecycle: ``build(input_shape)`` on first call, then ``call``.
+
+    Subclasses set ``input_ndim`` or ``min_ndim`` to have ``__call__`` check the input rank,
+    create weights in ``build`` with ``add_weight``, and compute in ``call(inputs, training=None)``.
+
+    Args:
+      trainable: whether the layer's weights are updated by training.
+      name: unique by default (``dense``, ``dense_1``, ...).
+      dtype: the dtype of weights and computation (floating inputs are cast to it).
+      input_shape: the shape of one example (no batch axis), for the first layer of a model.
+    """
+
+    input_ndim = None
+    min_ndim = None
+    _NOT_TRACKED = frozenset({"_inbound"})
+
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, batch_input_shape=None,
+                 input_dim=None, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__ got unexpected keyword arguments {sorted(kwargs)}")
+        super().__init__(name=name or unique_name(snake_case(type(self).__name__)))
+        self._dtype = as_dtype(dtype) if dtype is not None else floatx()
+        self._trainable = bool(trainable)
+        self.built = False
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is not None:
+            self._batch_input_shape = tuple(batch_input_shape)
+        elif input_shape is not None:
+            self._batch_input_shape = (None,) + tuple(input_shape)
+        else:
+            self._batch_input_shape = None
+        self._output_shape = None
+        self._call_takes_training = "training" in inspect.signature(self.call).parameters
+
+    # -- configuration ------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        """Freezing a layer freezes its weights and those of its sub-layers, as in Keras 3."""
+        value = bool(value)
+        for layer in [self] + [m for m in self.submodules if isinstance(m, Layer)]:
+            layer._trainable = value
+            for variable, declared_trainable in layer._declared_weights():
+                variable.trainable = declared_trainable and value
+
+    def get_config(self):
+        """The constructor arguments that rebuild this layer with ``from_config``."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = self._batch_input_shape
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    # -- weights ------------------------------------------------------------------------
+    def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
+                   regularizer=None, constraint=None):
+        """Creates a Variable owned by this layer, named ``<layer>/<name>``.
+
+        Args:
+          initializer: an initializer object or name; default 'glorot_uniform' for floats,
+            'zeros' otherwise.
+        """
+        from minikeras import initializers
+        dtype = as_dtype(dtype) if dtype is not None else self._dtype
+        shape = tuple(int(n) for n in (shape or ()))
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
+        init = initializers.get(initializer)
+        variable = Variable(lambda: to_array(init(shape, dtype=dtype), dtype), trainable=trainable and self.trainable,
+                            name=name or "variable", dtype=dtype)
+        variable.path = f"{self.name}/{variable.name}"
+        self._declared_weights().append((variable, bool(trainable)))
+        return variable
+
+    def _declared_weights(self):
+        """(variable, trainable as declared) for each add_weight call, so freezing can be undone."""
+        if "_weight_declarations" not in vars(self):
+            self._weight_declarations = []
+        return self._weight_declarations
+
+    @property
+    def weights(self):
+        """Trainable weights, then non-trainable ones (Keras's order)."""
+        return self.trainable_weights + self.non_trainable_weights
+
+    @property
+    def trainable_weights(self):
+        return self.trainable_variables
+
+    @property
+    def non_trainable_weights(self):
+        return self.non_trainable_variables
+
+    def get_weights(self):
+        """The weights as a list of NumPy arrays."""
+        return [v.numpy() for v in self.weights]
+
+    def set_weights(self, weights):
+        """Sets the weights from NumPy arrays, checking the count and every shape."""
+        own = self.weights
+        weights = list(weights)
+        if len(weights) != len(own):
+            raise ValueError(
+                f"Layer '{self.name}' expects {len(own)} weights ({[v.path for v in own]}), but set_weights received "
+                f"{len(weights)}")
+        for variable, value in zip(own, weights):
+            shape = tuple(np.shape(value))
+            if shape != variable.shape:
+                raise ValueError(
+                    f"Layer '{self.name}' weight '{variable.path}' has shape {variable.shape}, but set_weights received "
+                    f"an array of shape {shape}")
+        for variable, value in zip(own, weights):
+            variable.assign(np.asarray(value))
+
+    def count_params(self):
+        """The number of scalars in the layer's weights (the layer must be built)."""
+        if not self.built:
+            raise ValueError(f"You tried to call count_params on layer '{self.name}', but the layer isn't built. "
+                             "Call it on data (or call build(input_shape)) first.")
+        return int(sum(v.size for v in self.weights))
+
+    # -- calling ------------------------------------------------------------------------
+    def build(self, input_shape):
+        """Creates the layer's weights for ``input_shape``; called once, by ``__call__``."""
+        self.built = True
+
+    def call(self, inputs, training=None):
+        raise NotImplementedError(f"Layer {type(self).__name__} must implement call(inputs)")
+
+    def __call__(self, inputs, *args, training=None, **kwargs):
+        inputs = self._convert_inputs(inputs)
+        self._check_input(inputs)
+        if not self.built:
+            self._build_from(inputs)
+        if training is None:
+            training = current_training()
+        if self._call_takes_training:
+            kwargs["training"] = training
+        _training_stack.append(training)
+        try:
+            outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            _training_stack.pop()
+        if isinstance(outputs, Tensor):
+            self._output_shape = (None,) + outputs.shape[1:] if outputs.ndim else ()
+        return outputs
+
+    def _build_from(self, inputs):
+        shapes = jax.tree_util.tree_map(lambda t: t.shape, inputs,
+                                        is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
+        self.build(shapes)
+        self.built = True
+
+    def _convert_inputs(self, inputs):
+        def convert(x):
+            if isinstance(x, (Tensor, Variable)):
+                tensor = x if isinstance(x, Tensor) else x.value()
+            else:
+                tensor = Tensor(to_array(x))
+            if tensor.dtype.kind == "f" and tensor.dtype != self._dtype:
+                from minikeras.ops.math import cast
+                tensor = cast(tensor, self._dtype)
+            return tensor
+        if isinstance(inputs, (list, tuple)):
+            return type(inputs)(convert(x) for x in inputs)
+        if isinstance(inputs, dict):
+            return {k: convert(v) for k, v in inputs.items()}
+        return convert(inputs)
+
+    def _check_input(self, inputs):
+        if not isinstance(inputs, Tensor):
+            return
+        if self.input_ndim is not None and inputs.ndim != self.input_ndim:
+            raise ValueError(
+                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim={self.input_ndim}, "
+                f"found ndim={inputs.ndim}. Full shape received: {inputs.shape}")
+        if self.min_ndim is not None and inputs.ndim < self.min_ndim:
+            raise ValueError(
+                f"Input 0 of layer '{self.name}' is incompatible with the layer: expected min_ndim={self.min_ndim}, "
+                f"found ndim={inputs.ndim}. Full shape received: {inputs.shape}")
+
+    def compute_output_shape(self, input_shape):
+        """The output shape for ``input_shape`` (None for unknown batch), by abstract evaluation."""
+        batch_shape = tuple(1 if n is None else n for n in input_shape)
+        if not self.built:
+            self._build_from(Tensor(jax.numpy.zeros(batch_shape, self._dtype)))
+        out = jax.eval_shape(lambda x: self(Tensor(x))._value, jax.ShapeDtypeStruct(batch_shape, self._dtype))
+        shape = tuple(out.shape)
+        return (input_shape[0],) + shape[1:] if input_shape and input_shape[0] is None else shape
+
+    @property
+    def output_shape(self):
+        if self._output_shape is None:
+            raise AttributeError(f"The layer '{self.name}' has never been called and thus has no defined output shape")
+        return self._output_shape

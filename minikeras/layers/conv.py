@@ -1,0 +1,82 @@
+"""Conv2D: 2-D convolution over channels_last images."""
+from minikeras import activations, initializers
+from minikeras.layers.base import Layer
+
+
+def normalize_tuple(value, n, name, layer):
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(int(v) for v in value)
+    if len(value) != n:
+        raise ValueError(f"{layer}: `{name}` must be an int or a tuple of {n} ints, received {value!r}")
+    return value
+
+
+def normalize_padding(padding, layer):
+    padding = str(padding).lower()
+    if padding not in ("valid", "same"):
+        raise ValueError(f"{layer}: `padding` must be 'valid' or 'same', received {padding!r}")
+    return padding
+
+
+class Conv2D(Layer):
+    """2-D convolution: (batch, height, width, channels) -> (batch, h', w', filters).
+
+    Args:
+      filters: number of output channels.
+      kernel_size: an int or (height, width).
+      strides: an int or (sh, sw); padding: 'valid' (default) or 'same'; dilation_rate likewise.
+      activation, use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
+    """
+
+    input_ndim = 4
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(filters, int) or filters <= 0:
+            raise ValueError(f"Conv2D: `filters` must be a positive integer, received filters={filters!r}")
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"Conv2D supports data_format='channels_last' only, received {data_format!r}")
+        self.filters = filters
+        self.kernel_size = normalize_tuple(kernel_size, 2, "kernel_size", "Conv2D")
+        self.strides = normalize_tuple(strides, 2, "strides", "Conv2D")
+        self.padding = normalize_padding(padding, "Conv2D")
+        self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate", "Conv2D")
+        if self.strides != (1, 1) and self.dilation_rate != (1, 1):
+            raise ValueError("Conv2D: strides > 1 together with dilation_rate > 1 is not supported")
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel = None
+        self.bias = None
+
+    def build(self, input_shape):
+        channels = input_shape[-1]
+        self.kernel = self.add_weight("kernel", self.kernel_size + (channels, self.filters), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
+        self.built = True
+
+    def _check_input(self, inputs):
+        super()._check_input(inputs)
+        if self.kernel is not None and inputs.shape[-1] != self.kernel.shape[2]:
+            raise ValueError(f"Conv2D '{self.name}' expects inputs with {self.kernel.shape[2]} channels (last axis), "
+                             f"received shape {inputs.shape}")
+
+    def call(self, inputs):
+        from minikeras.ops.nn import conv2d
+        outputs = conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding.upper(),
+                         dilations=self.dilation_rate)
+        if self.use_bias:
+            outputs = outputs + self.bias
+        return self.activation(outputs)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding, "dilation_rate": self.dilation_rate,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer)}

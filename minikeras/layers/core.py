@@ -1,0 +1,158 @@
+"""Dense, Activation, Flatten, Reshape, Dropout and the Input placeholder."""
+import numpy as np
+
+from minikeras import activations, initializers
+from minikeras.layers.base import Layer
+from minikeras.ops.array import reshape
+from minikeras.ops.linalg import matmul
+
+
+class Dense(Layer):
+    """``activation(inputs @ kernel + bias)`` on the last axis.
+
+    Args:
+      units: size of the output's last axis.
+      activation: name or callable (default: none).
+      use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
+
+    >>> mk.layers.Dense(10)(mk.ones((2, 784))).shape
+    (2, 10)
+    """
+
+    min_ndim = 2
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(units, (int, np.integer)) or units <= 0:
+            raise ValueError(f"Dense: received an invalid value for `units`, expected a positive integer. "
+                             f"Received: units={units!r}")
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel = None
+        self.bias = None
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+        self.built = True
+
+    def _check_input(self, inputs):
+        super()._check_input(inputs)
+        if self.kernel is not None and inputs.shape[-1] != self.kernel.shape[0]:
+            raise ValueError(
+                f"Dense '{self.name}' expects input with last dimension {self.kernel.shape[0]}, received shape "
+                f"{inputs.shape}")
+
+    def call(self, inputs):
+        outputs = matmul(inputs, self.kernel) if inputs.ndim == 2 else _dot_last_axis(inputs, self.kernel)
+        if self.use_bias:
+            outputs = outputs + self.bias
+        return self.activation(outputs)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer)}
+
+
+def _dot_last_axis(inputs, kernel):
+    flat = reshape(inputs, (-1, inputs.shape[-1]))
+    return reshape(matmul(flat, kernel), inputs.shape[:-1] + (kernel.shape[1],))
+
+
+class Activation(Layer):
+    """Applies an activation function (by name or callable)."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "activation": activations.serialize(self.activation)}
+
+
+class Flatten(Layer):
+    """Flattens every axis but the batch axis: (batch, ...) -> (batch, n)."""
+
+    min_ndim = 1
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"Flatten supports data_format='channels_last' only, received {data_format!r}")
+
+    def call(self, inputs):
+        return reshape(inputs, (inputs.shape[0], int(np.prod(inputs.shape[1:], dtype=np.int64))))
+
+
+class Reshape(Layer):
+    """Reshapes every example to ``target_shape`` (one -1 allowed); the batch axis is kept."""
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(n) for n in target_shape)
+
+    def call(self, inputs):
+        size = int(np.prod(inputs.shape[1:], dtype=np.int64))
+        known = int(np.prod([n for n in self.target_shape if n != -1], dtype=np.int64))
+        if (-1 not in self.target_shape and known != size) or (-1 in self.target_shape and size % known):
+            raise ValueError(f"Reshape '{self.name}': cannot reshape examples of shape {inputs.shape[1:]} "
+                             f"({size} values) to {self.target_shape}")
+        return reshape(inputs, (inputs.shape[0],) + self.target_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "target_shape": self.target_shape}
+
+
+class Dropout(Layer):
+    """Sets a fraction ``rate`` of inputs to 0 when ``training=True`` and scales the rest by
+    ``1 / (1 - rate)``; the identity otherwise. Each call draws a fresh mask (also compiled)."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= float(rate) < 1:
+            raise ValueError(f"Dropout: `rate` must be in [0, 1), received rate={rate!r}")
+        self.rate = float(rate)
+        self.noise_shape = noise_shape
+        self.seed = seed
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0:
+            return inputs
+        from minikeras.ops.nn import dropout
+        return dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}
+
+
+class InputLayer(Layer):
+    """Marks the shape of a model's input; passes inputs through unchanged."""
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, input_shape=None, name=None, **kwargs):
+        shape = shape if shape is not None else input_shape
+        if shape is None:
+            raise ValueError("InputLayer needs `shape`, the shape of one example (without the batch axis)")
+        super().__init__(name=name, dtype=dtype, batch_input_shape=(batch_size,) + tuple(shape), **kwargs)
+        self.built = True
+
+    def call(self, inputs):
+        expected = self._batch_input_shape[1:]
+        if inputs.shape[1:] != tuple(expected) and all(e is not None for e in expected):
+            raise ValueError(f"Input '{self.name}' expects examples of shape {tuple(expected)}, received a batch of "
+                             f"shape {inputs.shape}")
+        return inputs
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None):  # noqa: N802 - Keras's name
+    """The input placeholder of a Sequential model: ``mk.Sequential([mk.Input((28, 28, 1)), ...])``."""
+    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)

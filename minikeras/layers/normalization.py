@@ -1,0 +1,67 @@
+"""BatchNormalization with moving statistics kept in non-trainable Variables."""
+from minikeras import initializers
+from minikeras.layers.base import Layer
+from minikeras.ops.math import rsqrt
+from minikeras.ops.reduce import reduce_mean
+from minikeras.ops.array import reshape
+
+
+class BatchNormalization(Layer):
+    """Normalizes each feature over the batch (training) or with moving statistics (inference).
+
+    In training mode the batch mean and variance normalize the input and update
+    ``moving = moving * momentum + batch_stat * (1 - momentum)`` (eagerly and inside
+    ``mk.function``). Keras defaults: ``axis=-1``, ``momentum=0.99``, ``epsilon=1e-3``.
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
+                 moving_variance_initializer="ones", **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.center = center
+        self.scale = scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.gamma = self.beta = None
+
+    def build(self, input_shape):
+        ndim = len(input_shape)
+        self._axis = self.axis % ndim
+        n = input_shape[self._axis]
+        if self.scale:
+            self.gamma = self.add_weight("gamma", (n,), self.gamma_initializer)
+        if self.center:
+            self.beta = self.add_weight("beta", (n,), self.beta_initializer)
+        self.moving_mean = self.add_weight("moving_mean", (n,), self.moving_mean_initializer, trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", (n,), self.moving_variance_initializer,
+                                               trainable=False)
+        self._reduce_axes = tuple(i for i in range(ndim) if i != self._axis)
+        self.built = True
+
+    def call(self, inputs, training=None):
+        broadcast_shape = tuple(n if i == self._axis else 1 for i, n in enumerate(inputs.shape))
+        if training:
+            mean = reduce_mean(inputs, axis=self._reduce_axes)
+            centered = inputs - reshape(mean, broadcast_shape)
+            variance = reduce_mean(centered * centered, axis=self._reduce_axes)
+            m = self.momentum
+            self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
+            self.moving_variance.assign(self.moving_variance * m + variance * (1.0 - m))
+        else:
+            mean, variance = self.moving_mean, self.moving_variance
+            centered = inputs - reshape(mean, broadcast_shape)
+        outputs = centered * reshape(rsqrt(variance + self.epsilon), broadcast_shape)
+        if self.scale:
+            outputs = outputs * reshape(self.gamma, broadcast_shape)
+        if self.center:
+            outputs = outputs + reshape(self.beta, broadcast_shape)
+        return outputs
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale}

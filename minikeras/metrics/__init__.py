@@ -1,0 +1,15 @@
+"""Keras metrics (``mk.metrics``): streaming Mean/Sum, accuracies, errors, cross-entropies,
+``get`` (``keras.metrics.get``) and ``resolve`` (what ``compile(metrics=...)`` uses)."""
+from minikeras.metrics.accuracy import (  # noqa: F401
+    Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy,
+    TopKCategoricalAccuracy, accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy,
+    sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
+from minikeras.metrics.base import Mean, MeanMetricWrapper, Metric, Sum  # noqa: F401
+from minikeras.metrics.lookup import get, kind_from_loss, kind_from_shapes, resolve  # noqa: F401
+from minikeras.metrics.regression import (  # noqa: F401
+    BinaryCrossentropy, CategoricalCrossentropy, MeanAbsoluteError, MeanSquaredError, RootMeanSquaredError,
+    SparseCategoricalCrossentropy, binary_crossentropy, categorical_crossentropy, mean_absolute_error,
+    mean_squared_error, sparse_categorical_crossentropy)
+
+mse = MSE = mean_squared_error
+mae = MAE = mean_absolute_error

@@ -1,0 +1,55 @@
+"""``steps_per_execution``: N training steps in one compiled call, as a ``lax.scan`` over the
+single step's compiled program (its lifted Variables are the scan's carry)."""
+import jax
+import numpy as np
+
+from minikeras.function import _flatten, _is_array_leaf, _signature
+from minikeras.tensor import Tensor
+
+
+def run_stacked(step, batches):
+    """Runs the ``mk.function`` ``step`` on each batch in order, in one XLA call when possible.
+
+    Args:
+      step: the compiled train step (an ``mk.function``) taking one batch tuple.
+      batches: a list of ``(x, y, sample_weight)`` with identical shapes.
+
+    Returns:
+      The logs of the last step.
+    """
+    from minikeras.models.training import _as_tensors
+    first = (_as_tensors(batches[0]),)
+    leaves, treedef = _flatten((first, {}))
+    program = step._programs.get((treedef, _signature(leaves)))
+    if program is None:  # trace (and run) the single step once on the first batch
+        logs = step(*first)
+        program = step._programs[(treedef, _signature(leaves))]
+        batches = batches[1:]
+        if not batches:
+            return logs
+    per_batch = [[np.asarray(leaf) for leaf in _flatten(((_as_tensors(b),), {}))[0] if _is_array_leaf(leaf)]
+                 for b in batches]
+    stacked = [np.stack(column) for column in zip(*per_batch)]
+    loop = _scan_of(program)
+    n = program.n_assigned
+    state = [v._value for v in program.variables]
+    outs, new_values = loop(state[:n], state[n:], stacked)
+    for variable, value in zip(program.assigned, new_values):
+        variable._value = value
+    out_tree, static, is_array = program.out_spec[:3]
+    outs = iter(outs)
+    return jax.tree_util.tree_unflatten(out_tree, [Tensor(next(outs)) if a else s for a, s in zip(is_array, static)])
+
+
+def _scan_of(program):
+    loop = getattr(program, "_scan_loop", None)
+    if loop is None:
+        def run(assigned_values, readonly_values, stacked):
+            def body(carry, dynamic_values):
+                results = program._pure(list(carry) + list(readonly_values), list(dynamic_values))
+                n_out = program.out_spec[4]
+                return list(results[n_out:]), list(results[:n_out])
+            final, outs = jax.lax.scan(body, list(assigned_values), stacked)
+            return [o[-1] for o in outs], final
+        loop = program._scan_loop = jax.jit(run)
+    return loop

@@ -1,0 +1,80 @@
+"""Sequential: a plain stack of layers, each feeding the next."""
+from minikeras.layers.base import Layer
+from minikeras.layers.core import InputLayer
+from minikeras.models.model import Model
+
+
+class Sequential(Model):
+    """A linear stack of layers.
+
+    Built at construction when the first layer knows its input (``input_shape=`` or
+    ``mk.Input``), otherwise on first call.
+
+    >>> model = mk.Sequential([mk.layers.Dense(64, activation="relu", input_shape=(784,)),
+    ...                        mk.layers.Dense(10)])
+    """
+
+    def __init__(self, layers=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self._layers = []
+        self._input_layer = None
+        for layer in layers or []:
+            self.add(layer, rebuild=False)
+        self._maybe_build()
+
+    @property
+    def layers(self):
+        return list(self._layers)
+
+    def add(self, layer, rebuild=True):
+        """Appends ``layer`` (an ``mk.Input`` may come first)."""
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential.add expects a Layer, received {type(layer).__name__}: {layer!r}")
+        if isinstance(layer, InputLayer):
+            if self._layers or self._input_layer is not None:
+                raise ValueError("Sequential: an Input must be the first layer")
+            self._input_layer = layer
+        else:
+            self._layers.append(layer)
+        self.built = False
+        if rebuild:
+            self._maybe_build()
+
+    def pop(self):
+        """Removes the last layer."""
+        if not self._layers:
+            raise TypeError("There are no layers in the model.")
+        self._layers.pop()
+        self.built = False
+
+    def _maybe_build(self):
+        source = self._input_layer or (self._layers[0] if self._layers else None)
+        shape = getattr(source, "_batch_input_shape", None)
+        if shape is not None and self._layers:
+            self.build(shape)
+
+    def build(self, input_shape=None):
+        if input_shape is None:
+            source = self._input_layer or (self._layers[0] if self._layers else None)
+            input_shape = getattr(source, "_batch_input_shape", None)
+        if input_shape is None:
+            raise ValueError(f"Sequential '{self.name}' cannot be built without an input shape: pass input_shape= "
+                             "to the first layer, start with mk.Input(shape), or call the model on data")
+        self._batch_input_shape = tuple(input_shape)
+        self._trace_shapes(input_shape)
+        self.built = True
+
+    def _build_from(self, inputs):
+        self.build((None,) + tuple(inputs.shape[1:]))
+
+    def call(self, inputs, training=None):
+        x = inputs
+        if self._input_layer is not None:
+            x = self._input_layer(x)
+        for layer in self._layers:
+            x = layer(x, training=training)
+        return x
+
+    def get_config(self):
+        return {"name": self.name, "layers": [{"class_name": type(l).__name__, "config": l.get_config()}
+                                              for l in self._layers]}

@@ -1,0 +1,340 @@
+"""compile / fit / evaluate / predict: the Keras training loop over compiled steps.
+
+Each of ``train_step``, ``test_step`` and ``predict_step`` is compiled once with
+``mk.function`` (its Variables - weights, optimizer slots, metric state, the random
+generator - are lifted automatically), so a step is one XLA program. Override them to
+customise training, as in Keras ("customizing what happens in fit").
+"""
+import jax
+import numpy as np
+
+from minikeras.function import function
+from minikeras.models import data_adapter
+from minikeras.tape import GradientTape
+from minikeras.tensor import Tensor, Variable, to_array
+
+
+class Trainer:
+    """Mixin that gives Models compile/fit/evaluate/predict (see ``Model``)."""
+
+    def __init__(self):
+        self.optimizer = None
+        self.loss = None
+        self.compiled = False
+        self.stop_training = False
+        self.history = None
+        self._trainer_steps = {}
+        self._trainer_metrics = []
+        self._trainer_loss_tracker = None
+        self._trainer_metric_specs = []
+        self._trainer_jit = True
+        self._trainer_steps_per_execution = 1
+
+    # -- compile --------------------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
+                run_eagerly=False, steps_per_execution=1, jit_compile=True):
+        """Configures training: optimizer, loss and metrics (objects or names, e.g. 'adam',
+        'sparse_categorical_crossentropy', ['accuracy']).
+
+        Args:
+          run_eagerly / jit_compile: ``jit_compile=False`` (or ``run_eagerly=True``) runs steps eagerly,
+            for debugging.
+          steps_per_execution: run this many training steps in one compiled call.
+        """
+        from minikeras import losses, metrics as metrics_module, optimizers
+        self.optimizer = optimizers.get(optimizer)
+        self.loss = losses.get(loss) if loss is not None else None
+        if metrics is not None and not isinstance(metrics, (list, tuple)):
+            raise TypeError(f"compile: `metrics` should be a list of metrics, received {metrics!r}")
+        self._trainer_metric_specs = list(metrics or [])
+        self._trainer_metrics = None  # resolved on the first batch (shapes decide 'accuracy')
+        self._trainer_loss_tracker = metrics_module.Mean(name="loss")
+        self._trainer_jit = bool(jit_compile) and not run_eagerly
+        self._check_steps_per_execution(steps_per_execution)
+        self._trainer_steps_per_execution = int(steps_per_execution)
+        self._trainer_steps = {}
+        self.compiled = True
+
+    @staticmethod
+    def _check_steps_per_execution(n):
+        if not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"steps_per_execution must be a positive integer, received {n!r}")
+
+    def _require_compiled(self, what):
+        if not self.compiled:
+            raise RuntimeError(f"You must call compile() before {what}().")
+
+    @property
+    def metrics(self):
+        """The loss tracker first, then the compiled metrics (Keras's ``model.metrics``)."""
+        found = [self._trainer_loss_tracker] if self._trainer_loss_tracker is not None else []
+        return found + list(self._trainer_metrics or [])
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    def _resolve_metrics(self, y, y_pred):
+        if self._trainer_metrics is not None:
+            return
+        from minikeras import metrics as metrics_module
+        y_shape = None if y is None else tuple(np.shape(y))
+        self._trainer_metrics = [metrics_module.resolve(m, self.loss, y_shape, tuple(y_pred.shape))
+                                 for m in self._trainer_metric_specs]
+
+    # -- the steps users may override ------------------------------------------------------
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The compiled loss of ``y_pred`` against ``y`` (plus layers' added losses, if any)."""
+        if self.loss is None:
+            raise ValueError("No loss to compute: pass loss= to compile(), or override compute_loss/train_step")
+        return self.loss(y, y_pred, sample_weight=sample_weight)
+
+    def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
+        """TF 2's spelling of ``compute_loss`` (for custom ``train_step`` code written for tf.keras)."""
+        return self.compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None, loss=None):
+        """Updates the loss tracker and metrics; returns ``{name: result}``."""
+        self._resolve_metrics(y, y_pred)
+        if loss is not None:
+            self._trainer_loss_tracker.update_state(loss)
+        for metric in self._trainer_metrics:
+            metric.update_state(y, y_pred, sample_weight=sample_weight)
+        return {m.name: m.result() for m in self.metrics}
+
+    @property
+    def compiled_metrics(self):
+        return _CompiledMetrics(self)
+
+    def train_step(self, data):
+        """One training step on a batch ``(x, y[, sample_weight])``; returns the logs dict."""
+        x, y, sample_weight = data_adapter.unpack(data)
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        variables = self.trainable_variables
+        gradients = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        return self.compute_metrics(x, y, y_pred, sample_weight, loss=loss)
+
+    def test_step(self, data):
+        """One evaluation step; returns the logs dict."""
+        x, y, sample_weight = data_adapter.unpack(data)
+        y_pred = self(x, training=False)
+        loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
+        return self.compute_metrics(x, y, y_pred, sample_weight, loss=loss)
+
+    def predict_step(self, data):
+        x, _, _ = data_adapter.unpack(data)
+        return self(x, training=False)
+
+    # -- compiled steps ----------------------------------------------------------------------
+    def _step(self, kind):
+        step = self._trainer_steps.get(kind)
+        if step is None:
+            method = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
+            step = function(method, jit_compile=self._trainer_jit)
+            self._trainer_steps[kind] = step
+        return step
+
+    def _run_train_steps(self, batches):
+        """Runs ``batches`` (a list of ``(x, y, sw)``) through the train step; returns the last logs."""
+        step = self._step("train")
+        if len(batches) > 1 and self._trainer_jit and _same_shapes(batches):
+            from minikeras.models.multi_step import run_stacked
+            return run_stacked(step, batches)
+        logs = None
+        for batch in batches:
+            logs = step(_as_tensors(batch))
+        return logs
+
+    # -- fit / evaluate / predict ------------------------------------------------------------
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None, sample_weight=None,
+            initial_epoch=0, steps_per_epoch=None, validation_steps=None, validation_batch_size=None,
+            validation_freq=1, steps_per_execution=None):
+        """Trains for ``epochs`` epochs; returns a ``History`` (``history.history['loss']``, ...).
+
+        ``x`` may be arrays/Tensors (with ``y``) or an ``mk.data.Dataset`` of ``(x, y)``.
+        ``verbose``: 1 (a progress bar per epoch), 2 (one line per epoch), 0 (silent).
+        """
+        from minikeras import callbacks as callbacks_module
+        self._require_compiled("fit")
+        if class_weight is not None:
+            raise NotImplementedError("fit(class_weight=...) is not supported yet; use sample_weight")
+        if steps_per_execution is not None:
+            self._check_steps_per_execution(steps_per_execution)
+            self._trainer_steps_per_execution = int(steps_per_execution)
+        if validation_split and validation_data is None:
+            (x, y, sample_weight), validation_data = data_adapter.split_validation(x, y, sample_weight,
+                                                                                   validation_split)
+        train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        callback_list = callbacks_module.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
+                                                      model=self, verbose=verbose, epochs=epochs, steps=train.steps)
+        rng = _numpy_rng()
+        self.stop_training = False
+        callback_list.on_train_begin()
+        epoch_logs = {}
+        per_call = self._trainer_steps_per_execution
+        for epoch in range(initial_epoch, epochs):
+            for metric in self.metrics:
+                metric.reset_state()
+            callback_list.on_epoch_begin(epoch)
+            logs = {}
+            batches = train.epoch(rng)
+            step = 0
+            while True:
+                group = [b for _, b in zip(range(per_call), batches)]
+                if not group:
+                    break
+                callback_list.on_train_batch_begin(step)
+                logs = _to_floats(self._run_train_steps(group))
+                step += len(group)
+                callback_list.on_train_batch_end(step - 1, logs)
+                if self.stop_training:
+                    break
+            epoch_logs = dict(logs)
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                val_x, val_y, val_sw = _unpack_validation(validation_data)
+                val_logs = self.evaluate(val_x, val_y, sample_weight=val_sw,
+                                         batch_size=validation_batch_size or batch_size, steps=validation_steps,
+                                         verbose=0, return_dict=True, _internal=True)
+                epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
+            callback_list.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        callback_list.on_train_end(epoch_logs)
+        return self.history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False, _internal=False):
+        """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
+        from minikeras import callbacks as callbacks_module
+        self._require_compiled("evaluate")
+        data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
+        verbose = (0 if _internal else 1) if verbose == "auto" else int(verbose)
+        callback_list = callbacks_module.CallbackList(callbacks, add_history=False, add_progbar=verbose != 0,
+                                                      model=self, verbose=verbose, epochs=1, steps=data.steps)
+        for metric in self.metrics:
+            metric.reset_state()
+        step_fn = self._step("test")
+        callback_list.on_test_begin()
+        logs = {}
+        for i, batch in enumerate(data.epoch(None)):
+            callback_list.on_test_batch_begin(i)
+            logs = step_fn(_as_tensors(batch))
+            callback_list.on_test_batch_end(i, _to_floats(logs))
+        logs = _to_floats(logs)
+        callback_list.on_test_end(logs)
+        if return_dict:
+            return logs
+        values = [logs[name] for name in self.metrics_names if name in logs]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """Model outputs for ``x``, computed in batches (default 32), as NumPy arrays."""
+        from minikeras import callbacks as callbacks_module
+        data = data_adapter.make_batches(x, None, None, batch_size, False, steps)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        callback_list = callbacks_module.CallbackList(callbacks, add_history=False, add_progbar=verbose != 0,
+                                                      model=self, verbose=verbose, epochs=1, steps=data.steps)
+        step_fn = self._step("predict")
+        callback_list.on_predict_begin()
+        outputs = []
+        for i, batch in enumerate(data.epoch(None)):
+            callback_list.on_predict_batch_begin(i)
+            outputs.append(step_fn(_as_tensors(batch)))
+            callback_list.on_predict_batch_end(i, {})
+        callback_list.on_predict_end()
+        if not outputs:
+            raise ValueError("predict received no data")
+        return jax.tree_util.tree_map(lambda *parts: np.concatenate([np.asarray(p) for p in parts]), *outputs,
+                                      is_leaf=lambda v: isinstance(v, Tensor))
+
+    def train_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
+        """One training step on one batch; returns the loss (and metrics)."""
+        self._require_compiled("train_on_batch")
+        if reset_metrics:
+            for metric in self.metrics:
+                metric.reset_state()
+        logs = _to_floats(self._step("train")(_as_tensors((x, y, sample_weight))))
+        return self._format_logs(logs, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
+        """Loss (and metrics) on one batch, without training."""
+        self._require_compiled("test_on_batch")
+        if reset_metrics:
+            for metric in self.metrics:
+                metric.reset_state()
+        logs = _to_floats(self._step("test")(_as_tensors((x, y, sample_weight))))
+        return self._format_logs(logs, return_dict)
+
+    def predict_on_batch(self, x):
+        return np.asarray(self._step("predict")(_as_tensors((x, None, None))))
+
+    def _format_logs(self, logs, return_dict):
+        if return_dict:
+            return logs
+        values = [logs[name] for name in self.metrics_names if name in logs]
+        return values[0] if len(values) == 1 else values
+
+
+class _CompiledMetrics:
+    """TF 2's ``model.compiled_metrics``, for custom train_step code written for tf.keras."""
+
+    def __init__(self, model):
+        self._model = model
+
+    def update_state(self, y, y_pred, sample_weight=None):
+        model = self._model
+        model._resolve_metrics(y, y_pred)
+        for metric in model._trainer_metrics:
+            metric.update_state(y, y_pred, sample_weight=sample_weight)
+
+    @property
+    def metrics(self):
+        return list(self._model._trainer_metrics or [])
+
+
+def _as_tensors(batch):
+    x, y, sample_weight = batch
+    convert = lambda s: None if s is None else jax.tree_util.tree_map(  # noqa: E731
+        lambda a: a if isinstance(a, Tensor) else Tensor(to_array(a)), s,
+        is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
+    if sample_weight is None:
+        return (convert(x),) if y is None else (convert(x), convert(y))
+    return convert(x), convert(y), convert(sample_weight)
+
+
+def _same_shapes(batches):
+    shapes = [jax.tree_util.tree_map(np.shape, b) for b in batches]
+    return all(s == shapes[0] for s in shapes[1:])
+
+
+def _to_floats(logs):
+    if logs is None:
+        return {}
+    if not isinstance(logs, dict):
+        raise TypeError(f"train_step/test_step must return a dict of metric values, received {type(logs).__name__}")
+    return {k: float(np.asarray(v)) if isinstance(v, (Tensor, Variable, np.ndarray, jax.Array, float, int)) else v
+            for k, v in logs.items()}
+
+
+def _unpack_validation(validation_data):
+    if data_adapter.is_dataset(validation_data):
+        return validation_data, None, None
+    if isinstance(validation_data, tuple) and len(validation_data) in (2, 3):
+        return validation_data + (None,) * (3 - len(validation_data))
+    raise ValueError("validation_data must be a tuple (x_val, y_val) or (x_val, y_val, val_sample_weight), or a "
+                     f"Dataset; received {type(validation_data).__name__}")
+
+
+def _numpy_rng():
+    from minikeras.ops import random
+    seed = random._state.get("seed")
+    if seed is None:
+        return np.random.default_rng()
+    random._state["fit_draws"] = random._state.get("fit_draws", 0) + 1
+    return np.random.default_rng([seed, random._state["fit_draws"]])
+

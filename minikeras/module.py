@@ -1,0 +1,98 @@
+"""Module: an object that tracks the Variables and sub-Modules assigned to its attributes."""
+import re
+
+from minikeras.tensor import Variable
+
+_name_counts = {}
+
+
+def snake_case(name):
+    """'Conv2D' -> 'conv2d', 'BatchNormalization' -> 'batch_normalization' (Keras's rule)."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def unique_name(base):
+    """'dense', then 'dense_1', 'dense_2', ... for each base name in this session."""
+    count = _name_counts.get(base, 0)
+    _name_counts[base] = count + 1
+    return base if count == 0 else f"{base}_{count}"
+
+
+def clear_session():
+    """Resets the automatic layer names (the next Dense is 'dense' again)."""
+    _name_counts.clear()
+
+
+def _walk(value, seen, out_variables, out_modules):
+    """Collects Variables and Modules found in ``value`` (attributes, lists, tuples, dicts)."""
+    if id(value) in seen:
+        return
+    if isinstance(value, Variable):
+        seen.add(id(value))
+        out_variables.append(value)
+    elif isinstance(value, Module):
+        seen.add(id(value))
+        out_modules.append(value)
+        for key, attribute in vars(value).items():
+            if key not in value._NOT_TRACKED:
+                _walk(attribute, seen, out_variables, out_modules)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _walk(item, seen, out_variables, out_modules)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _walk(item, seen, out_variables, out_modules)
+
+
+class Module:
+    """A container of state (``tf.Module``): Variables and sub-Modules assigned as attributes
+    (also inside lists, tuples and dicts) are found automatically.
+
+    >>> class Net(mk.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.w = mk.Variable(mk.ones((2, 1)))
+    ...     def __call__(self, x):
+    ...         return x @ self.w
+    >>> [v.shape for v in Net().trainable_variables]
+    [(2, 1)]
+    """
+
+    _NOT_TRACKED = frozenset()  # attribute names never searched for state
+
+    def __init__(self, name=None):
+        self._name = name or unique_name(snake_case(type(self).__name__))
+
+    @property
+    def name(self):
+        return self._name
+
+    def _collect(self):
+        variables, modules = [], []
+        _walk(self, set(), variables, modules)
+        return variables, modules[1:]
+
+    @property
+    def variables(self):
+        """Every Variable of this module and its sub-modules: trainable first, each group in
+        order of creation (the order weights files and optimizer slots rely on)."""
+        variables = sorted(self._collect()[0], key=lambda v: v._uid)
+        return [v for v in variables if v.trainable] + [v for v in variables if not v.trainable]
+
+    @property
+    def trainable_variables(self):
+        return [v for v in self.variables if v.trainable]
+
+    @property
+    def non_trainable_variables(self):
+        return [v for v in self.variables if not v.trainable]
+
+    @property
+    def submodules(self):
+        """All modules reachable from this one (children, grandchildren, ...)."""
+        return self._collect()[1]
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name!r}>"

@@ -1,0 +1,50 @@
+"""Optimizers under Keras 3's names, defaults and update rules (``mk.optimizers``).
+
+    opt = mk.optimizers.Adam(learning_rate=1e-3)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+
+``get('adam')`` builds one by name; ``mk.optimizers.schedules`` holds learning-rate schedules.
+"""
+from minikeras.optimizers import schedules  # noqa: F401
+from minikeras.optimizers.adam import Adam
+from minikeras.optimizers.base import Optimizer
+from minikeras.optimizers.rmsprop import RMSprop
+from minikeras.optimizers.sgd import SGD
+
+_CLASSES = (SGD, Adam, RMSprop)
+_BY_NAME = {cls.__name__.lower(): cls for cls in _CLASSES}
+
+
+def serialize(optimizer):
+    """``{'module', 'class_name', 'config', 'registered_name'}`` for an optimizer."""
+    return {"module": "minikeras.optimizers", "class_name": optimizer.__class__.__name__,
+            "config": optimizer.get_config(), "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    """Builds an optimizer from ``serialize``'s dict (or ``{'class_name': 'adam', 'config': {}}``)."""
+    name = config.get("class_name")
+    cls = (custom_objects or {}).get(name) or _BY_NAME.get(str(name).lower())
+    if cls is None:
+        raise ValueError(f"Unknown optimizer: {name!r}. Known optimizers: {', '.join(sorted(_BY_NAME))}")
+    return cls.from_config(dict(config.get("config") or {}), custom_objects)
+
+
+def get(identifier):
+    """An optimizer from a name ('adam', 'sgd', 'rmsprop'; any case), a config dict or an
+    Optimizer instance (returned as is).
+
+    Raises:
+      ValueError: for an unknown name (the message lists the known ones) or another value.
+    """
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        return deserialize({"class_name": identifier, "config": {}})
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier!r} (expected a name such as 'adam', a "
+                     "config dict or an mk.optimizers.Optimizer)")
+
+
+__all__ = ["Optimizer", "SGD", "Adam", "RMSprop", "schedules", "get", "serialize", "deserialize"]

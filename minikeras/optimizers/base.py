@@ -1,0 +1,436 @@
+"""The Optimizer base class: bookkeeping, validation, clipping and compilation of updates.
+
+Subclasses create their slots in ``build(var_list)`` and implement one per-variable rule,
+``update_step(gradient, variable, learning_rate)``, with minikeras ops, as in Keras 3.
+
+Eager ``apply_gradients`` runs the whole update (clipping, every variable's rule, the
+``iterations`` increment) as ONE compiled ``mk.function`` call, cached per list of variables.
+Inside a user's ``mk.function`` the same Python code is simply traced into that program, and
+slots created on the first trace become ordinary lifted Variables.
+"""
+import contextlib
+import numbers
+import warnings
+
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras import _context
+from minikeras.backend import floatx
+from minikeras.function import Function
+from minikeras.ops.clip import clip_by_norm, clip_by_value, global_norm
+from minikeras.ops.math import cast, minimum
+from minikeras.optimizers import schedules as schedules_module
+from minikeras.tensor import Tensor, Variable, to_array
+
+
+_FLOAT_DTYPES = frozenset(np.dtype(d) for d in ("float16", jnp.bfloat16, "float32", "float64"))
+
+
+class GradientDTypeError(TypeError, ValueError):
+    """A gradient (or variable) that is not floating point; both a TypeError and a ValueError."""
+
+
+@contextlib.contextmanager
+def _tapes_paused():
+    """Updates are not differentiable: no tape records them, and compiled calls stay compiled."""
+    saved = list(_context.tapes)
+    _context.tapes.clear()
+    try:
+        yield
+    finally:
+        _context.tapes[:] = saved
+
+
+def _python_float(value, what):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.ndarray, np.generic, Tensor, Variable)):
+        raise ValueError(f"Argument `{what}` should be a float, a LearningRateSchedule or a callable. "
+                         f"Received: {what}={value!r}")
+    return float(np.asarray(value))
+
+
+class Optimizer:
+    """Base class of optimizers (``mk.optimizers.Optimizer``), Keras 3's API.
+
+    Args:
+      learning_rate: a float (kept in a non-trainable Variable, so it can change without
+        recompiling), a ``LearningRateSchedule`` evaluated at ``iterations``, or a
+        zero-argument callable.
+      weight_decay: if set, each step first does ``var -= var * weight_decay * lr``.
+      clipnorm: clip each gradient to this L2 norm.
+      clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue].
+      global_clipnorm: scale all gradients so their global L2 norm is at most this.
+      loss_scale_factor: gradients are divided by it (for a loss multiplied by it).
+      name: used in the names and paths of the optimizer's variables.
+    """
+
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
+        if "lr" in kwargs:
+            warnings.warn("The `lr` argument is deprecated, use `learning_rate` instead.", DeprecationWarning,
+                          stacklevel=3)
+            learning_rate = kwargs.pop("lr")
+        if kwargs.pop("decay", None) is not None:
+            warnings.warn("Argument `decay` is no longer supported and will be ignored.", stacklevel=3)
+        if kwargs:
+            raise ValueError(f"Argument(s) not recognized: {kwargs}")
+        if use_ema or gradient_accumulation_steps:
+            raise NotImplementedError("minikeras optimizers do not support use_ema or gradient_accumulation_steps yet")
+        if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(f"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
+                             f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
+        self.name = name or _snake(self.__class__.__name__)
+        self.weight_decay = weight_decay
+        self.clipnorm = clipnorm
+        self.clipvalue = clipvalue
+        self.global_clipnorm = global_clipnorm
+        self.use_ema = use_ema
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.built = False
+        self._variables = []
+        self._trainable_variables = []
+        self._trainable_variables_indices = {}
+        self._update_functions = {}
+        self._exclude_from_weight_decay = (set(), ())
+        self._iterations = self._new_variable(lambda: jnp.zeros((), jnp.int32), "iteration", jnp.int32)
+        self._learning_rate = None
+        self.learning_rate = learning_rate
+
+    # -- variables ------------------------------------------------------------------------------
+    def _new_variable(self, initial_value, name, dtype):
+        variable = Variable(initial_value, trainable=False, name=name, dtype=dtype)
+        variable.path = f"{self.name}/{name}"
+        self._variables.append(variable)
+        return variable
+
+    @property
+    def variables(self):
+        """``iterations``, the learning rate (if stored in a Variable), then the slots in creation order."""
+        return list(self._variables)
+
+    @property
+    def iterations(self):
+        """A non-trainable int32 Variable: the number of update steps applied so far."""
+        return self._iterations
+
+    def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="mean", name=None):
+        """Creates a non-trainable optimizer Variable (tracked in ``variables``)."""
+        from minikeras import initializers
+        init = initializers.get(initializer)
+        dtype = dtype or floatx()
+        shape = tuple(int(n) for n in shape)
+        return self._new_variable(lambda: to_array(init(shape, dtype=dtype), dtype), name or "variable", dtype)
+
+    def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
+        """A slot shaped like ``reference_variable``, named ``<its path with _>_<name>``,
+        e.g. ``dense_kernel_momentum`` with path ``adam/dense_kernel_momentum``."""
+        prefix = getattr(reference_variable, "path", None) or reference_variable.name
+        full_name = str(prefix).replace("/", "_").replace(":", "_") + "_" + (name or "var")
+        return self.add_variable(reference_variable.shape, initializer=initializer, dtype=reference_variable.dtype,
+                                 name=full_name)
+
+    def add_optimizer_variables(self, trainable_variables, name, initializer="zeros"):
+        """One slot per variable (a list); with a list of names, a list of such lists."""
+        if isinstance(name, (list, tuple)):
+            return [self.add_optimizer_variables(trainable_variables, n, initializer) for n in name]
+        return [self.add_variable_from_reference(v, name, initializer) for v in trainable_variables]
+
+    def build(self, var_list):
+        """Records the variables this optimizer updates; subclasses then create their slots."""
+        var_list = list(var_list)
+        self._trainable_variables = var_list
+        self._trainable_variables_indices = {id(v): i for i, v in enumerate(var_list)}
+        self.built = True
+
+    def _get_variable_index(self, variable):
+        return self._trainable_variables_indices[id(variable)]
+
+    def _check_variables_are_known(self, variables):
+        for v in variables:
+            if id(v) not in self._trainable_variables_indices:
+                raise ValueError(
+                    f"Unknown variable: '{v.path}' (shape {v.shape}). This optimizer can only be called for the "
+                    f"variables it was originally built with ({len(self._trainable_variables)} variables). Build it "
+                    "with the full list first (optimizer.build(model.trainable_variables)), or use a new optimizer "
+                    "instance for a new set of variables.")
+
+    def assign(self, variable, value):
+        variable.assign(value)
+
+    def assign_add(self, variable, value):
+        variable.assign_add(value)
+
+    def assign_sub(self, variable, value):
+        variable.assign_sub(value)
+
+    def get_weights(self):
+        return [v.numpy() for v in self._variables]
+
+    def set_weights(self, weights):
+        if not self.built:
+            raise ValueError("You are calling `set_weights()` on an optimizer that has not yet been built. Call "
+                             "`optimizer.build(trainable_variables)` first.")
+        if len(weights) != len(self._variables):
+            raise ValueError(f"Optimizer '{self.name}' has {len(self._variables)} variables, received "
+                             f"{len(weights)} weights")
+        for variable, weight in zip(self._variables, weights):
+            if tuple(np.shape(weight)) != variable.shape:
+                raise ValueError(f"Optimizer variable '{variable.path}' has shape {variable.shape} not compatible "
+                                 f"with provided weight shape {tuple(np.shape(weight))}.")
+            variable.assign(weight)
+
+    # -- learning rate ----------------------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The learning rate: its Variable, or a schedule's value at ``iterations`` (a Tensor).
+        Assign a float to change it, or a schedule to replace it."""
+        if isinstance(self._learning_rate, schedules_module.LearningRateSchedule):
+            return self._learning_rate(self._iterations)
+        if callable(self._learning_rate) and not isinstance(self._learning_rate, Variable):
+            return self._learning_rate()
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        previous = self._learning_rate
+        if isinstance(value, schedules_module.LearningRateSchedule) or (
+                callable(value) and not isinstance(value, (Variable, Tensor))):
+            self._learning_rate = value
+        elif isinstance(previous, Variable):
+            previous.assign(_python_float(value, "learning_rate"))
+            return
+        elif isinstance(previous, schedules_module.LearningRateSchedule):
+            raise TypeError("This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` "
+                            "constructor argument, hence its learning rate is not settable. If you need the learning "
+                            "rate to be settable, you should instantiate the optimizer with a float `learning_rate` "
+                            "argument.")
+        else:
+            lr = _python_float(value, "learning_rate")
+            self._learning_rate = self._new_variable(lambda: jnp.asarray(lr, floatx()), "learning_rate", floatx())
+        if isinstance(previous, Variable) and previous is not self._learning_rate:
+            self._variables = [v for v in self._variables if v is not previous]
+        self._update_functions.clear()
+
+    lr = learning_rate  # tf.keras 2's alias
+
+    def _learning_rate_tensor(self):
+        lr = self.learning_rate
+        return lr.value() if isinstance(lr, Variable) else lr if isinstance(lr, Tensor) else Tensor(to_array(lr))
+
+    # -- applying gradients -----------------------------------------------------------------------
+    def apply_gradients(self, grads_and_vars, name=None, skip_gradients_aggregation=False, **kwargs):
+        """Applies one update step from ``(gradient, variable)`` pairs (any iterable, e.g. ``zip``).
+
+        ``None`` gradients are skipped with a warning naming their variables; an all-``None``
+        list is an error. Returns ``iterations``.
+        """
+        pairs = list(grads_and_vars)
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"apply_gradients expects (gradient, variable) pairs, e.g. "
+                                f"zip(grads, model.trainable_variables); element #{i} is {type(pair).__name__}")
+        if not pairs:
+            raise ValueError("apply_gradients received no (gradient, variable) pairs. Pass "
+                             "zip(grads, model.trainable_variables).")
+        grads, variables = zip(*pairs)
+        self.apply(grads, variables)
+        return self._iterations
+
+    def apply(self, grads, trainable_variables=None):
+        """Applies gradients to ``trainable_variables`` (default: the variables it was built with)."""
+        grads = list(grads)
+        if trainable_variables is None:
+            if not self.built:
+                raise ValueError("When passing `grads` without `variables`, the optimizer must already be built on "
+                                 "a list of variables. Call `optimizer.build(trainable_variables)` first.")
+            variables = list(self._trainable_variables)
+        else:
+            variables = list(trainable_variables)
+        if len(grads) != len(variables):
+            raise ValueError(f"Received {len(grads)} gradients for {len(variables)} variables; pass one gradient per "
+                             "variable")
+        _check_variables(variables)
+        if not self.built:
+            self.build(variables)
+        self._check_variables_are_known(variables)
+        grads, variables = self._filter_empty_gradients(grads, variables)
+        arrays = [_gradient_array(g, v, i) for i, (g, v) in enumerate(zip(grads, variables))]
+        with _tapes_paused():
+            lr_value = None
+            if callable(self._learning_rate) and not isinstance(
+                    self._learning_rate, (Variable, schedules_module.LearningRateSchedule)):
+                lr_value = to_array(self._learning_rate(), floatx())  # Python callables run every step
+            self.update_function(variables)(arrays, lr_value)
+
+    def update_function(self, variables):
+        """The compiled update (an ``mk.function``) for this list of variables, cached."""
+        key = (tuple(map(id, variables)), self.clipnorm, self.clipvalue, self.global_clipnorm, self.weight_decay,
+               self.loss_scale_factor)
+        function = self._update_functions.get(key)
+        if function is None:
+            variables = list(variables)
+
+            def update(grads, lr_value):
+                # compiled: arrays arrive as Tensors; inlined in a caller's trace: as raw arrays
+                lr = None if lr_value is None else _as_tensor(lr_value)
+                self._apply_update([_as_tensor(g) for g in grads], variables, lr)
+
+            update.__name__ = f"{self.name}_update"
+            function = self._update_functions[key] = Function(update)
+        return function
+
+    def _apply_update(self, grads, variables, learning_rate=None):
+        lr = self._learning_rate_tensor() if learning_rate is None else learning_rate
+        if self.loss_scale_factor is not None:
+            grads = [g / float(self.loss_scale_factor) for g in grads]
+        grads = self._clip_gradients(grads)
+        self._apply_weight_decay(variables, lr)
+        for grad, variable in zip(grads, variables):
+            self.update_step(grad, variable, lr)
+        self._iterations.assign_add(1)
+
+    def update_step(self, gradient, variable, learning_rate):
+        """One variable's update; implemented by subclasses with minikeras ops."""
+        raise NotImplementedError(f"Optimizer {self.__class__.__name__} must implement "
+                                  "update_step(gradient, variable, learning_rate)")
+
+    def _filter_empty_gradients(self, grads, variables):
+        kept = [(g, v) for g, v in zip(grads, variables) if g is not None]
+        if not kept:
+            raise ValueError(f"No gradients provided for any variable: {[v.path for v in variables]}. Is the loss "
+                             "computed from these variables inside the GradientTape?")
+        if len(kept) < len(grads):
+            missing = [v.path for g, v in zip(grads, variables) if g is None]
+            warnings.warn(f"Gradients do not exist for variables {missing} when minimizing the loss. They are not "
+                          "updated. If using `model.compile()`, did you forget to provide a `loss` argument?",
+                          stacklevel=4)
+        return [g for g, _ in kept], [v for _, v in kept]
+
+    def _clip_gradients(self, grads):
+        if self.clipnorm and self.clipnorm > 0:
+            return [clip_by_norm(g, float(self.clipnorm)) for g in grads]
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            norm = global_norm(grads)
+            clip = float(self.global_clipnorm)
+            scale = clip * minimum(1.0 / norm, 1.0 / clip) + (norm - norm)  # + (n - n): NaN/inf norms poison all
+            return [g * cast(scale, g.dtype) for g in grads]
+        if self.clipvalue and self.clipvalue > 0:
+            v = float(self.clipvalue)
+            return [clip_by_value(g, -v, v) for g in grads]
+        return grads
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Leaves these variables (or those whose name contains one of ``var_names``) undecayed."""
+        if self.built:
+            raise ValueError("`exclude_from_weight_decay()` can only be configured before the optimizer is built.")
+        self._exclude_from_weight_decay = ({id(v) for v in var_list or ()}, tuple(var_names or ()))
+
+    def _apply_weight_decay(self, variables, lr):
+        if self.weight_decay is None:
+            return
+        excluded_ids, excluded_names = self._exclude_from_weight_decay
+        for variable in variables:
+            if id(variable) in excluded_ids or any(n in variable.name for n in excluded_names):
+                continue
+            decay = cast(lr, variable.dtype) * float(self.weight_decay)
+            variable.assign(variable - variable * decay)
+
+    # -- minimize -----------------------------------------------------------------------------
+    def minimize(self, loss, var_list, tape=None):
+        """Computes gradients of ``loss`` and applies them to ``var_list``.
+
+        Args:
+          loss: a zero-argument callable returning the loss, or a Tensor computed under ``tape``.
+          var_list: the Variables (or a callable returning them, evaluated after the loss).
+          tape: the GradientTape that recorded ``loss`` (required when ``loss`` is a Tensor).
+        Returns:
+          ``iterations``.
+        """
+        grads_and_vars = self.compute_gradients(loss, var_list, tape)
+        return self.apply_gradients(grads_and_vars)
+
+    def compute_gradients(self, loss, var_list, tape=None):
+        """``[(gradient, variable), ...]`` for ``loss`` (see ``minimize``)."""
+        from minikeras.tape import GradientTape
+        if not callable(loss) and tape is None:
+            raise ValueError(f"`tape` is required when a `Tensor` loss is passed. Received: loss={loss!r}, tape=None. "
+                             "Pass the GradientTape that computed it, or pass the loss as a callable.")
+        if callable(loss) and not isinstance(loss, (Tensor, Variable)):
+            tape = tape if tape is not None else GradientTape()
+            with tape:
+                if not callable(var_list):
+                    tape.watch(list(var_list))
+                loss = loss()
+        if callable(var_list):
+            var_list = var_list()
+        var_list = list(var_list)
+        return list(zip(tape.gradient(loss, var_list), var_list))
+
+    # -- config -----------------------------------------------------------------------------------
+    def get_config(self):
+        lr = self._learning_rate
+        if isinstance(lr, schedules_module.LearningRateSchedule):
+            lr = schedules_module.serialize(lr)
+        elif isinstance(lr, Variable):
+            lr = float(lr.numpy())
+        return {"name": self.name, "learning_rate": lr, "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
+                "global_clipnorm": self.global_clipnorm, "clipvalue": self.clipvalue, "use_ema": self.use_ema,
+                "ema_momentum": self.ema_momentum, "ema_overwrite_frequency": self.ema_overwrite_frequency,
+                "loss_scale_factor": self.loss_scale_factor,
+                "gradient_accumulation_steps": self.gradient_accumulation_steps}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        if isinstance(config.get("learning_rate"), dict):
+            config["learning_rate"] = schedules_module.deserialize(config["learning_rate"], custom_objects)
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__} name={self.name!r} iterations={int(self._iterations.numpy())}>"
+
+
+def _as_tensor(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _snake(name):
+    return "".join(("_" + c.lower()) if c.isupper() and i and not name[i - 1].isupper() else c.lower()
+                   for i, c in enumerate(name))
+
+
+def _check_variables(variables):
+    seen = set()
+    for i, v in enumerate(variables):
+        if not isinstance(v, Variable):
+            raise TypeError(f"Optimizers update mk.Variable objects; variable #{i} is a {type(v).__name__}. Pass "
+                            "model.trainable_variables (or your mk.Variable objects), not their values.")
+        if v._value.dtype not in _FLOAT_DTYPES:
+            raise GradientDTypeError(f"Variable '{v.path}' has dtype {v.dtype.name}; optimizers only update "
+                                     "floating-point variables")
+        if id(v) in seen:
+            raise ValueError(f"Variable '{v.path}' appears twice in the list of variables to update")
+        seen.add(id(v))
+
+
+def _gradient_array(grad, variable, index):
+    if isinstance(grad, Tensor):
+        array = grad._value
+    elif isinstance(grad, Variable):
+        array = grad._read_array()
+    else:
+        array = to_array(grad)
+    if array.dtype not in _FLOAT_DTYPES:
+        raise GradientDTypeError(
+            f"The gradient for variable '{variable.path}' (#{index}) has dtype {np.dtype(array.dtype).name}; "
+            "gradients must be floating point. Was the loss computed with integer ops?")
+    if array.shape != variable._value.shape:
+        raise ValueError(f"The gradient for variable '{variable.path}' (#{index}) has shape {tuple(array.shape)}, but "
+                         f"the variable has shape {variable.shape}")
+    if array.dtype != variable._value.dtype:
+        array = array.astype(variable._value.dtype)
+    return array

@@ -1,0 +1,69 @@
+"""Weights files: ``save_weights`` / ``load_weights`` in Keras 3's ``.weights.h5`` layout.
+
+    model.save_weights("mnist.weights.h5")     # atomic: a temp file, then a rename
+    model.load_weights("mnist.weights.h5")     # also Keras 3 files, Keras 2 '.h5', '.keras'
+
+See ``weights_h5`` for the exact layout and ``legacy_h5`` for Keras 2's.
+"""
+import os
+
+import h5py
+
+from minikeras.saving import legacy_h5, weights_h5
+from minikeras.saving._files import atomic_write, open_h5_for_reading
+
+
+def _require_built(model, what):
+    if not getattr(model, "built", True):
+        raise ValueError(f"You are {what} a model that has not yet been built ('{model.name}'). Build it first by "
+                         "calling it on data, by model.build(input_shape), or by giving the first layer input_shape=")
+
+
+def save_weights(model, filepath, overwrite=True):
+    """Writes the model's weights (and its optimizer's state, if built) to ``filepath``.
+
+    The file follows Keras 3's ``.weights.h5`` layout, so Keras 3 reads it for the same
+    architecture. It is written atomically: on any error the previous file stays intact.
+
+    Raises:
+      ValueError: if ``filepath`` does not end in ``.weights.h5`` or the model is not built.
+      FileExistsError: if the file exists and ``overwrite=False``.
+    """
+    path = os.fspath(filepath)
+    if not str(path).endswith(".weights.h5"):
+        raise ValueError(f"The filename must end in `.weights.h5`. Received: filepath={path}")
+    _require_built(model, "saving the weights of")
+
+    def write(temp_path):
+        with h5py.File(temp_path, "w") as h5file:
+            weights_h5.write(h5file, model)
+
+    atomic_write(path, write, overwrite=overwrite)
+
+
+def load_weights(model, filepath, skip_mismatch=False):
+    """Loads weights saved by ``save_weights``, by Keras 3, or by Keras 2 (HDF5) into ``model``.
+
+    Every count and shape is checked before any variable changes; the first mismatch is
+    an error naming the layer, the weight and both shapes. With ``skip_mismatch=True`` the
+    mismatching layers are skipped with a warning instead. Optimizer state in the file is
+    restored into ``model.optimizer`` (built first if needed).
+    """
+    path = os.fspath(filepath)
+    _require_built(model, "loading weights into")
+    h5file = open_h5_for_reading(path)
+    try:
+        if weights_h5.is_keras3_layout(h5file):
+            assignments = weights_h5.read(h5file, model, path, skip_mismatch)
+        elif legacy_h5.is_legacy_layout(h5file):
+            assignments = legacy_h5.read(h5file, model, path, skip_mismatch)
+        else:
+            raise ValueError(f"'{path}' is an HDF5 file but not a Keras weights file: it has neither Keras 3 groups "
+                             f"('layers', 'vars') nor Keras 2 'layer_names'; its top-level keys are "
+                             f"{sorted(h5file.keys())[:10]}")
+    except (OSError, KeyError, RuntimeError) as error:
+        raise ValueError(f"Cannot read the weights file '{path}': it is truncated or corrupted ({error})") from error
+    finally:
+        h5file.close()
+    for variable, value in assignments:
+        variable.assign(value)

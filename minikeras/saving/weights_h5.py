@@ -1,0 +1,147 @@
+"""Keras 3's ``.weights.h5`` layout: writing it, and reading it into a model.
+
+    /vars                      attrs: name=<model name>     (the model's own variables)
+    /layers/dense/vars/0, 1    attrs: name='dense'          (kernel, bias)
+    /layers/dense_1/vars/...   the second Dense, ...
+    /layers/flatten/vars       (no datasets)
+    /optimizer/vars/0..M       attrs: name='adam'           (iterations, learning_rate, slots)
+
+Datasets hold the arrays as they are (float32, int32, ...); bfloat16 is stored as 2-byte
+opaque data with ``attrs['dtype'] = 'bfloat16'``, as Keras does.
+"""
+import warnings
+
+import numpy as np
+
+from minikeras.saving._walk import entries, optimizer_entry
+
+BFLOAT16 = "bfloat16"
+
+
+def write(h5file, model):
+    """Writes every entry of ``model`` (and its optimizer, if built) into an open h5py File."""
+    all_entries = entries(model)
+    optimizer = optimizer_entry(model)
+    if optimizer is not None and getattr(optimizer.owner, "built", True):
+        all_entries.append(optimizer)
+    for entry in all_entries:
+        group = h5file.create_group(entry.group_name)
+        group.attrs["name"] = entry.name
+        for i, variable in enumerate(entry.variables):
+            value = np.asarray(variable.numpy())
+            if value.dtype.name == BFLOAT16:
+                dataset = group.create_dataset(str(i), data=value)
+                dataset.attrs["dtype"] = BFLOAT16
+            else:
+                group.create_dataset(str(i), data=value)
+
+
+def is_keras3_layout(h5file):
+    return "vars" in h5file or "layers" in h5file or "_layer_checkpoint_dependencies" in h5file
+
+
+def read_array(dataset):
+    value = dataset[()]
+    if dataset.attrs.get("dtype") in (BFLOAT16, BFLOAT16.encode()):
+        import ml_dtypes
+        value = np.asarray(value).view(ml_dtypes.bfloat16)
+    return np.asarray(value)
+
+
+class Mismatch(ValueError):
+    pass
+
+
+class Loader:
+    """Matches a file's groups with a model's entries; collects (variable, array) pairs."""
+
+    def __init__(self, h5file, model, filename, skip_mismatch):
+        self.file, self.model, self.filename, self.skip_mismatch = h5file, model, filename, skip_mismatch
+        self.assignments = []
+        self.used_groups = set()
+
+    def problem(self, message):
+        message = f"{message} (file '{self.filename}')"
+        if not self.skip_mismatch:
+            raise Mismatch(message)
+        warnings.warn(f"Skipping: {message}", stacklevel=4)
+
+    def _group(self, entry, fallbacks):
+        for path in (entry.group_name, fallbacks.get(id(entry.owner))):
+            if path is None:
+                continue
+            for candidate in (path, path.replace("layers", "_layer_checkpoint_dependencies", 1)):
+                if candidate in self.file:
+                    return self.file[candidate]
+        return None
+
+    def load_entry(self, entry, group):
+        variables = entry.variables
+        count = len(group) if group is not None else 0
+        if group is not None:
+            self.used_groups.add(group.name.lstrip("/"))
+            expected_names = {str(i) for i in range(count)}
+            if set(group.keys()) != expected_names:
+                raise ValueError(f"Unexpected datasets {sorted(group.keys())} in group '{group.name}' of "
+                                 f"'{self.filename}': a Keras weights file numbers them 0..{count - 1}")
+        if count != len(variables):
+            hint = " (is the layer built?)" if not variables else ""
+            where = f"'{group.name}'" if group is not None else f"no group '{entry.group_name}'"
+            return self.problem(
+                f"{entry.describe()} has {len(variables)} variables {[v.path for v in variables]}{hint}, but the file "
+                f"has {count} at {where}")
+        pairs = []
+        for i, variable in enumerate(variables):
+            dataset = group[str(i)]
+            if tuple(dataset.shape) != tuple(variable.shape):
+                return self.problem(
+                    f"Shape mismatch in {entry.describe()} for weight '{variable.path}': the model expects shape "
+                    f"{tuple(variable.shape)}, '{dataset.name}' in the file has shape {tuple(dataset.shape)}")
+            pairs.append((variable, read_array(dataset)))
+        self.assignments.extend(pairs)
+
+    def load_model_entries(self):
+        model_entries = entries(self.model)
+        keras_paths = {id(e.owner): e.group_name for e in entries(self.model, keras_subclass_paths=True)}
+        for entry in model_entries:
+            self.load_entry(entry, self._group(entry, keras_paths))
+        self._check_unused_layer_groups(model_entries)
+
+    def _check_unused_layer_groups(self, model_entries):
+        unused = []
+
+        def visit(name, obj):
+            if name.endswith("/vars") and len(obj) and name not in self.used_groups:
+                unused.append(name)
+
+        for top in ("layers", "_layer_checkpoint_dependencies"):
+            if top in self.file:
+                self.file[top].visititems(lambda name, obj, top=top: visit(f"{top}/{name}", obj))
+        if unused:
+            with_weights = [e.group_name for e in model_entries if e.variables]
+            self.problem(f"The file has weights in {unused} that no layer of model '{self.model.name}' matches; "
+                         f"the model's layers with weights are {with_weights}")
+
+    def load_optimizer(self):
+        entry = optimizer_entry(self.model)
+        group = self.file.get("optimizer/vars")
+        if entry is None or group is None or not len(group):
+            return
+        optimizer = entry.owner
+        if not getattr(optimizer, "built", True) and hasattr(optimizer, "build"):
+            optimizer.build(self.model.trainable_variables)
+            entry = optimizer_entry(self.model)
+        if len(entry.variables) != len(group):
+            warnings.warn(f"Skipping variable loading for optimizer '{entry.name}', because it has "
+                          f"{len(entry.variables)} variables whereas the saved optimizer in '{self.filename}' has "
+                          f"{len(group)} variables.", stacklevel=4)
+            return
+        self.load_entry(entry, group)
+
+
+def read(h5file, model, filename, skip_mismatch):
+    """Validates the whole file against ``model`` and returns the (variable, array) pairs."""
+    loader = Loader(h5file, model, filename, skip_mismatch)
+    loader.load_model_entries()
+    loader.load_optimizer()
+    return loader.assignments

@@ -1,0 +1,117 @@
+"""Shared helpers for the op tests: gradients of minikeras ops checked against JAX.
+
+``check_grad(mk_fn, jnp_fn, *inputs)`` compares, for the same inputs,
+  * the forward value of ``mk_fn`` (on mk Tensors) with ``jnp_fn`` (on arrays),
+  * the first-order gradient from ``GradientTape`` (with a random output cotangent ``w``)
+    with ``jax.vjp``,
+  * the second order: the Hessian-vector product of ``sum(w * f)`` from two nested tapes
+    with ``jax.jvp(jax.grad(...))`` for a random tangent ``v``.
+Floating inputs are differentiated unless ``wrt`` says which ones.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minikeras as mk
+
+RTOL = 2e-4
+ATOL = 2e-4
+import os
+EAGER_REFERENCE = bool(os.environ.get("EAGER_REF"))
+
+
+def rand(*shape, seed=0, low=None, high=None, dtype=np.float32):
+    """Reproducible test data: standard normal, or uniform in [low, high) when given."""
+    rng = np.random.default_rng(seed)
+    if low is not None:
+        return rng.uniform(low, high, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def assert_close(actual, expected, rtol=RTOL, atol=ATOL, what="value"):
+    actual = np.asarray(actual, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != expected {expected.shape}"
+    scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale, err_msg=what)
+
+
+def check_grad(mk_fn, jnp_fn, *inputs, wrt=None, order=2, rtol=RTOL, atol=ATOL, seed=0):
+    """Checks ``mk_fn`` against ``jnp_fn``: forward, gradient and (``order=2``) Hessian-vector product.
+
+    Returns the mk forward output (a Tensor) for further checks.
+    """
+    arrays = [np.asarray(a) for a in inputs]
+    if wrt is None:
+        wrt = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]
+    rng = np.random.default_rng(seed + 1000)
+
+    # forward and first order
+    tensors = [mk.constant(a) for a in arrays]
+    sources = [tensors[i] for i in wrt]
+    with mk.GradientTape() as tape:
+        tape.watch(sources)
+        out = mk_fn(*tensors)
+    w = rng.standard_normal(out.shape).astype(out.dtype)
+    tangents = [rng.standard_normal(arrays[i].shape).astype(arrays[i].dtype) for i in wrt]
+    expected_out, expected_grads, expected_hvp = _reference(jnp_fn, arrays, wrt, w, tangents, order)
+    assert out.dtype == expected_out.dtype, f"forward dtype {out.dtype} != expected {expected_out.dtype}"
+    assert_close(out, expected_out, rtol, atol, "forward")
+    grads = tape.gradient(out, sources, output_gradients=mk.constant(w))
+    for i, g, e in zip(wrt, grads, expected_grads):
+        assert g is not None, f"gradient of input {i} is None"
+        assert g.shape == e.shape and g.dtype == e.dtype, f"input {i}: gradient {g.shape} {g.dtype} != {e.shape} {e.dtype}"
+        assert_close(g, e, rtol, atol, f"gradient of input {i}")
+    if order < 2:
+        return out
+
+    # second order: H v through nested tapes
+    tensors = [mk.constant(a) for a in arrays]
+    sources = [tensors[i] for i in wrt]
+    with mk.GradientTape() as outer:
+        outer.watch(sources)
+        with mk.GradientTape() as inner:
+            inner.watch(sources)
+            out2 = mk_fn(*tensors)
+        grads = inner.gradient(out2, sources, output_gradients=mk.constant(w))
+        total = mk.constant(0.0, dtype=out2.dtype)
+        for g, v in zip(grads, tangents):
+            total = total + mk.reduce_sum(g * v)
+    hvp = outer.gradient(total, sources, unconnected_gradients="zero")
+    for i, h, e in zip(wrt, hvp, expected_hvp):
+        assert_close(h, e, rtol * 5, atol * 5, f"Hessian-vector product, input {i}")
+    return out
+
+
+def _reference(jnp_fn, arrays, wrt, w, tangents, order):
+    """JAX's forward, vjp with ``w`` and Hessian-vector product with ``tangents``, as one compiled call."""
+    def reference(values, w, tangents):
+        def fn(*diff_values):
+            args = list(values)
+            for i, v in zip(wrt, diff_values):
+                args[i] = v
+            return jnp_fn(*args)
+
+        primals = tuple(values[i] for i in wrt)
+        out, vjp = jax.vjp(fn, *primals)
+        if order < 2:
+            return out, vjp(w), None
+        grad_fn = jax.grad(lambda *p: jnp.sum(w * fn(*p)), argnums=tuple(range(len(wrt))))
+        return out, vjp(w), jax.jvp(grad_fn, primals, tuple(tangents))[1]
+
+    return (reference if EAGER_REFERENCE else jax.jit(reference))(list(arrays), w, list(tangents))
+
+
+def gradient_of(fn, *inputs):
+    """The tape gradients of ``fn(*tensors)`` with respect to every input (None where there is none)."""
+    tensors = [mk.constant(a) for a in inputs]
+    with mk.GradientTape() as tape:
+        tape.watch(tensors)
+        out = fn(*tensors)
+    return tape.gradient(out, tensors)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
