@@ -2,17 +2,13 @@
 
     mk.activations.get("relu")(mk.constant([-1.0, 2.0]))   # mk.Tensor([0. 2.], ...)
 
-Every function is built from minikeras ops, so it differentiates on the tape, compiles under
-``mk.function`` and takes Tensors, Variables, NumPy arrays and Python numbers.
+Every function is an ``mk.nn`` primitive or built from minikeras ops, so it differentiates on
+the tape, compiles under ``mk.function`` and takes Tensors, Variables, NumPy arrays and Python
+numbers.
 """
-import math
-
 from minikeras.ops import math as _m
-from minikeras.ops.reduce import reduce_logsumexp
+from minikeras.ops import nn as _nn
 from minikeras.tensor import Tensor, Variable, to_array
-
-_SELU_ALPHA = 1.67326324235437728481704299167
-_SELU_SCALE = 1.05070098735548049341933498529
 
 
 def _t(x):
@@ -20,8 +16,7 @@ def _t(x):
 
 
 def _relu(x):
-    # where(), not maximum(): the gradient at 0 is 0, as TensorFlow's and JAX's relu.
-    return _m.where(x > 0, x, 0)
+    return _nn.relu(x)  # the gradient at 0 is 0, as TensorFlow's and JAX's relu
 
 
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
@@ -50,26 +45,26 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 def relu6(x):
     """``min(max(x, 0), 6)``."""
-    x = _t(x)
-    return _m.where(x > 0, _m.where(x < 6, x, 6), 0)
+    return _nn.relu6(_t(x))
 
 
 def leaky_relu(x, negative_slope=0.2):
     """``x`` where positive, ``negative_slope * x`` elsewhere (Keras 3's default slope 0.2)."""
-    x = _t(x)
-    return _m.where(x > 0, x, x * negative_slope)
+    return _nn.leaky_relu(_t(x), alpha=negative_slope)
 
 
 def elu(x, alpha=1.0):
     """Exponential linear unit: ``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``."""
     x = _t(x)
+    if alpha == 1.0:
+        return _nn.elu(x)
     positive = x > 0
     return _m.where(positive, x, alpha * _m.expm1(_m.where(positive, 0, x)))
 
 
 def selu(x):
     """Scaled ELU: ``scale * elu(x, alpha)`` with alpha ~ 1.6733 and scale ~ 1.0507."""
-    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+    return _nn.selu(_t(x))
 
 
 def sigmoid(x):
@@ -89,14 +84,12 @@ def softplus(x):
 
 def softsign(x):
     """``x / (abs(x) + 1)``."""
-    x = _t(x)
-    return x / (_m.abs(x) + 1)
+    return _nn.softsign(_t(x))
 
 
 def silu(x):
     """Swish / SiLU: ``x * sigmoid(x)``."""
-    x = _t(x)
-    return x * _m.sigmoid(x)
+    return _nn.silu(_t(x))
 
 
 swish = silu
@@ -108,11 +101,7 @@ def gelu(x, approximate=False):
     ``approximate=True`` uses the tanh form
     ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``.
     """
-    x = _t(x)
-    if approximate:
-        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + _m.tanh(inner))
-    return 0.5 * x * (1.0 + _m.erf(x * (1.0 / math.sqrt(2.0))))
+    return _nn.gelu(_t(x), approximate=approximate)
 
 
 def hard_sigmoid(x):
@@ -152,16 +141,12 @@ def log_sigmoid(x):
 
 def log_softmax(x, axis=-1):
     """``x - logsumexp(x, axis)``: log-probabilities along ``axis``."""
-    x = _t(x)
-    return x - reduce_logsumexp(x, axis=axis, keepdims=True)
+    return _nn.log_softmax(_t(x), axis=axis)
 
 
 def softmax(x, axis=-1):
     """``exp(x) / sum(exp(x), axis)``, computed stably; the values along ``axis`` sum to 1."""
-    x = _t(x)
-    if x.ndim == 0:
-        raise ValueError(f"softmax needs a tensor of rank >= 1, received a scalar of shape {x.shape}")
-    return _m.exp(log_softmax(x, axis=axis))
+    return _nn.softmax(_t(x), axis=axis)
 
 
 _BUILTINS = {fn.__name__: fn for fn in (
@@ -171,20 +156,22 @@ _ALIASES = {"swish": silu, "hard_swish": hard_silu}
 
 
 def serialize(activation):
-    """The name of a built-in activation (``'relu'``), or a config dict for another named function.
+    """The name of a built-in activation (``'relu'``); for any other callable, Keras 3's dict
+    ``{'module', 'class_name': 'function', 'config': <its name>, 'registered_name'}``.
 
     >>> mk.activations.serialize(mk.activations.relu)
     'relu'
     """
     if activation is None:
         return "linear"
+    if isinstance(activation, str):
+        return serialize(get(activation))
+    if not callable(activation):
+        raise ValueError(f"Cannot serialize activation {activation!r}: it is not callable")
     name = getattr(activation, "__name__", None)
     if name is not None and _BUILTINS.get(name) is activation:
         return name
-    if name is None or name == "<lambda>" or not callable(activation):
-        raise ValueError(
-            f"Cannot serialize activation {activation!r}: only built-in activations and named functions "
-            "can be serialized (a lambda or object has no name to look it up by)")
+    name = name or type(activation).__name__
     return {"module": getattr(activation, "__module__", None), "class_name": "function", "config": name,
             "registered_name": name}
 

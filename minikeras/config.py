@@ -1,4 +1,6 @@
 """Devices and execution settings (``tf.config``'s subset)."""
+import importlib
+
 import jax
 
 
@@ -20,5 +22,11 @@ list_logical_devices = list_devices
 
 def run_functions_eagerly(run_eagerly):
     """Makes every ``mk.function`` run its Python function eagerly (for debugging) when True."""
-    from minikeras import function as function_module
+    # ``minikeras.function`` the attribute is the decorator, which hides the module of that name
+    function_module = importlib.import_module("minikeras.function")
     function_module.RUN_EAGERLY = bool(run_eagerly)
+
+
+def functions_run_eagerly():
+    """Whether ``run_functions_eagerly(True)`` is in effect."""
+    return importlib.import_module("minikeras.function").RUN_EAGERLY

@@ -26,7 +26,7 @@ RUN_EAGERLY = False  # set by mk.config.run_functions_eagerly
 class _TraceContext:
     """Watches Variable reads, writes and creations while a function is traced."""
 
-    def __init__(self, known):
+    def __init__(self, known, anchor=None):
         self.known = known
         self.known_ids = {id(v) for v in known}
         self.new = []          # Variables touched but not lifted in this pass
@@ -34,17 +34,23 @@ class _TraceContext:
         self.created = []
         self.assigned_ids = set()
         self.restore = {}      # id -> (variable, value before the trace touched it)
+        self.anchor = anchor   # discovery only: a traced scalar to make placeholders from
 
     def on_read(self, variable):
         key = id(variable)
         if key not in self.known_ids and key not in self.new_ids:
             self.new.append(variable)
             self.new_ids.add(key)
+            if self.anchor is not None:
+                # While discovering, a Variable not lifted yet reads as a traced placeholder, so
+                # that work on it is traced (cheap) rather than run eagerly as a constant.
+                self.restore.setdefault(key, (variable, variable._value))
+                variable._value = _placeholder(variable._value, self.anchor)
 
     def on_create(self, variable):
+        self.restore[id(variable)] = (variable, variable._value)
         self.created.append(variable)
         self.on_read(variable)
-        self.restore[id(variable)] = (variable, variable._value)
 
     def on_assign(self, variable):
         self.on_read(variable)
@@ -58,6 +64,13 @@ class _TraceContext:
     def undo(self):
         for variable, value in self.restore.values():
             variable._value = value
+
+
+def _placeholder(value, anchor):
+    try:
+        return jax.numpy.broadcast_to(anchor.astype(value.dtype), value.shape)
+    except (TypeError, ValueError):
+        return value
 
 
 def _is_array_leaf(x):
@@ -140,13 +153,13 @@ class _Program:
         return jax.tree_util.tree_unflatten(out_tree, leaves)
 
 
-def _run_traced(function, variables, values, treedef, leaves, dynamic_positions, dynamic_values):
+def _run_traced(function, variables, values, treedef, leaves, dynamic_positions, dynamic_values, anchor=None):
     """Runs ``function`` with lifted Variables bound to ``values``; restores them afterwards.
 
     ``values`` maps id(variable) -> traced value; a write inside the function lands in it.
     """
     originals = [(v, v._value) for v in variables]
-    ctx = _TraceContext(variables)
+    ctx = _TraceContext(variables, anchor)
     for v in variables:
         v._value = values[id(v)]
     _context.traces.append(ctx)
@@ -259,13 +272,14 @@ class Function:
     def _discover(self, variables, treedef, static_leaves, dynamic_positions, shapes):
         holder = {}
 
-        def probe(variable_values, dynamic_values):
+        def probe(variable_values, dynamic_values, anchor):
             values = dict(zip(map(id, variables), variable_values))
             _, holder["ctx"] = _run_traced(self.python_function, variables, values, treedef, static_leaves,
-                                           dynamic_positions, dynamic_values)
+                                           dynamic_positions, dynamic_values, anchor)
             return None
 
-        jax.eval_shape(probe, [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in variables], shapes)
+        jax.eval_shape(probe, [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in variables], shapes,
+                       jax.ShapeDtypeStruct((), np.float32))
         return holder["ctx"]
 
     @property

@@ -61,12 +61,15 @@ class Module:
     """
 
     _NOT_TRACKED = frozenset()  # attribute names never searched for state
+    _name = None
 
     def __init__(self, name=None):
         self._name = name or unique_name(snake_case(type(self).__name__))
 
     @property
     def name(self):
+        if self._name is None:  # a subclass that skipped super().__init__()
+            self._name = unique_name(snake_case(type(self).__name__))
         return self._name
 
     def _collect(self):

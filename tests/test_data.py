@@ -278,7 +278,15 @@ def test_cache_after_map_computes_once():
     ds = Dataset.range(6).map(double).cache().shuffle(6, seed=0).batch(3)
     first, second = labels(ds), labels(ds)
     assert sorted(first) == sorted(second) == [0, 2, 4, 6, 8, 10]
-    assert len(calls) == 1
+    assert len(calls) == 1  # traced once, for the single cached batch of 6 rows
+
+
+def test_cache_after_shuffle_keeps_the_first_order():
+    ds = Dataset.range(20).shuffle(20, seed=0).cache()  # as tf.data: the first pass is replayed
+    first = labels(ds)
+    assert labels(ds) == first and sorted(first) == list(range(20))
+    streamed = Dataset.range(6).batch(2).map(lambda b: b + 1).cache()
+    assert labels(streamed) == labels(streamed) == [1, 2, 3, 4, 5, 6]
 
 
 # -- prefetch and iteration ------------------------------------------------------------------------

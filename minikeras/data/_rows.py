@@ -48,15 +48,16 @@ class Source:
         return [_indices.gather(leaf, index) for leaf in self.leaves]
 
 
-class MappedSource(Source):
-    """``source`` with element functions applied to every row once, on first use (``cache``)."""
+class CachedSource(Source):
+    """The rows of the first pass over ``plan``, with ``fns`` applied, gathered on first use
+    (``cache``): later passes replay them without recomputing (or reshuffling) anything."""
 
-    def __init__(self, source, fns):
-        self._source, self._fns = source, fns
+    def __init__(self, source, plan, fns):
+        self._source, self._plan = source, plan
         self._lock = threading.Lock()
         self._leaves = self._treedef = None
-        self.n = source.n
-        self._apply = batched_function(fns)
+        self.n = plan.cardinality()
+        self._apply = batched_function(fns) if fns else None
 
     @property
     def leaves(self):
@@ -71,13 +72,17 @@ class MappedSource(Source):
         return self._treedef
 
     def _materialize(self):
+        source, apply = self._source, self._apply
+        if apply is None:
+            index = np.concatenate(list(self._plan.chunks()) or [np.empty(0, np.int64)])
+            self._leaves, self._treedef = source.gather(index), source.treedef
+            return
         pieces, treedef = [], None
-        for start in range(0, self.n, 4096):
-            index = np.arange(start, min(start + 4096, self.n))
-            batch = self._source.treedef.unflatten(jax.device_put(self._source.gather(index)))
-            leaves, treedef = flatten(self._apply(batch))
+        for index in _indices.group(self._plan.chunks(), 4096, False):
+            batch = source.treedef.unflatten(jax.device_put(source.gather(index)))
+            leaves, treedef = flatten(apply(batch))
             pieces.append([np.asarray(leaf) for leaf in leaves])
-        if not pieces:  # an empty dataset: learn the output structure from abstract evaluation
+        if not pieces:
             raise ValueError("Dataset.cache after map on an empty dataset is not supported")
         self._leaves = [np.concatenate(parts) for parts in zip(*pieces)]
         self._treedef = treedef
@@ -109,10 +114,10 @@ def _map_error(fn, error):
                   "Apply the random part after .batch(), with one draw per row "
                   "(e.g. mk.random.uniform((batch_size, ...)))")
     else:
-        reason = ("it must be written with mk ops on its inputs (no .numpy(), no Python `if` on values, "
-                  "no assignments to Variables), as a tf.data function is traced; or move .map() after .batch()")
+        reason = ("like a tf.data function it is traced, so it must compute with mk ops on its inputs (no "
+                  ".numpy(), no Python `if` on values, no assignments to Variables); or move .map() after .batch()")
     message = (f"Dataset.map({name}): the function is applied to whole batches of elements with jax.vmap "
-               f"(map before batch), and failed: {reason}. Original error: {type(error).__name__}: {text}")
+               f"(map before batch), and it failed: {type(error).__name__}: {text}. Note: {reason}")
     try:
         return type(error)(message)
     except Exception:  # noqa: BLE001 - exception types with other constructors
@@ -168,11 +173,11 @@ class RowDataset(Dataset):
 
     def cache(self, filename="", name=None):
         _check_cache_filename(filename)
-        if not self.fns:
+        if not self.fns and isinstance(self.plan, _indices.Range) and self.plan.n == self.source.n:
             return self  # the rows are in memory already
-        if isinstance(self.plan, _indices.Range) and self.plan.n == self.source.n and self.source.n:
-            return RowDataset(MappedSource(self.source, self.fns))
-        return super().cache(filename)
+        if self.plan.cardinality() < 0:
+            return super().cache(filename)  # infinite: cache element by element, as tf.data does
+        return RowDataset(CachedSource(self.source, self.plan, self.fns))
 
 
 class BatchedRows(Dataset):

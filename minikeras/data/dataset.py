@@ -57,7 +57,9 @@ class Dataset:
     def from_tensor_slices(tensors, name=None):
         """One element per row of ``tensors`` (an array, Tensor, tuple or dict of them, nested).
 
-        Every component must have the same first dimension.
+        Every component must have the same first dimension. NumPy arrays are kept on the
+        host as they are (not copied; float64 becomes float32 as for every mk.Tensor) and
+        only the rows of each batch are transferred.
 
         >>> ds = mk.data.Dataset.from_tensor_slices(({"a": np.zeros((3, 2))}, np.arange(3)))
         >>> next(iter(ds))[1]
@@ -138,11 +140,14 @@ class Dataset:
         """Applies ``map_func`` to each element; a tuple element is unpacked into arguments.
 
         On a dataset of rows from ``from_tensor_slices`` (map before batch), the function is
-        applied to whole batches at once with ``jax.vmap``: it must be written with mk ops on
-        its inputs, as a tf.data function is traced - no ``.numpy()``, no Python branches on
-        values, and no random draws (they would repeat across a batch: draw them after
-        ``batch`` instead). After ``batch`` the function gets each whole batch, as in tf.data.
-        ``num_parallel_calls`` and ``deterministic`` are accepted and ignored.
+        applied to whole batches at once, compiled with ``jax.jit(jax.vmap(fn))``: like a
+        tf.data function it is traced (once per batch shape), so it must compute with mk ops
+        on its inputs - no ``.numpy()``, no Python branches on values - and the values it
+        reads from Python or from mk Variables are captured when it is traced. Random draws
+        are an error there (one draw would be shared by the whole batch): draw them after
+        ``batch``. After ``batch``, and when iterating single elements, the function is
+        called eagerly on each element. ``num_parallel_calls`` and ``deterministic`` are
+        accepted and ignored.
         """
         from minikeras.data import _streams
         _check_callable(map_func, "map")
@@ -188,7 +193,9 @@ class Dataset:
 
     def prefetch(self, buffer_size, name=None):
         """Prepares up to ``buffer_size`` elements ahead on a background thread
-        (``AUTOTUNE``: 2). The functions of earlier ``map`` calls run on that thread."""
+        (``AUTOTUNE``: 2): gathers, transfers to the device and earlier ``map`` functions
+        overlap with the training step. Those functions run on that thread, so, as in
+        tf.data, they should only compute on their inputs."""
         from minikeras.data import _streams
         buffer_size = _count(buffer_size, "prefetch(buffer_size)")
         if buffer_size == 0:

@@ -12,6 +12,15 @@ def normalize_tuple(value, n, name, layer):
     return value
 
 
+def conv_output_length(length, kernel, stride, padding, dilation=1):
+    """The output length of a convolution or pooling window along one axis (None stays None)."""
+    if length is None:
+        return None
+    if padding == "same":
+        return -(-length // stride)
+    return max(0, (length - (kernel - 1) * dilation - 1) // stride + 1)
+
+
 def normalize_padding(padding, layer):
     padding = str(padding).lower()
     if padding not in ("valid", "same"):
@@ -73,6 +82,11 @@ class Conv2D(Layer):
         if self.use_bias:
             outputs = outputs + self.bias
         return self.activation(outputs)
+
+    def compute_output_shape(self, input_shape):
+        rows, cols = (conv_output_length(n, k, s, self.padding, d) for n, k, s, d in
+                      zip(input_shape[1:3], self.kernel_size, self.strides, self.dilation_rate))
+        return (input_shape[0], rows, cols, self.filters)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,

@@ -3,6 +3,7 @@ import numpy as np
 
 from minikeras import activations, initializers
 from minikeras.layers.base import Layer
+from minikeras.module import unique_name
 from minikeras.ops.array import reshape
 from minikeras.ops.linalg import matmul
 
@@ -54,6 +55,9 @@ class Dense(Layer):
             outputs = outputs + self.bias
         return self.activation(outputs)
 
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
+
     def get_config(self):
         return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
                 "use_bias": self.use_bias,
@@ -76,6 +80,9 @@ class Activation(Layer):
     def call(self, inputs):
         return self.activation(inputs)
 
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
     def get_config(self):
         return {**super().get_config(), "activation": activations.serialize(self.activation)}
 
@@ -93,6 +100,10 @@ class Flatten(Layer):
     def call(self, inputs):
         return reshape(inputs, (inputs.shape[0], int(np.prod(inputs.shape[1:], dtype=np.int64))))
 
+    def compute_output_shape(self, input_shape):
+        rest = input_shape[1:]
+        return (input_shape[0], None if None in rest else int(np.prod(rest, dtype=np.int64)))
+
 
 class Reshape(Layer):
     """Reshapes every example to ``target_shape`` (one -1 allowed); the batch axis is kept."""
@@ -108,6 +119,13 @@ class Reshape(Layer):
             raise ValueError(f"Reshape '{self.name}': cannot reshape examples of shape {inputs.shape[1:]} "
                              f"({size} values) to {self.target_shape}")
         return reshape(inputs, (inputs.shape[0],) + self.target_shape)
+
+    def compute_output_shape(self, input_shape):
+        if -1 not in self.target_shape or None in input_shape[1:]:
+            return (input_shape[0],) + tuple(None if n == -1 else n for n in self.target_shape)
+        size = int(np.prod(input_shape[1:], dtype=np.int64))
+        known = int(np.prod([n for n in self.target_shape if n != -1], dtype=np.int64))
+        return (input_shape[0],) + tuple(size // known if n == -1 else n for n in self.target_shape)
 
     def get_config(self):
         return {**super().get_config(), "target_shape": self.target_shape}
@@ -131,6 +149,9 @@ class Dropout(Layer):
         from minikeras.ops.nn import dropout
         return dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
 
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}
 
@@ -138,12 +159,21 @@ class Dropout(Layer):
 class InputLayer(Layer):
     """Marks the shape of a model's input; passes inputs through unchanged."""
 
-    def __init__(self, shape=None, batch_size=None, dtype=None, input_shape=None, name=None, **kwargs):
+    def __init__(self, shape=None, batch_size=None, dtype=None, input_shape=None, name=None, batch_shape=None,
+                 batch_input_shape=None, **kwargs):
         shape = shape if shape is not None else input_shape
-        if shape is None:
-            raise ValueError("InputLayer needs `shape`, the shape of one example (without the batch axis)")
-        super().__init__(name=name, dtype=dtype, batch_input_shape=(batch_size,) + tuple(shape), **kwargs)
+        batch_shape = batch_shape if batch_shape is not None else batch_input_shape
+        if batch_shape is None:
+            if shape is None:
+                raise ValueError("InputLayer needs `shape`, the shape of one example (without the batch axis)")
+            batch_shape = (batch_size,) + tuple(shape)
+        kwargs.pop("trainable", None)
+        super().__init__(name=name or unique_name("input_layer"), dtype=dtype, batch_input_shape=batch_shape,
+                         **kwargs)
         self.built = True
+
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype.name, "batch_shape": self._batch_input_shape}
 
     def call(self, inputs):
         expected = self._batch_input_shape[1:]

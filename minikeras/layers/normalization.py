@@ -41,11 +41,23 @@ class BatchNormalization(Layer):
         self.moving_variance = self.add_weight("moving_variance", (n,), self.moving_variance_initializer,
                                                trainable=False)
         self._reduce_axes = tuple(i for i in range(ndim) if i != self._axis)
+        self._built_ndim = ndim
         self.built = True
+
+    def _check_input(self, inputs):
+        super()._check_input(inputs)
+        if not self.built:
+            return
+        if inputs.ndim != self._built_ndim:
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected "
+                             f"ndim={self._built_ndim}, found ndim={inputs.ndim}. Full shape received: {inputs.shape}")
+        if inputs.shape[self._axis] != self.moving_mean.shape[0]:
+            raise ValueError(f"BatchNormalization '{self.name}' expects {self.moving_mean.shape[0]} features on axis "
+                             f"{self.axis}, received shape {inputs.shape}")
 
     def call(self, inputs, training=None):
         broadcast_shape = tuple(n if i == self._axis else 1 for i, n in enumerate(inputs.shape))
-        if training:
+        if training and self.trainable:  # a frozen BatchNormalization runs in inference mode (Keras 3)
             mean = reduce_mean(inputs, axis=self._reduce_axes)
             centered = inputs - reshape(mean, broadcast_shape)
             variance = reduce_mean(centered * centered, axis=self._reduce_axes)
@@ -62,6 +74,13 @@ class BatchNormalization(Layer):
             outputs = outputs + reshape(self.beta, broadcast_shape)
         return outputs
 
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
-                "center": self.center, "scale": self.scale}
+                "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
+                "moving_variance_initializer": initializers.serialize(self.moving_variance_initializer)}

@@ -1,6 +1,6 @@
 """Max and average pooling over channels_last images, and their global variants."""
 from minikeras.layers.base import Layer
-from minikeras.layers.conv import normalize_padding, normalize_tuple
+from minikeras.layers.conv import conv_output_length, normalize_padding, normalize_tuple
 from minikeras.ops.reduce import reduce_max, reduce_mean
 
 
@@ -21,6 +21,11 @@ class _Pooling2D(Layer):
         pool = nn.max_pool2d if self._kind == "max" else nn.avg_pool2d
         return pool(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding.upper())
 
+    def compute_output_shape(self, input_shape):
+        rows, cols = (conv_output_length(n, k, s, self.padding) for n, k, s in
+                      zip(input_shape[1:3], self.pool_size, self.strides))
+        return (input_shape[0], rows, cols, input_shape[3])
+
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides, "padding": self.padding}
 
@@ -37,30 +42,38 @@ class AveragePooling2D(_Pooling2D):
     _kind = "avg"
 
 
-class GlobalAveragePooling2D(Layer):
-    """The mean over height and width: (batch, h, w, c) -> (batch, c)."""
-
+class _GlobalPooling2D(Layer):
     input_ndim = 4
+    _reduce = None
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
-        self.keepdims = keepdims
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"{type(self).__name__} supports data_format='channels_last' only, received {data_format!r}")
+        self.keepdims = bool(keepdims)
 
     def call(self, inputs):
-        return reduce_mean(inputs, axis=(1, 2), keepdims=self.keepdims)
+        return type(self)._reduce(inputs, axis=(1, 2), keepdims=self.keepdims)
+
+    def compute_output_shape(self, input_shape):
+        if self.keepdims:
+            return (input_shape[0], 1, 1, input_shape[3])
+        return (input_shape[0], input_shape[3])
+
+    def get_config(self):
+        return {**super().get_config(), "keepdims": self.keepdims}
 
 
-class GlobalMaxPooling2D(Layer):
-    """The maximum over height and width: (batch, h, w, c) -> (batch, c)."""
+class GlobalAveragePooling2D(_GlobalPooling2D):
+    """The mean over height and width: (batch, h, w, c) -> (batch, c) (or (batch, 1, 1, c) with keepdims)."""
 
-    input_ndim = 4
+    _reduce = staticmethod(reduce_mean)
 
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
-        super().__init__(**kwargs)
-        self.keepdims = keepdims
 
-    def call(self, inputs):
-        return reduce_max(inputs, axis=(1, 2), keepdims=self.keepdims)
+class GlobalMaxPooling2D(_GlobalPooling2D):
+    """The maximum over height and width: (batch, h, w, c) -> (batch, c) (or (batch, 1, 1, c) with keepdims)."""
+
+    _reduce = staticmethod(reduce_max)
 
 
 MaxPool2D = MaxPooling2D

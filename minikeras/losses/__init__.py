@@ -46,7 +46,8 @@ def deserialize(config, custom_objects=None):
     if isinstance(config, str):
         return get(config) if not custom_objects or config not in custom_objects else custom_objects[config]
     name = config.get("class_name")
-    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name)
+    cls = (custom_objects or {}).get(name) or _BY_NAME.get(name) or (
+        LossFunctionWrapper if name == "LossFunctionWrapper" else None)
     if cls is None or not isinstance(cls, type):
         raise ValueError(f"Unknown loss class {name!r}. Known loss classes: {', '.join(c.__name__ for c in _CLASSES)}")
     return cls.from_config(dict(config.get("config") or {}))

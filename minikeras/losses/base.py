@@ -176,7 +176,19 @@ class LossFunctionWrapper(Loss):
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):
-        return {**Loss.get_config(self), **self._fn_kwargs}
+        config = {**Loss.get_config(self), **self._fn_kwargs}
+        if type(self) is LossFunctionWrapper:  # subclasses fix their function themselves
+            config["fn"] = getattr(self.fn, "__name__", repr(self.fn))
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if cls is LossFunctionWrapper:
+            from minikeras.losses import get
+            fn = config.pop("fn")
+            return cls(get(fn) if isinstance(fn, str) else fn, **config)
+        return cls(**config)
 
     def __repr__(self):
         return f"<LossFunctionWrapper({getattr(self.fn, '__name__', self.fn)}, kwargs={self._fn_kwargs})>"

@@ -3,7 +3,7 @@
 Each function returns one loss per sample, the mean (or sum) over the last axis, as Keras's.
 """
 from minikeras.losses.base import (
-    Loss, LossFunctionWrapper, check_compatible, squeeze_or_expand_to_same_rank, to_float_tensor, to_tensor)
+    LossFunctionWrapper, check_compatible, squeeze_or_expand_to_same_rank, to_float_tensor, to_tensor)
 from minikeras.ops.math import abs as _abs, log, maximum, minimum, square, where
 from minikeras.ops.reduce import reduce_mean, reduce_sum
 
@@ -98,6 +98,6 @@ class KLDivergence(LossFunctionWrapper):
         super().__init__(kl_divergence, name=name, reduction=reduction, dtype=dtype)
 
 
-__all__ = ["Loss", "mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error", "huber",
+__all__ = ["mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error", "huber",
            "kl_divergence", "MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError", "Huber",
            "KLDivergence"]

@@ -43,7 +43,7 @@ class Trainer:
         """
         from minikeras import losses, metrics as metrics_module, optimizers
         self.optimizer = optimizers.get(optimizer)
-        self.loss = losses.get(loss) if loss is not None else None
+        self.loss = _as_loss_object(losses.get(loss)) if loss is not None else None
         if metrics is not None and not isinstance(metrics, (list, tuple)):
             raise TypeError(f"compile: `metrics` should be a list of metrics, received {metrics!r}")
         self._trainer_metric_specs = list(metrics or [])
@@ -278,6 +278,12 @@ class Trainer:
             return logs
         values = [logs[name] for name in self.metrics_names if name in logs]
         return values[0] if len(values) == 1 else values
+
+
+def _as_loss_object(loss):
+    """A loss function (e.g. from the string 'mse') wrapped as a Loss, as Keras's compile does."""
+    from minikeras.losses.base import Loss, LossFunctionWrapper
+    return loss if isinstance(loss, Loss) else LossFunctionWrapper(loss, name=getattr(loss, "__name__", None))
 
 
 class _CompiledMetrics:

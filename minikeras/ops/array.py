@@ -68,9 +68,11 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     if x.shape == shape:
         return x
     try:
-        np.broadcast_shapes(x.shape, shape)
+        compatible = np.broadcast_shapes(x.shape, shape) == shape
     except ValueError:
-        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}") from None
+        compatible = False
+    if not compatible:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     return _broadcast_to(x, shape=shape)
 
 

@@ -6,7 +6,7 @@ import jax
 
 from minikeras import _context
 from minikeras.backend import is_tracer
-from minikeras.ops.primitive import carries_gradient
+from minikeras.ops.primitive import carries_gradient, read_variable
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -126,6 +126,12 @@ def _as_list(grads):
     return list(grads) if isinstance(grads, (tuple, list)) else [grads]
 
 
+def _input_tensor(x):
+    if isinstance(x, Variable):
+        return read_variable(x)  # recorded on the tapes, as any read
+    return x if isinstance(x, Tensor) else Tensor(to_array(x))
+
+
 def _as_tensor(g):
     return g if isinstance(g, Tensor) else Tensor(to_array(g))
 
@@ -150,7 +156,7 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        inputs = [a if isinstance(a, Tensor) else Tensor(to_array(a)) for a in args]
+        inputs = [_input_tensor(a) for a in args]
         collector = _VariableCollector()
         saved = list(_context.tapes)
         _context.tapes[:] = [collector]
@@ -166,7 +172,8 @@ def custom_gradient(f=None):
                 "grad_fn must accept a `variables=` keyword argument and return (input_grads, variable_grads)")
         if saved:
             leaves, tree = _flatten(y)
-            outs = tuple(leaf if isinstance(leaf, Tensor) else Tensor(to_array(leaf)) for leaf in leaves)
+            # fresh Tensors, so that an output is never also an input (``return x, grad``)
+            outs = tuple(Tensor(to_array(leaf)) for leaf in leaves)
             op = _CustomGradientOp(f.__name__, grad_fn, len(inputs), variables)
             record_inputs = tuple(inputs) + tuple(variables)
             for tape in saved:

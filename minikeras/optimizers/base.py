@@ -21,14 +21,8 @@ from minikeras.function import Function
 from minikeras.ops.clip import clip_by_norm, clip_by_value, global_norm
 from minikeras.ops.math import cast, minimum
 from minikeras.optimizers import schedules as schedules_module
+from minikeras.optimizers.validation import GradientDTypeError, check_variables, gradient_array  # noqa: F401
 from minikeras.tensor import Tensor, Variable, to_array
-
-
-_FLOAT_DTYPES = frozenset(np.dtype(d) for d in ("float16", jnp.bfloat16, "float32", "float64"))
-
-
-class GradientDTypeError(TypeError, ValueError):
-    """A gradient (or variable) that is not floating point; both a TypeError and a ValueError."""
 
 
 @contextlib.contextmanager
@@ -253,12 +247,12 @@ class Optimizer:
         if len(grads) != len(variables):
             raise ValueError(f"Received {len(grads)} gradients for {len(variables)} variables; pass one gradient per "
                              "variable")
-        _check_variables(variables)
+        check_variables(variables)
         if not self.built:
             self.build(variables)
         self._check_variables_are_known(variables)
         grads, variables = self._filter_empty_gradients(grads, variables)
-        arrays = [_gradient_array(g, v, i) for i, (g, v) in enumerate(zip(grads, variables))]
+        arrays = [gradient_array(g, v, i) for i, (g, v) in enumerate(zip(grads, variables))]
         with _tapes_paused():
             lr_value = None
             if callable(self._learning_rate) and not isinstance(
@@ -391,7 +385,7 @@ class Optimizer:
         return cls(**config)
 
     def __repr__(self):
-        return f"<{self.__class__.__name__} name={self.name!r} iterations={int(self._iterations.numpy())}>"
+        return f"<{self.__class__.__name__} name={self.name!r}>"
 
 
 def _as_tensor(x):
@@ -401,36 +395,3 @@ def _as_tensor(x):
 def _snake(name):
     return "".join(("_" + c.lower()) if c.isupper() and i and not name[i - 1].isupper() else c.lower()
                    for i, c in enumerate(name))
-
-
-def _check_variables(variables):
-    seen = set()
-    for i, v in enumerate(variables):
-        if not isinstance(v, Variable):
-            raise TypeError(f"Optimizers update mk.Variable objects; variable #{i} is a {type(v).__name__}. Pass "
-                            "model.trainable_variables (or your mk.Variable objects), not their values.")
-        if v._value.dtype not in _FLOAT_DTYPES:
-            raise GradientDTypeError(f"Variable '{v.path}' has dtype {v.dtype.name}; optimizers only update "
-                                     "floating-point variables")
-        if id(v) in seen:
-            raise ValueError(f"Variable '{v.path}' appears twice in the list of variables to update")
-        seen.add(id(v))
-
-
-def _gradient_array(grad, variable, index):
-    if isinstance(grad, Tensor):
-        array = grad._value
-    elif isinstance(grad, Variable):
-        array = grad._read_array()
-    else:
-        array = to_array(grad)
-    if array.dtype not in _FLOAT_DTYPES:
-        raise GradientDTypeError(
-            f"The gradient for variable '{variable.path}' (#{index}) has dtype {np.dtype(array.dtype).name}; "
-            "gradients must be floating point. Was the loss computed with integer ops?")
-    if array.shape != variable._value.shape:
-        raise ValueError(f"The gradient for variable '{variable.path}' (#{index}) has shape {tuple(array.shape)}, but "
-                         f"the variable has shape {variable.shape}")
-    if array.dtype != variable._value.dtype:
-        array = array.astype(variable._value.dtype)
-    return array

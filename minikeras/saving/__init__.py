@@ -2,8 +2,9 @@
 
     model.save_weights("mnist.weights.h5")     # atomic: a temp file, then a rename
     model.load_weights("mnist.weights.h5")     # also Keras 3 files, Keras 2 '.h5', '.keras'
+    save_model(model, "mnist.keras"); load_model("mnist.keras")   # Sequential models
 
-See ``weights_h5`` for the exact layout and ``legacy_h5`` for Keras 2's.
+See ``weights_h5`` for the exact layout, ``legacy_h5`` for Keras 2's, ``model_file`` for ``.keras``.
 """
 import os
 
@@ -11,6 +12,7 @@ import h5py
 
 from minikeras.saving import legacy_h5, weights_h5
 from minikeras.saving._files import atomic_write, open_h5_for_reading
+from minikeras.saving.model_file import load_model, save_model  # noqa: F401
 
 
 def _require_built(model, what):

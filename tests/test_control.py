@@ -1,0 +1,270 @@
+"""mk.cond and mk.custom_gradient against tf.cond / tf.custom_gradient: values eagerly and
+compiled, gradients through them (checked against JAX), and the errors for misuse."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minikeras as mk
+
+
+def close(actual, expected, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=rtol, atol=atol)
+
+
+# -- cond ----------------------------------------------------------------------------------------------
+def test_cond_eager_runs_only_the_chosen_branch():
+    ran = []
+
+    def yes():
+        ran.append("true")
+        return mk.constant(1.0)
+
+    def no():
+        ran.append("false")
+        return mk.constant(0.0)
+
+    assert float(mk.cond(mk.constant(2.0) > 1.0, yes, no)) == 1.0
+    assert float(mk.cond(False, yes, no)) == 0.0
+    assert ran == ["true", "false"]
+
+
+def test_cond_eager_is_differentiable():
+    x = mk.constant(3.0)
+    for value, expected in ((3.0, 6.0), (1.0, 5.0)):
+        x = mk.constant(value)
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            y = mk.cond(x > 2.0, lambda: x * x, lambda: x * 5.0)
+        assert float(tape.gradient(y, x)) == expected
+
+
+def test_cond_compiled_selects_by_the_runtime_value():
+    @mk.function
+    def f(x):
+        return mk.cond(x > 2.0, lambda: x * x, lambda: x + 1.0)
+
+    assert float(f(mk.constant(3.0))) == 9.0
+    assert float(f(mk.constant(1.0))) == 2.0
+    assert f.tracing_count == 1
+
+
+def test_cond_compiled_is_differentiable():
+    @mk.function
+    def grad(x):
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            y = mk.cond(x > 2.0, lambda: mk.sin(x) * x, lambda: x * 5.0)
+        return tape.gradient(y, x)
+
+    close(grad(mk.constant(3.0)), jax.grad(lambda x: jnp.sin(x) * x)(3.0))
+    assert float(grad(mk.constant(1.0))) == 5.0
+
+
+def test_cond_compiled_assigns_only_in_the_chosen_branch():
+    v = mk.Variable(0.0)
+
+    @mk.function
+    def bump(x):
+        return mk.cond(x > 0.0, lambda: v.assign_add(1.0).read_value(), lambda: v.assign_sub(10.0).read_value())
+
+    assert float(bump(mk.constant(1.0))) == 1.0
+    assert float(bump(mk.constant(1.0))) == 2.0
+    assert float(bump(mk.constant(-1.0))) == -8.0
+    assert float(v) == -8.0
+
+
+def test_cond_with_nested_outputs():
+    @mk.function
+    def f(x):
+        return mk.cond(x > 0.0, lambda: {"a": x, "b": (x * 2.0,)}, lambda: {"a": -x, "b": (x * 3.0,)})
+
+    out = f(mk.constant(-2.0))
+    assert float(out["a"]) == 2.0 and float(out["b"][0]) == -6.0
+
+
+def test_cond_branches_must_agree():
+    @mk.function
+    def structure(x):
+        return mk.cond(x > 0.0, lambda: (x, x), lambda: x)
+
+    @mk.function
+    def shapes(x):
+        return mk.cond(x[0] > 0.0, lambda: x, lambda: x[:1])
+
+    with pytest.raises(ValueError, match="same structure"):
+        structure(mk.constant(1.0))
+    with pytest.raises(ValueError, match=r"\(2,\).*\(1,\)"):
+        shapes(mk.constant([1.0, 2.0]))
+
+
+def test_cond_argument_errors():
+    with pytest.raises(TypeError, match="true_fn and false_fn"):
+        mk.cond(True, lambda: 1.0)
+    with pytest.raises(ValueError, match="scalar predicate"):
+        mk.cond(mk.constant([True, False]), lambda: 1.0, lambda: 0.0)
+
+
+# -- custom_gradient ---------------------------------------------------------------------------------
+@mk.custom_gradient
+def clip_gradient(x):
+    def grad(upstream):
+        return mk.clip_by_value(upstream, -1.0, 1.0)
+    return mk.identity(x), grad
+
+
+@mk.custom_gradient
+def log1pexp(x):
+    e = mk.exp(x)
+
+    def grad(upstream):
+        return upstream * (1.0 - 1.0 / (1.0 + e))
+    return mk.math.log(1.0 + e), grad
+
+
+def test_custom_gradient_replaces_the_gradient():
+    x = mk.constant(3.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = clip_gradient(x) * 5.0
+    assert float(y) == 15.0 and float(tape.gradient(y, x)) == 1.0
+
+
+def test_custom_gradient_numerically_stable_example_from_tf_docs():
+    x = mk.constant(100.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = log1pexp(x)
+    assert float(tape.gradient(y, x)) == 1.0  # the naive gradient is NaN
+
+
+def test_custom_gradient_with_two_inputs_and_a_none_gradient():
+    @mk.custom_gradient
+    def scaled(x, scale):
+        def grad(upstream):
+            return upstream * scale, None
+        return x * scale, grad
+
+    x, s = mk.constant(2.0), mk.constant(3.0)
+    with mk.GradientTape() as tape:
+        tape.watch([x, s])
+        y = scaled(x, s)
+    gx, gs = tape.gradient(y, [x, s])
+    assert float(gx) == 3.0 and gs is None
+
+
+def test_custom_gradient_wrong_count_says_how_many_were_expected():
+    @mk.custom_gradient
+    def pair(x, y):
+        return x * y, lambda upstream: upstream
+
+    x = mk.constant(1.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = pair(x, x)
+    with pytest.raises(ValueError, match="expected to return 2 gradients, but returned 1"):
+        tape.gradient(y, x)
+
+
+def test_custom_gradient_with_variables():
+    v = mk.Variable(2.0, name="scale")
+
+    @mk.custom_gradient
+    def times_v(x):
+        def grad(upstream, variables=None):
+            assert variables == [v]
+            return upstream * v, [upstream * x * 10.0]
+        return x * v, grad
+
+    x = mk.constant(3.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = times_v(x)
+    gx, gv = tape.gradient(y, [x, v])
+    assert float(y) == 6.0 and float(gx) == 2.0 and float(gv) == 30.0
+
+
+def test_custom_gradient_with_variables_wrong_count():
+    v = mk.Variable(2.0)
+
+    @mk.custom_gradient
+    def times_v(x):
+        def grad(upstream, variables=None):
+            return upstream * v, [upstream, upstream]
+        return x * v, grad
+
+    x = mk.constant(3.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = times_v(x)
+    with pytest.raises(ValueError, match="expected to return 1 variable gradients, but returned 2"):
+        tape.gradient(y, x)
+
+
+def test_custom_gradient_reading_variables_needs_a_variables_keyword():
+    v = mk.Variable(2.0, name="scale")
+
+    @mk.custom_gradient
+    def times_v(x):
+        return x * v, lambda upstream: upstream * v
+
+    x = mk.constant(3.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.raises(TypeError, match="variables="):
+            times_v(x)
+
+
+def test_custom_gradient_second_order():
+    @mk.custom_gradient
+    def cube(x):
+        def grad(upstream):
+            return upstream * 3.0 * x * x
+        return x * x * x, grad
+
+    x = mk.constant(1.5)
+    with mk.GradientTape() as outer:
+        outer.watch(x)
+        with mk.GradientTape() as inner:
+            inner.watch(x)
+            y = cube(x)
+        g = inner.gradient(y, x)
+    close(g, jax.grad(lambda x: x ** 3)(1.5))
+    close(outer.gradient(g, x), jax.grad(jax.grad(lambda x: x ** 3))(1.5))
+
+
+def test_custom_gradient_returning_its_input():
+    @mk.custom_gradient
+    def passthrough(x):
+        return x, lambda upstream: upstream * 2.0
+
+    x = mk.constant(1.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = passthrough(x)
+    assert float(tape.gradient(y, x)) == 2.0
+
+
+def test_custom_gradient_inside_a_function_and_repeated():
+    @mk.function
+    def step(x):
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            y = clip_gradient(x) * 5.0
+        return tape.gradient(y, x)
+
+    for _ in range(3):
+        assert float(step(mk.constant(2.0))) == 1.0
+        with mk.GradientTape() as tape:  # eager, the same structure every time
+            x = mk.constant(2.0)
+            tape.watch(x)
+            y = clip_gradient(x) * 5.0
+        assert float(tape.gradient(y, x)) == 1.0
+
+
+def test_grad_pass_through():
+    x = mk.constant(2.7)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = mk.grad_pass_through(mk.round)(x) * 2.0
+    assert float(y) == 6.0 and float(tape.gradient(y, x)) == 2.0

@@ -1,0 +1,136 @@
+"""Conv2D and the pooling layers against direct NumPy loops over output positions."""
+import math
+
+import numpy as np
+import pytest
+
+import minikeras as mk
+
+layers = mk.layers
+
+
+def _pad_amounts(length, kernel, stride, padding):
+    if padding == "valid":
+        return (length - kernel) // stride + 1, 0, 0
+    out = math.ceil(length / stride)
+    total = max((out - 1) * stride + kernel - length, 0)
+    return out, total // 2, total - total // 2  # TF/Keras put the extra row at the end
+
+
+def numpy_conv2d(x, kernel, bias, strides, padding, dilation):
+    kh, kw, _, filters = kernel.shape
+    dh, dw = dilation
+    span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    out_h, top, bottom = _pad_amounts(x.shape[1], span_h, strides[0], padding)
+    out_w, left, right = _pad_amounts(x.shape[2], span_w, strides[1], padding)
+    x = np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)))
+    out = np.zeros((x.shape[0], out_h, out_w, filters))
+    for i in range(out_h):
+        for j in range(out_w):
+            r, c = i * strides[0], j * strides[1]
+            patch = x[:, r:r + span_h:dh, c:c + span_w:dw, :]
+            out[:, i, j, :] = np.tensordot(patch, kernel, axes=([1, 2, 3], [0, 1, 2]))
+    return out + (0 if bias is None else bias)
+
+
+def numpy_pool2d(x, pool, strides, padding, kind):
+    out_h, top, bottom = _pad_amounts(x.shape[1], pool[0], strides[0], padding)
+    out_w, left, right = _pad_amounts(x.shape[2], pool[1], strides[1], padding)
+    x = np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=np.nan)
+    out = np.zeros((x.shape[0], out_h, out_w, x.shape[3]))
+    for i in range(out_h):
+        for j in range(out_w):
+            r, c = i * strides[0], j * strides[1]
+            window = x[:, r:r + pool[0], c:c + pool[1], :]
+            # padding never wins a max and is not counted in a mean (TF's rule)
+            out[:, i, j, :] = (np.nanmax if kind == "max" else np.nanmean)(window, axis=(1, 2))
+    return out
+
+
+X = np.random.default_rng(0).standard_normal((2, 7, 6, 3)).astype(np.float32)
+
+CONV_CASES = [
+    dict(kernel_size=3),
+    dict(kernel_size=(3, 2), strides=(2, 1), padding="same"),
+    dict(kernel_size=3, strides=2, padding="valid", use_bias=False),
+    dict(kernel_size=(2, 3), padding="same", dilation_rate=2, activation="relu"),
+    dict(kernel_size=1, strides=(1, 3), padding="same", activation="tanh"),
+]
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+def test_conv2d_matches_a_direct_numpy_convolution(case):
+    conv = layers.Conv2D(4, kernel_initializer="zeros", **case)
+    conv(X)  # builds
+    rng = np.random.default_rng(1)
+    weights = [rng.standard_normal(w.shape).astype(np.float32) for w in conv.weights]
+    conv.set_weights(weights)
+    out = conv(X).numpy()
+    expected = numpy_conv2d(X.astype(np.float64), weights[0].astype(np.float64),
+                            weights[1] if len(weights) == 2 else None,
+                            conv.strides, conv.padding, conv.dilation_rate)
+    if case.get("activation") == "relu":
+        expected = np.maximum(expected, 0)
+    elif case.get("activation") == "tanh":
+        expected = np.tanh(expected)
+    assert out.shape == expected.shape
+    assert out.shape[1:] == conv.compute_output_shape((None,) + X.shape[1:])[1:]
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+    assert len(conv.weights) == (1 if case.get("use_bias") is False else 2)
+
+
+def test_conv2d_kernel_shape_and_channel_check():
+    conv = layers.Conv2D(4, 3, kernel_initializer="zeros", name="conv_channels")
+    conv(X)
+    assert conv.kernel.shape == (3, 3, 3, 4) and conv.bias.shape == (4,)
+    assert conv.kernel.path == "conv_channels/kernel"
+    with pytest.raises(ValueError, match=r"Conv2D 'conv_channels' expects inputs with 3 channels.*\(2, 7, 6, 1\)"):
+        conv(X[..., :1])
+
+
+POOL_CASES = [
+    (layers.MaxPooling2D, dict()),
+    (layers.MaxPooling2D, dict(pool_size=3, strides=2, padding="same")),
+    (layers.MaxPooling2D, dict(pool_size=(2, 3), strides=1)),
+    (layers.AveragePooling2D, dict()),
+    (layers.AveragePooling2D, dict(pool_size=3, strides=2, padding="same")),
+    (layers.AveragePooling2D, dict(pool_size=(3, 2), strides=(1, 2), padding="same")),
+]
+
+
+@pytest.mark.parametrize("cls,case", POOL_CASES, ids=lambda v: v.__name__ if isinstance(v, type) else str(v))
+def test_pooling_matches_numpy(cls, case):
+    pool = cls(**case)
+    out = pool(X).numpy()
+    kind = "max" if cls is layers.MaxPooling2D else "avg"
+    expected = numpy_pool2d(X.astype(np.float64), pool.pool_size, pool.strides, pool.padding, kind)
+    assert out.shape[1:] == pool.compute_output_shape((None,) + X.shape[1:])[1:]
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_pooling_strides_default_to_the_pool_size():
+    assert layers.MaxPooling2D(pool_size=3).strides == (3, 3)
+    assert layers.MaxPool2D is layers.MaxPooling2D and layers.AvgPool2D is layers.AveragePooling2D
+
+
+def test_global_pooling():
+    np.testing.assert_allclose(layers.GlobalAveragePooling2D()(X).numpy(), X.mean(axis=(1, 2)), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(layers.GlobalAveragePooling2D(keepdims=True)(X).numpy(),
+                               X.mean(axis=(1, 2), keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(layers.GlobalMaxPooling2D()(X).numpy(), X.max(axis=(1, 2)))
+
+
+def test_conv_gradients_flow_to_the_kernel():
+    conv = layers.Conv2D(4, 3, kernel_initializer="zeros")
+    conv(X)
+    with mk.GradientTape() as tape:
+        loss = mk.reduce_sum(conv(X))
+    kernel_grad, bias_grad = tape.gradient(loss, conv.trainable_variables)
+    # d/dK sum(conv) = sum of each input patch: a valid 3x3 window sum per channel
+    expected = np.zeros((3, 3, 3))
+    for a in range(3):
+        for b in range(3):
+            expected[a, b] = X[:, a:a + 5, b:b + 4, :].sum(axis=(0, 1, 2))
+    np.testing.assert_allclose(kernel_grad.numpy(), np.repeat(expected[..., None], 4, axis=-1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(bias_grad.numpy(), np.full(4, 2 * 5 * 4.0))
