@@ -25,8 +25,9 @@ def clear_session():
     _name_counts.clear()
 
 
-def _walk(value, seen, out_variables, out_modules):
-    """Collects Variables and Modules found in ``value`` (attributes, lists, tuples, dicts)."""
+def _walk(value, seen, out_variables, out_modules, exclude):
+    """Collects Variables and Modules found in ``value`` (attributes, lists, tuples, dicts),
+    not entering Modules of the types in ``exclude``."""
     if id(value) in seen:
         return
     if isinstance(value, Variable):
@@ -34,16 +35,18 @@ def _walk(value, seen, out_variables, out_modules):
         out_variables.append(value)
     elif isinstance(value, Module):
         seen.add(id(value))
+        if exclude and out_modules and isinstance(value, exclude):
+            return
         out_modules.append(value)
         for key, attribute in vars(value).items():
             if key not in value._NOT_TRACKED:
-                _walk(attribute, seen, out_variables, out_modules)
+                _walk(attribute, seen, out_variables, out_modules, exclude)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            _walk(item, seen, out_variables, out_modules)
+            _walk(item, seen, out_variables, out_modules, exclude)
     elif isinstance(value, dict):
         for item in value.values():
-            _walk(item, seen, out_variables, out_modules)
+            _walk(item, seen, out_variables, out_modules, exclude)
 
 
 class Module:
@@ -72,9 +75,13 @@ class Module:
             self._name = unique_name(snake_case(type(self).__name__))
         return self._name
 
+    def _untracked_types(self):
+        """Types of sub-Modules whose state is not part of this one's (Layers leave out Metrics)."""
+        return ()
+
     def _collect(self):
         variables, modules = [], []
-        _walk(self, set(), variables, modules)
+        _walk(self, set(), variables, modules, self._untracked_types())
         return variables, modules[1:]
 
     @property

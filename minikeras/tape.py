@@ -174,14 +174,14 @@ class GradientTape:
             grads = self._backward([(id(t), g) for t, g in seeds], tuple(id(s) for s in flat_sources), fast)
         results = []
         missing = []
-        for source in flat_sources:
+        for index, source in enumerate(flat_sources):
             g = grads.get(id(source))
             if g is not None and not carries_gradient(source.dtype):
                 g = None
             if g is None:
-                missing.append(source)
+                missing.append((index, source))
                 if mode is UnconnectedGradients.ZERO:
-                    g = jnp.zeros(source.shape, source.dtype)
+                    g = _constant(np.zeros, source.shape, source.dtype)
             results.append(g if g is None or isinstance(g, Tensor) else Tensor(g))
         if missing and mode is UnconnectedGradients.RAISE:
             self._raise_unconnected(missing, seeds)
@@ -200,15 +200,15 @@ class GradientTape:
         _check_sources(flat_sources)
         target = _single_target(target, "jacobian")
         n = int(np.prod(target.shape, dtype=np.int64))
-        seeds = jnp.eye(n, dtype=target.dtype).reshape((n,) + target.shape)
+        seeds = jnp.asarray(np.eye(n, dtype=target.dtype).reshape((n,) + target.shape))
         rows = self._vectorised_backward(target, seeds, flat_sources)
         results = []
-        for source, row in zip(flat_sources, rows):
+        for index, (source, row) in enumerate(zip(flat_sources, rows)):
             if row is None:
                 if mode is UnconnectedGradients.RAISE:
-                    self._raise_unconnected([source], [(target, None)])
+                    self._raise_unconnected([(index, source)], [(target, None)])
                 if mode is UnconnectedGradients.ZERO:
-                    row = jnp.zeros((n,) + source.shape, target.dtype)
+                    row = _constant(np.zeros, (n,) + source.shape, target.dtype)
                 else:
                     results.append(None)
                     continue
@@ -235,15 +235,15 @@ class GradientTape:
                 f"target shape {target.shape} and source shape {source.shape}")
         batch, out_shape = target.shape[0], target.shape[1:]
         n = int(np.prod(out_shape, dtype=np.int64))
-        eye = jnp.eye(n, dtype=target.dtype).reshape((n, 1) + out_shape)
+        eye = jnp.asarray(np.eye(n, dtype=target.dtype).reshape((n, 1) + out_shape))
         seeds = jnp.broadcast_to(eye, (n, batch) + out_shape)
         (rows,) = self._vectorised_backward(target, seeds, [source])
         if rows is None:
             if mode is UnconnectedGradients.RAISE:
-                self._raise_unconnected([source], [(target, None)])
+                self._raise_unconnected([(0, source)], [(target, None)])
             self._finish_use()
             if mode is UnconnectedGradients.ZERO:
-                return Tensor(jnp.zeros((batch,) + out_shape + source.shape[1:], target.dtype))
+                return Tensor(_constant(np.zeros, (batch,) + out_shape + source.shape[1:], target.dtype))
             return None
         rows = jnp.reshape(_value(rows), (n, batch) + source.shape[1:])
         result = jnp.moveaxis(rows, 0, 1).reshape((batch,) + out_shape + source.shape[1:])
@@ -278,7 +278,8 @@ class GradientTape:
         """Runs the records backward from ``seeds`` [(id, cotangent)]; returns {id: gradient}.
 
         ``fast``: no tape records this pass, so it runs on arrays: as one compiled program when
-        the tape's structure was seen before (``tape_compiled``), otherwise rule by rule.
+        the tape's structure was seen before (``tape_compiled``), otherwise rule by rule
+        (always so when a ``custom_gradient`` op was recorded).
         """
         if fast:
             seeds = [(key, seed._value if isinstance(seed, Tensor) else seed) for key, seed in seeds]
@@ -291,8 +292,7 @@ class GradientTape:
                     results = tape_compiled.replay(plan)(plan.values, seed_values)
                 else:
                     results = tape_compiled.run(plan, seed_values)
-                if results is not None:
-                    return {key: g for key, g in zip(source_ids, results) if g is not None}
+                return {key: g for key, g in zip(source_ids, results) if g is not None}
         return self._backward_by_rule(seeds, set(source_ids), fast)
 
     def _backward_by_rule(self, seeds, source_ids, fast):
@@ -370,8 +370,30 @@ def _value(x):
 
 
 def _zeros_like(tensor, fast):
-    zeros = jnp.zeros(tensor.shape, tensor.dtype)
+    zeros = _constant(np.zeros, tensor.shape, tensor.dtype)
     return zeros if fast else Tensor(zeros)
+
+
+def _constant(make, shape, dtype):
+    """A constant made with NumPy and copied to the device: no kernel to compile per shape."""
+    with jax.ensure_compile_time_eval():
+        return jnp.asarray(make(shape, dtype))
+
+
+_ONES = {}
+
+
+def _ones(shape, dtype):
+    """The default output gradient; cached, since an eager training loop asks for the same one
+    every step."""
+    key = (shape, dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        ones = _constant(np.ones, shape, dtype)
+        if len(_ONES) > 256:
+            _ONES.clear()
+        _ONES[key] = ones
+    return ones
 
 
 def _unconnected_mode(value):
@@ -415,7 +437,7 @@ def _seeds(target, output_gradients):
         if not isinstance(t, (Tensor, Variable)):
             raise ValueError(f"GradientTape.gradient target must be mk.Tensor or mk.Variable, received "
                              f"{type(t).__name__}")
-        seed = jnp.ones(t.shape, t.dtype) if u is None else (u if isinstance(u, Tensor) else to_array(u, t.dtype))
+        seed = _ones(t.shape, t.dtype) if u is None else (u if isinstance(u, Tensor) else to_array(u, t.dtype))
         if tuple(seed.shape) != t.shape:
             raise ValueError(f"output_gradients entry has shape {tuple(seed.shape)}, target has shape {t.shape}")
         seeds.append((t, seed))

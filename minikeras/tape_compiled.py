@@ -5,8 +5,8 @@ rule as its own jitted call costs one dispatch per op; instead, a tape's records
 to a *structure* — for each record its op, static parameters and which earlier values feed
 it, plus the shapes and dtypes of the values that came from outside — and the backward pass
 over that structure is traced once into one ``jax.jit`` program. The first time a structure
-is seen the tape runs rule by rule (nothing is compiled for a one-off tape); from the second
-time on, the whole backward pass is one dispatch.
+is seen the tape runs rule by rule (nothing new is compiled for a one-off tape); from the
+second time on, the whole backward pass is one dispatch.
 
 Only used when nothing records the backward pass (no outer tape) and every recorded op is a
 pure function of arrays (``custom_gradient`` ops, whose grad_fn is arbitrary Python, are not).
@@ -97,13 +97,20 @@ def make_plan(records, tracked, seed_ids, source_ids, traced=False):
 
 
 def run(plan, seeds):
-    """Gradients for ``plan.source_slots`` (arrays, or None where unconnected), or None when this
-    structure has not been seen before (the caller then runs rule by rule)."""
+    """Gradients for ``plan.source_slots`` (arrays, or None where unconnected).
+
+    A structure seen for the first time runs rule by rule, eagerly (its ops reuse the
+    forward passes' compiled kernels, so a one-off tape compiles little); from the second
+    time on it runs as one compiled program.
+    """
     program = _PROGRAMS.get(plan.key)
     if program is None:
         _remember(plan.key, _Program(plan))
-        return None
-    return program(plan.values, seeds)
+    elif program.compilable:
+        results = program(plan.values, seeds)
+        if results is not None:
+            return results
+    return replay(plan)(plan.values, seeds)
 
 
 def run_vectorised(plan, seeds):
@@ -158,6 +165,7 @@ class _Program:
         self._used = None
         self._jitted = None
         self._vmapped = None
+        self.compilable = True  # False once tracing failed: a rule needs concrete values
 
     def _prepare(self, values, seeds):
         closed = jax.make_jaxpr(self._backward)(values, seeds)
@@ -177,8 +185,13 @@ class _Program:
         return backward
 
     def __call__(self, values, seeds):
+        """The gradients, or None if this backward pass cannot be traced (then it runs eagerly)."""
         if self._jitted is None:
-            self._jitted = jax.jit(self._prepare(values, seeds))
+            try:
+                self._jitted = jax.jit(self._prepare(values, seeds))
+            except Exception:  # noqa: BLE001 - e.g. a rule that looks at values; eager replay reports real errors
+                self.compilable = False
+                return None
         return self._jitted([values[i] for i in self._used], seeds)
 
     def vectorised(self, values, seeds):

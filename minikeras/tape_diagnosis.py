@@ -10,11 +10,12 @@ def describe(source, index):
 
 
 def explain_unconnected(tape, missing, targets):
-    """A message naming each source in ``missing`` and the reason it has no gradient."""
+    """A message naming each source in ``missing`` [(position in sources, source)] and why it has
+    no gradient."""
     blockers = _first_blockers(tape)
     target_ids = [id(t) for t in targets]
     lines = []
-    for index, source in enumerate(missing):
+    for index, source in missing:
         lines.append(f"  - {describe(source, index)}: {_reason(tape, source, blockers, target_ids)}")
     return "GradientTape.gradient found no gradient for:\n" + "\n".join(lines)
 

@@ -198,9 +198,11 @@ class Tensor:
         return complex(self._scalar("complex"))
 
     def __format__(self, spec):
-        if self._value.ndim == 0 and not is_tracer(self._value):
+        if is_tracer(self._value):
+            return format(repr(self), spec)
+        if self._value.ndim == 0:
             return format(np.asarray(self._value)[()].item(), spec)
-        return format(_format_value(self._value), spec)
+        return format(np.asarray(self._value), spec)  # NumPy's rules, as tf.Tensor
 
     def __len__(self):
         if self._value.ndim == 0:

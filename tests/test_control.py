@@ -57,7 +57,7 @@ def test_cond_compiled_is_differentiable():
             y = mk.cond(x > 2.0, lambda: mk.sin(x) * x, lambda: x * 5.0)
         return tape.gradient(y, x)
 
-    close(grad(mk.constant(3.0)), jax.grad(lambda x: jnp.sin(x) * x)(3.0))
+    close(grad(mk.constant(3.0)), np.cos(3.0) * 3.0 + np.sin(3.0))
     assert float(grad(mk.constant(1.0))) == 5.0
 
 
@@ -229,8 +229,8 @@ def test_custom_gradient_second_order():
             inner.watch(x)
             y = cube(x)
         g = inner.gradient(y, x)
-    close(g, jax.grad(lambda x: x ** 3)(1.5))
-    close(outer.gradient(g, x), jax.grad(jax.grad(lambda x: x ** 3))(1.5))
+    close(g, 3 * 1.5 ** 2)
+    close(outer.gradient(g, x), 6 * 1.5)
 
 
 def test_custom_gradient_returning_its_input():

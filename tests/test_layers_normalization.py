@@ -113,8 +113,7 @@ def test_frozen_batch_norm_runs_in_inference_mode_even_when_training():
 
 def test_input_rank_and_size_are_checked():
     bn = make_bn()
-    bn.name
     with pytest.raises(ValueError, match=rf"'{bn.name}'.*ndim=2.*ndim=4"):
         bn(np.zeros((2, 2, 2, 3), np.float32))
-    with pytest.raises(ValueError, match=rf"'{bn.name}'.*axis -1.*3.*\(2, 5\)"):
+    with pytest.raises(ValueError, match=rf"'{bn.name}' expects 3 features on axis -1, received shape \(2, 5\)"):
         bn(np.zeros((2, 5), np.float32))

@@ -215,8 +215,9 @@ def test_get_serialize_and_config():
     clone = losses.deserialize(losses.serialize(loss))
     assert isinstance(clone, losses.CategoricalCrossentropy) and clone.get_config() == config
     assert losses.Huber.from_config(losses.Huber(delta=0.5).get_config()).delta == 0.5
-    wrapped = losses.deserialize(losses.serialize(losses.LossFunctionWrapper(losses.mse, name="mse")))
-    assert wrapped.fn is losses.mean_squared_error and wrapped.name == "mse"  # compile(loss='mse') round trip
+    assert losses.serialize(losses.LossFunctionWrapper(losses.mse)) == "mean_squared_error"  # compile(loss='mse')
+    wrapped = losses.deserialize(losses.serialize(losses.LossFunctionWrapper(losses.mse, name="my_mse")))
+    assert wrapped.fn is losses.mean_squared_error and wrapped.name == "my_mse"
     assert losses.SparseCategoricalCrossentropy(ignore_class=3).get_config()["ignore_class"] == 3
     with pytest.raises(ValueError, match="Unknown loss: 'msee'.*mean_squared_error"):
         losses.get("msee")

@@ -423,3 +423,33 @@ def test_keras_file_errors(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match=r"m.keras.*truncated"):
         saving.load_model(path)
+
+
+def test_model_own_variables_and_bfloat16(tmp_path):
+    import ml_dtypes
+
+    class Scaled(mk.Model):
+        def __init__(self):
+            super().__init__()
+            self.scale = mk.Variable(np.array([1.5, -2.0, 0.25], ml_dtypes.bfloat16), name="scale")
+            self.counter = mk.Variable(np.int32(3), trainable=False, name="counter")
+
+        def call(self, x, training=None):
+            return x * self.scale
+
+    model = Scaled()
+    model.built = True
+    path = tmp_path / "scaled.weights.h5"
+    model.save_weights(path)
+    with h5py.File(path, "r") as f:
+        assert f["vars"].attrs["name"] == model.name
+        assert f["vars/0"].attrs["dtype"] == "bfloat16" and f["vars/0"].shape == (3,)  # Keras's bfloat16 marker
+        assert f["vars/1"][()] == 3
+    other = Scaled()
+    other.built = True
+    other.scale.assign(np.zeros(3, ml_dtypes.bfloat16))
+    other.counter.assign(0)
+    other.load_weights(path)
+    assert other.scale.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(other.scale.numpy().astype(np.float32), [1.5, -2.0, 0.25])
+    assert int(other.counter.numpy()) == 3

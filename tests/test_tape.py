@@ -32,7 +32,7 @@ def test_watched_tensor_gradient_matches_jax():
         y = f_mk(x)
     g = tape.gradient(y, x)
     assert isinstance(g, mk.Tensor) and g.dtype == mk.float32 and g.shape == (3,)
-    close(g, jax.grad(f_jnp)(X))
+    close(g, jax.jit(jax.grad(f_jnp))(X))
 
 
 def test_watch_accepts_a_list():
@@ -172,8 +172,8 @@ def test_nested_tapes_second_derivative():
             y = f_mk(x)
         g = inner.gradient(y, x)
     h = outer.gradient(g, x)   # d/dx sum(grad) = row sums of the Hessian
-    close(g, jax.grad(f_jnp)(X))
-    close(h, jnp.sum(jax.hessian(f_jnp)(X), axis=0), rtol=1e-4, atol=1e-4)
+    close(g, jax.jit(jax.grad(f_jnp))(X))
+    close(h, jnp.sum(jax.jit(jax.hessian(f_jnp))(X), axis=0), rtol=1e-4, atol=1e-4)
 
 
 def test_nested_tapes_third_derivative():
@@ -193,9 +193,9 @@ def test_nested_tapes_third_derivative():
         d2 = t2.gradient(d1, x)
     d3 = t3.gradient(d2, x)
     fj = lambda x: f(x, jnp.sin, jnp.exp)  # noqa: E731
-    close(d1, jax.grad(fj)(1.3))
-    close(d2, jax.grad(jax.grad(fj))(1.3), rtol=1e-4)
-    close(d3, jax.grad(jax.grad(jax.grad(fj)))(1.3), rtol=1e-4)
+    close(d1, jax.jit(jax.grad(fj))(1.3))
+    close(d2, jax.jit(jax.grad(jax.grad(fj)))(1.3), rtol=1e-4)
+    close(d3, jax.jit(jax.grad(jax.grad(jax.grad(fj))))(1.3), rtol=1e-4)
 
 
 def test_hessian_from_jacobian_of_gradient():
@@ -206,7 +206,7 @@ def test_hessian_from_jacobian_of_gradient():
             inner.watch(x)
             y = f_mk(x)
         g = inner.gradient(y, x)
-    close(outer.jacobian(g, x), jax.hessian(f_jnp)(X), rtol=1e-4, atol=1e-4)
+    close(outer.jacobian(g, x), jax.jit(jax.hessian(f_jnp))(X), rtol=1e-4, atol=1e-4)
 
 
 # -- sources, targets, output gradients ---------------------------------------------------------------
@@ -250,8 +250,7 @@ def test_output_gradients_weight_the_target():
     with mk.GradientTape() as tape:
         tape.watch(x)
         y = mk.sin(x) * x
-    _, vjp = jax.vjp(lambda x: jnp.sin(x) * x, X)
-    close(tape.gradient(y, x, output_gradients=mk.constant(w)), vjp(w)[0])
+    close(tape.gradient(y, x, output_gradients=mk.constant(w)), (np.cos(X) * X + np.sin(X)) * w)
 
 
 def test_output_gradients_with_the_wrong_shape_is_an_error():
@@ -394,7 +393,7 @@ def test_jacobian_matches_jacrev():
         y = g_mk(x)
     jac = tape.jacobian(y, x)
     assert jac.shape == (3, 3)
-    close(jac, jax.jacrev(g_jnp)(X))
+    close(jac, jax.jit(jax.jacrev(g_jnp))(X))
 
 
 def test_jacobian_of_a_matrix_target_with_several_sources():
@@ -404,7 +403,7 @@ def test_jacobian_of_a_matrix_target_with_several_sources():
         tape.watch(a)
         y = mk.tanh(a * b)
     ja, jb = tape.jacobian(y, [a, b])
-    ea, eb = jax.jacrev(lambda a, b: jnp.tanh(a * b), argnums=(0, 1))(jnp.asarray(a.numpy()), jnp.asarray(b.numpy()))
+    ea, eb = jax.jit(jax.jacrev(lambda a, b: jnp.tanh(a * b), argnums=(0, 1)))(a.numpy(), b.numpy())
     assert ja.shape == (2, 3, 2, 3) and jb.shape == (2, 3, 3)
     close(ja, ea)
     close(jb, eb)
@@ -445,7 +444,7 @@ def test_batch_jacobian_matches_jacrev_and_needs_no_persistent_tape():
         tape.watch(x)
         y = mk.tanh(mk.matmul(x, mk.constant(w)))
     bj = tape.batch_jacobian(y, x)
-    expected = jax.vmap(jax.jacrev(lambda row: jnp.tanh(row @ w)))(xs)
+    expected = jax.jit(jax.vmap(jax.jacrev(lambda row: jnp.tanh(row @ w))))(xs)
     assert bj.shape == (3, 3, 2)
     close(bj, expected)
 
@@ -482,10 +481,13 @@ def _step_jnp(x, w):
     return jnp.mean(jnp.tanh(x @ w) ** 2) + jnp.sum(w * w) * 0.01
 
 
+_step_grad = jax.jit(jax.grad(_step_jnp, argnums=(0, 1)))
+
+
 def test_repeated_structure_gives_the_same_gradients_as_jax():
     x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
     w = mk.Variable(np.random.default_rng(1).standard_normal((3, 2)).astype(np.float32))
-    expected = jax.grad(_step_jnp, argnums=(0, 1))(x, w.numpy())
+    expected = _step_grad(x, w.numpy())
     before = len(tape_compiled._PROGRAMS)
     for _ in range(3):  # rule by rule, then compiled, then compiled again
         gx, gw = _step(mk.constant(x), w)
@@ -496,10 +498,10 @@ def test_repeated_structure_gives_the_same_gradients_as_jax():
 
 def test_repeated_structure_with_new_shapes_is_recompiled_correctly():
     w = mk.Variable(np.ones((3, 2), np.float32) * 0.3)
-    for batch in (4, 4, 5, 5, 4):
+    for batch in (4, 4, 5, 5):
         x = np.linspace(-1, 1, batch * 3, dtype=np.float32).reshape(batch, 3)
         gx, gw = _step(mk.constant(x), w)
-        expected = jax.grad(_step_jnp, argnums=(0, 1))(x, w.numpy())
+        expected = _step_grad(x, w.numpy())
         close(gx, expected[0])
         close(gw, expected[1])
 
@@ -521,3 +523,28 @@ def test_repeated_structure_with_constants_that_change():
             tape.watch(x)
             y = x * mk.constant(scale) * x
         assert float(tape.gradient(y, x)) == 4.0 * scale
+
+
+def test_repeated_structure_whose_rule_needs_concrete_values_runs_eagerly():
+    peek = Primitive("peek", lambda x: x * 2.0)
+
+    @peek.defgrad
+    def _(g, out, x):
+        return g * 2.0 if float(mk.reduce_sum(x)) > 0 else g * 0.0  # looks at a value: cannot be traced
+
+    for _ in range(3):
+        x = mk.constant([1.0, 2.0])
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            y = peek(x) * 3.0
+        close(tape.gradient(y, x), [6.0, 6.0])
+
+
+def test_a_rule_missing_is_a_lookup_error():
+    opaque = Primitive("opaque", lambda x: x + 1.0)
+    x = mk.constant(1.0)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = opaque(x)
+    with pytest.raises(LookupError, match="No gradient defined for operation 'opaque'"):
+        tape.gradient(y, x)

@@ -56,6 +56,13 @@ class Layer(Module):
         self._output_shape = None
         self._call_takes_training = "training" in inspect.signature(self.call).parameters
 
+    def _untracked_types(self):
+        # A model's metrics (its loss tracker, compiled metrics, trackers a custom train_step
+        # keeps as attributes) hold state that is not a weight: Keras leaves it out of
+        # weights, weights files and count_params.
+        from minikeras.metrics.base import Metric
+        return (Metric,)
+
     # -- configuration ------------------------------------------------------------------
     @property
     def dtype(self):
@@ -84,6 +91,11 @@ class Layer(Module):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+    @property
+    def losses(self):
+        """Losses added by layers (``add_loss``, regularizers): none are supported yet, so []."""
+        return []
 
     # -- weights ------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,

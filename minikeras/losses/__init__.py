@@ -31,7 +31,10 @@ _BY_NAME.update({
 
 def serialize(loss):
     """A Loss instance as ``{'module', 'class_name', 'config', 'registered_name'}``; a built-in
-    loss function as its name."""
+    loss function (or a plain LossFunctionWrapper of one) as its name."""
+    if (type(loss) is LossFunctionWrapper and not loss._fn_kwargs and loss.reduction == "sum_over_batch_size"
+            and loss.name == getattr(loss.fn, "__name__", None)):
+        loss = loss.fn  # compile(loss='mse') stores the function's name, as Keras's compile_config does
     if isinstance(loss, Loss):
         return {"module": "minikeras.losses", "class_name": loss.__class__.__name__, "config": loss.get_config(),
                 "registered_name": None}

@@ -93,9 +93,25 @@ class DatasetBatches:
             except StopIteration:
                 self._iterator = iter(self.dataset)
                 return
-            yield unpack(element)
+            yield check_batch(*unpack(element))
         if self.dataset.cardinality() >= 0:
             self._iterator = None
+
+
+def check_batch(x, y, sample_weight):
+    """A batch from a Dataset whose x, y and sample_weight disagree on the batch size is an
+    error here, before it reaches a compiled step."""
+    sizes = []
+    for what, part in (("x", x), ("y", y), ("sample_weight", sample_weight)):
+        leaves = [leaf for leaf in jax.tree_util.tree_leaves(part, is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
+                  if np.ndim(leaf) > 0]
+        sizes.extend((what, int(np.shape(leaf)[0]) if not isinstance(leaf, (Tensor, Variable)) else leaf.shape[0])
+                     for leaf in leaves)
+    if len({n for _, n in sizes}) > 1:
+        described = ", ".join(f"{what} has {n} samples" for what, n in sizes)
+        raise ValueError(f"A batch from the Dataset has parts of different batch sizes: {described}. The Dataset "
+                         "must yield (x, y) pairs with one label per example; zip or batch them alike.")
+    return x, y, sample_weight
 
 
 def unpack(data):
@@ -121,7 +137,7 @@ def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False, 
         return DatasetBatches(x, steps)
     if x is None:
         raise ValueError("x is required")
-    return ArrayBatches(x, y, sample_weight, batch_size or 32, shuffle, steps)
+    return ArrayBatches(x, y, sample_weight, 32 if batch_size is None else batch_size, shuffle, steps)
 
 
 def split_validation(x, y, sample_weight, validation_split):

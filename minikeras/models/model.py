@@ -21,6 +21,10 @@ class Model(Trainer, Layer):
     ...         return self.out(self.hidden(x))
     """
 
+    # Training state (optimizer, loss tracker, metrics) is not part of the model's variables.
+    _NOT_TRACKED = frozenset({"_inbound", "optimizer", "loss", "_trainer_steps", "_trainer_metrics",
+                              "_trainer_loss_tracker", "_trainer_metric_specs", "history"})
+
     def __init__(self, *args, **kwargs):
         if args or "inputs" in kwargs or "outputs" in kwargs:
             raise TypeError("mk.Model(inputs, outputs) (the functional API) is not supported; subclass mk.Model "
@@ -80,6 +84,11 @@ class Model(Trainer, Layer):
         """Writes all weights (and the optimizer's state) to an HDF5 ``.weights.h5`` file, atomically."""
         from minikeras import saving
         saving.save_weights(self, filepath, overwrite=overwrite)
+
+    def save(self, filepath, overwrite=True):
+        """Writes the model (Sequential: its layer configs and weights) to a ``.keras`` file."""
+        from minikeras import saving
+        saving.save_model(self, filepath, overwrite=overwrite)
 
     def load_weights(self, filepath, skip_mismatch=False):
         """Loads weights written by ``save_weights`` (or by Keras 3 / legacy Keras 2 HDF5)."""

@@ -1,4 +1,10 @@
-"""``model.summary()``: Keras 3's table of layers, output shapes and parameter counts."""
+"""``model.summary()``: Keras 3's table of layers, output shapes and parameter counts.
+
+The layout is what Keras 3 prints when its output is captured (an 80-column console: line
+length 76 split at 45% / 80%): cells padded by one space, long cells wrapped at spaces (and
+long words folded), as rich does.
+"""
+import textwrap
 
 _WIDTHS = (33, 24, 15)
 
@@ -13,12 +19,17 @@ def readable_memory_size(size):
 
 
 def _row(cells, left, sep, right):
-    texts = []
-    for i, (cell, width) in enumerate(zip(cells, _WIDTHS)):
-        inner = width - 2
-        text = str(cell)
-        texts.append(" " + (text.rjust(inner) if i == 2 else text.ljust(inner)) + " ")
-    return left + sep.join(texts) + right
+    """One table row; a cell longer than its column wraps onto extra lines."""
+    wrapped = [textwrap.wrap(str(cell), width - 2, break_on_hyphens=False) or [""]
+               for cell, width in zip(cells, _WIDTHS)]
+    lines = []
+    for n in range(max(len(w) for w in wrapped)):
+        texts = []
+        for i, (parts, width) in enumerate(zip(wrapped, _WIDTHS)):
+            text = parts[n] if n < len(parts) else ""
+            texts.append(" " + (text.rjust(width - 2) if i == 2 else text.ljust(width - 2)) + " ")
+        lines.append(left + sep.join(texts) + right)
+    return "\n".join(lines)
 
 
 def _rule(left, fill, sep, right):
@@ -47,13 +58,13 @@ def format_summary(model):
             lines.append(_rule("├", "─", "┼", "┤"))
     lines.append(_rule("└", "─", "┴", "┘"))
     trainable, non_trainable = model.trainable_weights, model.non_trainable_weights
-    total = trainable + non_trainable
-    for label, variables in (("Total", total), ("Trainable", trainable), ("Non-trainable", non_trainable)):
+    optimizer = getattr(model, "optimizer", None)
+    slots = list(optimizer.variables) if optimizer is not None and getattr(optimizer, "built", False) else None
+    groups = [("Total", trainable + non_trainable + (slots or [])), ("Trainable", trainable),
+              ("Non-trainable", non_trainable)]
+    if slots is not None:  # Keras 3 counts the optimizer's variables in the total too
+        groups.append(("Optimizer", slots))
+    for label, variables in groups:
         count = sum(v.size for v in variables)
         lines.append(f" {label} params: {count:,} ({readable_memory_size(_param_bytes(variables))})")
-    optimizer = getattr(model, "optimizer", None)
-    if optimizer is not None and getattr(optimizer, "built", False):
-        slots = [v for v in optimizer.variables]
-        lines.append(f" Optimizer params: {sum(v.size for v in slots):,} "
-                     f"({readable_memory_size(_param_bytes(slots))})")
     return "\n".join(lines)

@@ -5,11 +5,14 @@ Each of ``train_step``, ``test_step`` and ``predict_step`` is compiled once with
 generator - are lifted automatically), so a step is one XLA program. Override them to
 customise training, as in Keras ("customizing what happens in fit").
 """
+import contextlib
+
 import jax
 import numpy as np
 
 from minikeras.function import function
 from minikeras.models import data_adapter
+from minikeras.models.errors import user_errors
 from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable, to_array
 
@@ -47,7 +50,12 @@ class Trainer:
         if metrics is not None and not isinstance(metrics, (list, tuple)):
             raise TypeError(f"compile: `metrics` should be a list of metrics, received {metrics!r}")
         self._trainer_metric_specs = list(metrics or [])
-        self._trainer_metrics = None  # resolved on the first batch (shapes decide 'accuracy')
+        # resolved now when the loss decides what 'accuracy' means (so that a custom train_step
+        # sees them in self.metrics), else on the first batch, from the shapes
+        try:
+            self._trainer_metrics = [metrics_module.resolve(m, self.loss) for m in self._trainer_metric_specs]
+        except ValueError:
+            self._trainer_metrics = None
         self._trainer_loss_tracker = metrics_module.Mean(name="loss")
         self._trainer_jit = bool(jit_compile) and not run_eagerly
         self._check_steps_per_execution(steps_per_execution)
@@ -96,8 +104,8 @@ class Trainer:
     def compute_metrics(self, x, y, y_pred, sample_weight=None, loss=None):
         """Updates the loss tracker and metrics; returns ``{name: result}``."""
         self._resolve_metrics(y, y_pred)
-        if loss is not None:
-            self._trainer_loss_tracker.update_state(loss)
+        if loss is not None:  # weighted by the batch size: a short last batch counts for less
+            self._trainer_loss_tracker.update_state(loss, sample_weight=_batch_size(x, y_pred))
         for metric in self._trainer_metrics:
             metric.update_state(y, y_pred, sample_weight=sample_weight)
         return {m.name: m.result() for m in self.metrics}
@@ -140,13 +148,30 @@ class Trainer:
     def _run_train_steps(self, batches):
         """Runs ``batches`` (a list of ``(x, y, sw)``) through the train step; returns the last logs."""
         step = self._step("train")
-        if len(batches) > 1 and self._trainer_jit and _same_shapes(batches):
-            from minikeras.models.multi_step import run_stacked
-            return run_stacked(step, batches)
-        logs = None
-        for batch in batches:
-            logs = step(_as_tensors(batch))
+        with user_errors(), self._forget_failed_first_trace("train"):
+            if len(batches) > 1 and self._trainer_jit and _same_shapes(batches):
+                from minikeras.models.multi_step import run_stacked
+                return run_stacked(step, batches)
+            logs = None
+            for batch in batches:
+                logs = step(_as_tensors(batch))
         return logs
+
+    def _run_step(self, kind, batch):
+        with user_errors(), self._forget_failed_first_trace(kind):
+            return self._step(kind)(_as_tensors(batch))
+
+    @contextlib.contextmanager
+    def _forget_failed_first_trace(self, kind):
+        """A step whose first trace failed (bad labels, say) is dropped, so that the next call
+        traces afresh and may still create the optimizer's slots and metrics' variables."""
+        try:
+            yield
+        except BaseException:
+            step = self._trainer_steps.get(kind)
+            if step is not None and getattr(step, "_programs", None) == {}:
+                del self._trainer_steps[kind]
+            raise
 
     # -- fit / evaluate / predict ------------------------------------------------------------
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
@@ -218,12 +243,11 @@ class Trainer:
                                                       model=self, verbose=verbose, epochs=1, steps=data.steps)
         for metric in self.metrics:
             metric.reset_state()
-        step_fn = self._step("test")
         callback_list.on_test_begin()
         logs = {}
         for i, batch in enumerate(data.epoch(None)):
             callback_list.on_test_batch_begin(i)
-            logs = step_fn(_as_tensors(batch))
+            logs = self._run_step("test", batch)
             callback_list.on_test_batch_end(i, _to_floats(logs))
         logs = _to_floats(logs)
         callback_list.on_test_end(logs)
@@ -239,12 +263,11 @@ class Trainer:
         verbose = 1 if verbose == "auto" else int(verbose)
         callback_list = callbacks_module.CallbackList(callbacks, add_history=False, add_progbar=verbose != 0,
                                                       model=self, verbose=verbose, epochs=1, steps=data.steps)
-        step_fn = self._step("predict")
         callback_list.on_predict_begin()
         outputs = []
         for i, batch in enumerate(data.epoch(None)):
             callback_list.on_predict_batch_begin(i)
-            outputs.append(step_fn(_as_tensors(batch)))
+            outputs.append(self._run_step("predict", batch))
             callback_list.on_predict_batch_end(i, {})
         callback_list.on_predict_end()
         if not outputs:
@@ -258,7 +281,7 @@ class Trainer:
         if reset_metrics:
             for metric in self.metrics:
                 metric.reset_state()
-        logs = _to_floats(self._step("train")(_as_tensors((x, y, sample_weight))))
+        logs = _to_floats(self._run_step("train", (x, y, sample_weight)))
         return self._format_logs(logs, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
@@ -267,17 +290,25 @@ class Trainer:
         if reset_metrics:
             for metric in self.metrics:
                 metric.reset_state()
-        logs = _to_floats(self._step("test")(_as_tensors((x, y, sample_weight))))
+        logs = _to_floats(self._run_step("test", (x, y, sample_weight)))
         return self._format_logs(logs, return_dict)
 
     def predict_on_batch(self, x):
-        return np.asarray(self._step("predict")(_as_tensors((x, None, None))))
+        return np.asarray(self._run_step("predict", (x, None, None)))
 
     def _format_logs(self, logs, return_dict):
         if return_dict:
             return logs
         values = [logs[name] for name in self.metrics_names if name in logs]
         return values[0] if len(values) == 1 else values
+
+
+def _batch_size(x, y_pred):
+    for leaf in jax.tree_util.tree_leaves((x, y_pred), is_leaf=lambda v: isinstance(v, (Tensor, Variable))):
+        shape = np.shape(leaf) if not isinstance(leaf, (Tensor, Variable)) else leaf.shape
+        if shape:
+            return int(shape[0])
+    return 1
 
 
 def _as_loss_object(loss):
@@ -337,10 +368,7 @@ def _unpack_validation(validation_data):
 
 
 def _numpy_rng():
+    """The generator of fit's shuffling: repeatable after ``mk.random.set_seed``."""
     from minikeras.ops import random
-    seed = random._state.get("seed")
-    if seed is None:
-        return np.random.default_rng()
-    random._state["fit_draws"] = random._state.get("fit_draws", 0) + 1
-    return np.random.default_rng([seed, random._state["fit_draws"]])
+    return np.random.default_rng(random.numpy_seed())
 

@@ -10,8 +10,8 @@ A rule receives the output cotangent ``g``, the op's output ``out``, its inputs,
 op's static parameters as keywords; it returns one gradient per input (``None`` where
 there is none). Because rules are written with minikeras ops, an outer tape records the
 inner tape's backward pass, which is how higher-order derivatives work. When nothing
-records the backward pass, the same rule runs as one cached ``jax.jit`` call instead (and a
-backward pass whose structure repeats runs as one program: ``minikeras.tape_compiled``).
+records the backward pass, a backward pass whose structure repeats runs as one compiled
+program (``minikeras.tape_compiled``).
 """
 import inspect
 
@@ -44,9 +44,6 @@ class Primitive:
         self.static_names = tuple(p.name for p in params if p.kind == p.KEYWORD_ONLY)
         self._jit_forward = jax.jit(forward, static_argnames=self.static_names)
         self.rule = None
-        # Static parameters travel as one hashable tuple, so that a parameter name can never
-        # collide with the rule's own argument names (``g``, ``out``).
-        self._jit_rule = jax.jit(self.rule_on_arrays, static_argnums=(3,))
 
     def defgrad(self, rule):
         """Registers ``rule(g, out, *inputs, **params)`` as this op's gradient; returns it."""
@@ -54,7 +51,8 @@ class Primitive:
         return rule
 
     def rule_on_arrays(self, g, out, inputs, params):
-        """The rule on jax arrays: ``params`` is a tuple of (name, value) pairs."""
+        """The rule on jax arrays; ``params`` is a tuple of (name, value) pairs (so that a
+        parameter's name never collides with ``g`` or ``out``)."""
         if self.rule is None:
             raise LookupError(f"No gradient defined for operation '{self.name}' (it has no gradient rule)")
         grads = self.rule(Tensor(g), Tensor(out), *[Tensor(x) for x in inputs], **dict(params))
@@ -71,8 +69,8 @@ class Primitive:
     def backward(self, record, cotangents, fast):
         """Input gradients of ``record`` given its output cotangents (arrays if ``fast``)."""
         if fast:
-            return self._jit_rule(cotangents[0], record.outs[0]._value, [x._value for x in record.inputs],
-                                  params_key(record.params))
+            return self.rule_on_arrays(cotangents[0], record.outs[0]._value, [x._value for x in record.inputs],
+                                       params_key(record.params))
         if self.rule is None:
             raise LookupError(f"No gradient defined for operation '{self.name}' (it has no gradient rule)")
         return _as_tuple(self.rule(cotangents[0], record.outs[0], *record.inputs, **record.params))

@@ -89,6 +89,7 @@ class Optimizer:
         self._trainable_variables = []
         self._trainable_variables_indices = {}
         self._update_functions = {}
+        self._checked = (None, None)
         self._exclude_from_weight_decay = (set(), ())
         self._iterations = self._new_variable(lambda: jnp.zeros((), jnp.int32), "iteration", jnp.int32)
         self._learning_rate = None
@@ -247,11 +248,15 @@ class Optimizer:
         if len(grads) != len(variables):
             raise ValueError(f"Received {len(grads)} gradients for {len(variables)} variables; pass one gradient per "
                              "variable")
-        check_variables(variables)
-        if not self.built:
-            self.build(variables)
-        self._check_variables_are_known(variables)
-        grads, variables = self._filter_empty_gradients(grads, variables)
+        ids = tuple(map(id, variables))
+        if ids != self._checked[0]:  # a training loop passes the same list every step: check it once
+            check_variables(variables)
+            if not self.built:
+                self.build(variables)
+            self._check_variables_are_known(variables)
+            self._checked = (ids, variables)  # holding the list keeps the ids from being reused
+        if any(g is None for g in grads):
+            grads, variables = self._filter_empty_gradients(grads, variables)
         arrays = [gradient_array(g, v, i) for i, (g, v) in enumerate(zip(grads, variables))]
         with _tapes_paused():
             lr_value = None
