@@ -21,6 +21,7 @@ from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
 
 _MAX_DISCOVERY_PASSES = 8
 RUN_EAGERLY = False  # set by mk.config.run_functions_eagerly
+DISTRIBUTION = None  # the active mk.distribute.DataParallel (set by minikeras.distribute), or None
 
 
 class _TraceContext:
@@ -142,7 +143,10 @@ class _Program:
         return tuple(arrays) + tuple(values[id(v)] for v in self.assigned)
 
     def __call__(self, dynamic_values):
-        results = self.jitted(*[v._value for v in self.variables], *dynamic_values)
+        jitted = self.jitted
+        if DISTRIBUTION is not None:  # mk.distribute: state replicated and batches split over its mesh
+            jitted, dynamic_values = DISTRIBUTION.prepare_call(self, dynamic_values)
+        results = jitted(*[v._value for v in self.variables], *dynamic_values)
         out_tree, static, is_array, single, n_out = self.out_spec
         for variable, value in zip(self.assigned, results[n_out:]):
             variable._value = value

@@ -9,7 +9,6 @@ Without a ``seed`` each call draws a fresh key from ``mk.random``'s initializer 
 ``mk.random.set_seed(s)`` makes model initialisation repeatable; with an integer ``seed`` every
 call returns the same values.
 """
-import functools
 import math
 
 import jax
@@ -25,34 +24,37 @@ from minikeras.tensor import Tensor, to_array
 _TRUNCATED_STD = 0.87962566103423978
 
 
-@functools.partial(jax.jit, static_argnames=("kind", "shape", "dtype"))
-def _draw(key, a, b, *, kind, shape, dtype):
-    """One compiled sampler per (kind, shape, dtype): normal ``a * z + b``, truncated normal
-    (at +-2) ``a * z + b``, or uniform in [a, b)."""
+def _draw(rng, a, b, kind, shape):
+    """Host samples: normal ``a * z + b``, truncated normal (z redrawn outside +-2) ``a * z + b``,
+    or uniform in [a, b)."""
     if kind == "uniform":
-        return jax.random.uniform(key, shape, dtype, a, b)
-    if kind == "normal":
-        z = jax.random.normal(key, shape, dtype)
-    else:
-        z = jax.random.truncated_normal(key, -2.0, 2.0, shape, dtype)
-    return (z * a + b).astype(dtype)
+        return rng.uniform(a, b, shape)
+    z = rng.standard_normal(shape)
+    if kind == "truncated":
+        outside = np.abs(z) > 2.0
+        while outside.any():
+            z[outside] = rng.standard_normal(int(outside.sum()))
+            outside = np.abs(z) > 2.0
+    return z * a + b
 
 
-@functools.partial(jax.jit, static_argnames=("shape", "dtype"))
-def _orthogonal(key, gain, *, shape, dtype):
+def _orthogonal(rng, gain, shape):
     rows = int(np.prod(shape[:-1], dtype=np.int64))
     cols = shape[-1]
-    a = jax.random.normal(key, (max(rows, cols), min(rows, cols)), jnp.float32)
-    q, r = jnp.linalg.qr(a)
-    q = q * jnp.sign(jnp.diag(r))  # makes the decomposition unique, so Q is uniformly distributed
+    q, r = np.linalg.qr(rng.standard_normal((max(rows, cols), min(rows, cols))))
+    q = q * np.sign(np.diag(r))  # makes the decomposition unique, so Q is uniformly distributed
     if rows < cols:
         q = q.T
-    return (gain * q.reshape(shape)).astype(dtype)
+    return gain * q.reshape(shape)
 
 
-def _sample(key, a, b, kind, shape, dtype):
+def _sample(rng, a, b, kind, shape, dtype):
+    return _to_tensor(_draw(rng, a, b, kind, shape), dtype)
+
+
+def _to_tensor(values, dtype):
     with jax.ensure_compile_time_eval():
-        return Tensor(_draw(key, a, b, kind=kind, shape=shape, dtype=np.dtype(dtype)))
+        return Tensor(jnp.asarray(np.asarray(values, np.float32), dtype=np.dtype(dtype)))
 
 
 def compute_fans(shape):
@@ -177,9 +179,9 @@ class RandomInitializer(Initializer):
         self.seed = None if seed is None else int(seed)
 
     def _key(self):
-        from minikeras.ops.random import initializer_key
-        with jax.ensure_compile_time_eval():
-            return initializer_key() if self.seed is None else jax.random.key(self.seed)
+        """A NumPy Generator: seeded by ``seed``, else the next of mk.random's initializer stream."""
+        from minikeras.ops.random import initializer_rng
+        return initializer_rng(self.seed)
 
     def get_config(self):
         return {"seed": self.seed}
@@ -320,9 +322,7 @@ class Orthogonal(RandomInitializer):
             raise ValueError(f"The tensor to initialize must be at least two-dimensional. Received: shape={shape} "
                              f"of rank {len(shape)}.")
         dtype = _float_dtype(dtype, "Orthogonal")
-        key = self._key()
-        with jax.ensure_compile_time_eval():
-            return Tensor(_orthogonal(key, self.gain, shape=shape, dtype=np.dtype(dtype)))
+        return _to_tensor(_orthogonal(self._key(), self.gain, shape), dtype)
 
     def get_config(self):
         return {"gain": self.gain, **super().get_config()}

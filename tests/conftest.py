@@ -111,7 +111,7 @@ def gradient_of(fn, *inputs):
     """The tape gradients of ``fn(*tensors)`` with respect to every input (None where there is none)."""
     tensors = [mk.constant(a) for a in inputs]
     with mk.GradientTape() as tape:
-        tape.watch(tensors)
+        tape.watch([t for t in tensors if t.dtype.kind == "f"])
         out = fn(*tensors)
     return tape.gradient(out, tensors)
 

@@ -318,10 +318,10 @@ def test_unconnected_raise_names_each_source_and_why():
     lines = str(info.value).splitlines()
     assert len(lines) == 5  # a header and one line per missing source
     never, outside, rounded, count = lines[1:]
-    assert "'never_read'" in never and "never watched" in never
-    assert "source 1" in outside and "never watched" in outside
-    assert "`round`" in rounded and "not differentiable" in rounded
-    assert "int32" in count and "floating" in count
+    assert "source 1" in never and "'never_read'" in never and "never watched" in never
+    assert "source 2" in outside and "never watched" in outside   # sources are named by position
+    assert "source 3" in rounded and "`round`" in rounded and "not differentiable" in rounded
+    assert "source 4" in count and "int32" in count and "floating" in count
 
 
 def test_unconnected_raise_for_a_target_computed_after_recording():

@@ -1,8 +1,9 @@
 """compile / fit / evaluate / predict, train_on_batch, custom train_step, steps_per_execution.
 
 Every model here has the same shapes (4 features -> Dense 8 relu -> Dense 3) so that weight
-initialisation compiles once; each test pays for its own step compilations, so the tests
-share fitted models where they can.
+initialisation compiles once. Each new model, step kind and batch shape costs an XLA
+compilation, so the tests share fitted models and use batch sizes that divide the data
+(no ragged last batch) except where the ragged batch is the point.
 """
 import math
 
@@ -70,7 +71,7 @@ def fitted(initial_weights):
     model.compile(optimizer=mk.optimizers.Adam(learning_rate=0.03), loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"])
     counter = BatchCounter()
-    history = model.fit(X, Y, batch_size=16, epochs=15, validation_split=0.25, verbose=0, callbacks=[counter])
+    history = model.fit(X, Y, batch_size=24, epochs=15, validation_split=0.25, verbose=0, callbacks=[counter])
     return model, history, counter
 
 
@@ -88,26 +89,26 @@ def test_loss_decreases_and_the_problem_is_learned(fitted):
     assert losses[-1] < 0.5 * losses[0]
     assert all(b < a for a, b in zip(losses, losses[1:]))
     assert history.history["accuracy"][-1] > 0.9
-    assert model.evaluate(X, Y, verbose=0)[1] > 0.9
+    assert model.evaluate(X, Y, batch_size=24, verbose=0)[1] > 0.9
 
 
 def test_validation_split_holds_out_the_last_fraction(fitted):
     model, history, counter = fitted
-    assert counter.steps_param == math.ceil(72 / 16)  # trained on the first 72 samples only
-    assert len(counter.batches) == 15 * 5
-    val_loss, val_accuracy = model.evaluate(X[72:], Y[72:], verbose=0)
+    assert counter.steps_param == math.ceil(72 / 24)  # trained on the first 72 samples only
+    assert len(counter.batches) == 15 * 3
+    val_loss, val_accuracy = model.evaluate(X[72:], Y[72:], batch_size=24, verbose=0)
     assert val_loss == pytest.approx(history.history["val_loss"][-1], rel=1e-5)
     assert val_accuracy == pytest.approx(history.history["val_accuracy"][-1], rel=1e-6)
 
 
 def test_evaluate_returns_a_list_or_a_dict(fitted):
     model, _, _ = fitted
-    loss, accuracy = model.evaluate(X, Y, batch_size=32, verbose=0)
-    probabilities = model.predict(X, verbose=0)
+    loss, accuracy = model.evaluate(X, Y, batch_size=24, verbose=0)
+    probabilities = model.predict(X, batch_size=24, verbose=0)
     expected_loss = -np.mean(np.log(probabilities[np.arange(N), Y]))
     assert loss == pytest.approx(expected_loss, rel=1e-4)
     assert accuracy == pytest.approx(np.mean(np.argmax(probabilities, 1) == Y))
-    logs = model.evaluate(X, Y, verbose=0, return_dict=True)
+    logs = model.evaluate(X, Y, batch_size=24, verbose=0, return_dict=True)
     assert logs == {"loss": pytest.approx(loss, rel=1e-5), "accuracy": pytest.approx(accuracy)}
     assert model.metrics_names == ["loss", "accuracy"]
     assert type(model.metrics[1]).__name__ == "SparseCategoricalAccuracy"  # 'accuracy' resolved from the loss
@@ -115,16 +116,16 @@ def test_evaluate_returns_a_list_or_a_dict(fitted):
 
 def test_predict_is_batched_numpy(fitted):
     model, _, _ = fitted
-    out = model.predict(X[:50], batch_size=16, verbose=0)  # 3 full batches and one of 2
-    assert isinstance(out, np.ndarray) and out.shape == (50, CLASSES)
-    np.testing.assert_allclose(out, model(X[:50]).numpy(), rtol=1e-5, atol=1e-6)
+    out = model.predict(X, batch_size=24, verbose=0)  # 4 batches
+    assert isinstance(out, np.ndarray) and out.shape == (N, CLASSES)
+    np.testing.assert_allclose(out, model(X).numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out.sum(1), 1.0, rtol=1e-5)
 
 
 def test_fit_on_tensors_and_initial_epoch(fitted):
     model, _, _ = fitted
     counter = BatchCounter()
-    history = model.fit(mk.constant(X), mk.constant(Y), batch_size=16, epochs=17, initial_epoch=15, verbose=0,
+    history = model.fit(mk.constant(X), mk.constant(Y), batch_size=24, epochs=17, initial_epoch=15, verbose=0,
                         callbacks=[counter])
     assert history.epoch == [15, 16] and counter.epochs == [15, 16]
     assert len(history.history["loss"]) == 2
@@ -132,11 +133,11 @@ def test_fit_on_tensors_and_initial_epoch(fitted):
 
 def test_train_and_test_on_batch(fitted):
     model, _, _ = fitted
-    loss, accuracy = model.test_on_batch(X[:16], Y[:16])
-    expected = model.evaluate(X[:16], Y[:16], batch_size=16, verbose=0)
+    loss, accuracy = model.test_on_batch(X[:24], Y[:24])
+    expected = model.evaluate(X[:24], Y[:24], batch_size=24, verbose=0)
     assert [loss, accuracy] == pytest.approx(expected, rel=1e-5)
     before = model.get_weights()
-    logs = model.train_on_batch(X[:16], Y[:16], return_dict=True)
+    logs = model.train_on_batch(X[:24], Y[:24], return_dict=True)
     assert set(logs) == {"loss", "accuracy"} and logs["loss"] == pytest.approx(loss, rel=1e-5)
     assert any(not np.array_equal(a, b) for a, b in zip(before, model.get_weights()))
 
@@ -148,25 +149,26 @@ def test_fit_on_a_dataset_with_validation_data_and_objects(initial_weights):
     model.compile(optimizer=mk.optimizers.Adam(learning_rate=0.02),
                   loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=[mk.metrics.SparseCategoricalAccuracy(name="acc")])
-    train = mk.data.Dataset.from_tensor_slices((X[:64], Y[:64])).batch(16)
-    history = model.fit(train, epochs=6, validation_data=(X[64:], Y[64:]), verbose=0)
+    train = mk.data.Dataset.from_tensor_slices((X[:72], Y[:72])).batch(24)
+    history = model.fit(train, epochs=6, validation_data=(X[72:], Y[72:]), verbose=0)
     assert set(history.history) == {"loss", "acc", "val_loss", "val_acc"}
     assert history.history["loss"][-1] < history.history["loss"][0]
     assert history.history["val_acc"][-1] > 0.7
-    assert model.evaluate(mk.data.Dataset.from_tensor_slices((X[64:], Y[64:])).batch(16), verbose=0) == \
+    assert model.evaluate(mk.data.Dataset.from_tensor_slices((X[72:], Y[72:])).batch(24), verbose=0) == \
         pytest.approx([history.history["val_loss"][-1], history.history["val_acc"][-1]], rel=1e-5)
-    logits = model.predict(mk.data.Dataset.from_tensor_slices(X[64:]).batch(16), verbose=0)
-    assert logits.shape == (32, CLASSES)
+    logits = model.predict(mk.data.Dataset.from_tensor_slices(X).batch(24), verbose=0)
+    assert logits.shape == (N, CLASSES)
+    assert np.mean(np.argmax(logits, 1) == Y) > 0.7
 
 
 def test_steps_per_epoch_with_a_repeating_dataset(initial_weights):
     model = make_mlp(weights=initial_weights)
     model.compile("sgd", mk.losses.SparseCategoricalCrossentropy(from_logits=True))
     counter = BatchCounter()
-    ds = mk.data.Dataset.from_tensor_slices((X, Y)).batch(32).repeat()
+    ds = mk.data.Dataset.from_tensor_slices((X, Y)).batch(24).repeat()
     history = model.fit(ds, epochs=2, steps_per_epoch=5, verbose=0, callbacks=[counter])
     assert counter.batches == [0, 1, 2, 3, 4] * 2 and len(history.history["loss"]) == 2
-    assert isinstance(model.evaluate(X, Y, verbose=0), float)  # loss only: a scalar
+    assert isinstance(model.evaluate(X, Y, batch_size=24, verbose=0), float)  # loss only: a scalar
     with pytest.raises(ValueError, match="steps_per_epoch"):
         model.fit(ds, epochs=1, verbose=0)
 
@@ -198,9 +200,16 @@ def sgd_model(initial_weights, **compile_kwargs):
     return model
 
 
-def test_compiled_fit_matches_a_numpy_reference(initial_weights):
+@pytest.fixture(scope="module")
+def sgd(initial_weights):
+    """One compiled SGD model for several tests (plain SGD has no state besides the weights)."""
+    return sgd_model(initial_weights)
+
+
+def test_compiled_fit_matches_a_numpy_reference(sgd, initial_weights):
     expected_weights, losses = numpy_sgd_reference(initial_weights, X, Y, 0.5, 32, 3)
-    model = sgd_model(initial_weights)
+    model = sgd
+    model.set_weights(initial_weights)
     history = model.fit(X, Y, batch_size=32, epochs=1, shuffle=False, verbose=0)
     assert history.history["loss"][0] == pytest.approx(np.mean(losses), rel=1e-4)
     for actual, expected in zip(model.get_weights(), expected_weights):
@@ -229,28 +238,21 @@ def test_jit_compile_false_runs_eagerly_with_the_same_numbers(initial_weights):
         np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("per_call", [3, 4])
-def test_steps_per_execution_gives_the_same_weights_as_single_steps(initial_weights, per_call):
-    # 6 batches of 16 (+ none left over); per_call=4 leaves a group of 2 at the end of the epoch
+def test_steps_per_execution_gives_the_same_weights_as_single_steps(initial_weights):
+    # 90 samples in batches of 16: five full batches and one of 10. Four steps per call: one
+    # scanned call of 4 equal batches, then the 16 and the 10 (unequal shapes) one by one.
     single = sgd_model(initial_weights, metrics=["accuracy"])
-    single_history = single.fit(X, Y, batch_size=16, epochs=2, shuffle=False, verbose=0)
-    grouped = sgd_model(initial_weights, metrics=["accuracy"], steps_per_execution=per_call)
+    single_history = single.fit(X[:90], Y[:90], batch_size=16, epochs=2, shuffle=False, verbose=0)
+    grouped = sgd_model(initial_weights, metrics=["accuracy"], steps_per_execution=4)
     counter = BatchCounter()
-    grouped_history = grouped.fit(X, Y, batch_size=16, epochs=2, shuffle=False, verbose=0, callbacks=[counter])
+    grouped_history = grouped.fit(X[:90], Y[:90], batch_size=16, epochs=2, shuffle=False, verbose=0,
+                                  callbacks=[counter])
     for actual, expected in zip(grouped.get_weights(), single.get_weights()):
         np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
     for key in ("loss", "accuracy"):
         assert grouped_history.history[key] == pytest.approx(single_history.history[key], rel=1e-5)
-    assert counter.batches == ([2, 5] if per_call == 3 else [3, 5]) * 2  # one callback per execution
-
-
-def test_steps_per_execution_with_a_short_last_batch(initial_weights):
-    single = sgd_model(initial_weights)
-    single.fit(X[:90], Y[:90], batch_size=16, epochs=1, shuffle=False, verbose=0)  # 5 x 16 + 10
-    grouped = sgd_model(initial_weights)
-    grouped.fit(X[:90], Y[:90], batch_size=16, epochs=1, shuffle=False, verbose=0, steps_per_execution=6)
-    for actual, expected in zip(grouped.get_weights(), single.get_weights()):
-        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+    assert counter.batches == [3, 5] * 2  # one callback per execution
+    assert int(grouped.optimizer.iterations.numpy()) == 12
 
 
 def test_shuffle_permutes_each_epoch_and_off_keeps_the_order():
@@ -267,14 +269,15 @@ def test_shuffle_permutes_each_epoch_and_off_keeps_the_order():
         np.testing.assert_array_equal(b[0], b[1])  # x and y stay paired
 
 
-def test_shuffled_fit_is_repeatable_under_a_seed(initial_weights):
+def test_shuffled_fit_is_repeatable_under_a_seed(sgd, initial_weights):
     runs = []
     for _ in range(2):
         mk.random.set_seed(3)
-        model = sgd_model(initial_weights)
-        runs.append(model.fit(X, Y, batch_size=32, epochs=2, verbose=0).history["loss"])
+        sgd.set_weights(initial_weights)
+        runs.append(sgd.fit(X, Y, batch_size=32, epochs=2, verbose=0).history["loss"])
     assert runs[0] == runs[1]
-    unshuffled = sgd_model(initial_weights).fit(X, Y, batch_size=32, epochs=2, shuffle=False, verbose=0)
+    sgd.set_weights(initial_weights)
+    unshuffled = sgd.fit(X, Y, batch_size=32, epochs=2, shuffle=False, verbose=0)
     assert unshuffled.history["loss"] != runs[0]
 
 

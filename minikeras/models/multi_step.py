@@ -1,10 +1,14 @@
 """``steps_per_execution``: N training steps in one compiled call, as a ``lax.scan`` over the
 single step's compiled program (its lifted Variables are the scan's carry)."""
+import importlib
+
 import jax
 import numpy as np
 
 from minikeras.function import _flatten, _is_array_leaf, _signature
 from minikeras.tensor import Tensor
+
+function_module = importlib.import_module("minikeras.function")  # the module (mk.function hides it)
 
 
 def run_stacked(step, batches):
@@ -30,7 +34,11 @@ def run_stacked(step, batches):
     per_batch = [[np.asarray(leaf) for leaf in _flatten(((_as_tensors(b),), {}))[0] if _is_array_leaf(leaf)]
                  for b in batches]
     stacked = [np.stack(column) for column in zip(*per_batch)]
-    loop = _scan_of(program)
+    distribution = function_module.DISTRIBUTION
+    if distribution is None:
+        loop = _scan_of(program)
+    else:  # mk.distribute: state replicated, batches split on their dim 1
+        loop, stacked = distribution.prepare_scan(program, stacked, _scan_of)
     n = program.n_assigned
     state = [v._value for v in program.variables]
     outs, new_values = loop(state[:n], state[n:], stacked)
@@ -41,8 +49,11 @@ def run_stacked(step, batches):
     return jax.tree_util.tree_unflatten(out_tree, [Tensor(next(outs)) if a else s for a, s in zip(is_array, static)])
 
 
-def _scan_of(program):
-    loop = getattr(program, "_scan_loop", None)
+def _scan_of(program, state_sharding=None):
+    """The scan loop of ``program``; with ``state_sharding`` (mk.distribute), its final state
+    is constrained to that sharding."""
+    loops = program.__dict__.setdefault("_scan_loops", {})
+    loop = loops.get(state_sharding)
     if loop is None:
         def run(assigned_values, readonly_values, stacked):
             def body(carry, dynamic_values):
@@ -50,6 +61,8 @@ def _scan_of(program):
                 n_out = program.out_spec[4]
                 return list(results[n_out:]), list(results[:n_out])
             final, outs = jax.lax.scan(body, list(assigned_values), stacked)
+            if state_sharding is not None:
+                final = [jax.lax.with_sharding_constraint(v, state_sharding) for v in final]
             return [o[-1] for o in outs], final
-        loop = program._scan_loop = jax.jit(run)
+        loop = loops[state_sharding] = jax.jit(run)
     return loop

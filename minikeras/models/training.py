@@ -32,10 +32,11 @@ class Trainer:
         self._trainer_metric_specs = []
         self._trainer_jit = True
         self._trainer_steps_per_execution = 1
+        self._trainer_distribution = None
 
     # -- compile --------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
-                run_eagerly=False, steps_per_execution=1, jit_compile=True):
+                run_eagerly=False, steps_per_execution=1, jit_compile=True, distribution=None):
         """Configures training: optimizer, loss and metrics (objects or names, e.g. 'adam',
         'sparse_categorical_crossentropy', ['accuracy']).
 
@@ -43,6 +44,8 @@ class Trainer:
           run_eagerly / jit_compile: ``jit_compile=False`` (or ``run_eagerly=True``) runs steps eagerly,
             for debugging.
           steps_per_execution: run this many training steps in one compiled call.
+          distribution: a ``mk.distribute.DataParallel``: the compiled steps of this model run on its
+            devices (batches split, weights replicated). None: the global one, if set.
         """
         from minikeras import losses, metrics as metrics_module, optimizers
         self.optimizer = optimizers.get(optimizer)
@@ -60,6 +63,7 @@ class Trainer:
         self._trainer_jit = bool(jit_compile) and not run_eagerly
         self._check_steps_per_execution(steps_per_execution)
         self._trainer_steps_per_execution = int(steps_per_execution)
+        self._trainer_distribution = _check_distribution(distribution)
         self._trainer_steps = {}
         self.compiled = True
 
@@ -148,7 +152,7 @@ class Trainer:
     def _run_train_steps(self, batches):
         """Runs ``batches`` (a list of ``(x, y, sw)``) through the train step; returns the last logs."""
         step = self._step("train")
-        with user_errors(), self._forget_failed_first_trace("train"):
+        with user_errors(), self._forget_failed_first_trace("train"), self._distribution_scope():
             if len(batches) > 1 and self._trainer_jit and _same_shapes(batches):
                 from minikeras.models.multi_step import run_stacked
                 return run_stacked(step, batches)
@@ -158,8 +162,20 @@ class Trainer:
         return logs
 
     def _run_step(self, kind, batch):
-        with user_errors(), self._forget_failed_first_trace(kind):
+        with user_errors(), self._forget_failed_first_trace(kind), self._distribution_scope():
             return self._step(kind)(_as_tensors(batch))
+
+    def _distribution_scope(self):
+        """The ``distribution=`` given to compile/fit, entered around a step (mk.distribute)."""
+        distribution = getattr(self, "_trainer_distribution", None)
+        return distribution if distribution is not None else contextlib.nullcontext()
+
+    def _check_distributed_batches(self, data):
+        """A batch size the devices cannot share evenly fails before the first step."""
+        from minikeras import distribute
+        distribution = getattr(self, "_trainer_distribution", None) or distribute.get_distribution()
+        if distribution is not None and getattr(self, "_trainer_jit", True):
+            distribution.check_batches(data)
 
     @contextlib.contextmanager
     def _forget_failed_first_trace(self, kind):
@@ -177,7 +193,7 @@ class Trainer:
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None, sample_weight=None,
             initial_epoch=0, steps_per_epoch=None, validation_steps=None, validation_batch_size=None,
-            validation_freq=1, steps_per_execution=None):
+            validation_freq=1, steps_per_execution=None, distribution=None):
         """Trains for ``epochs`` epochs; returns a ``History`` (``history.history['loss']``, ...).
 
         ``x`` may be arrays/Tensors (with ``y``) or an ``mk.data.Dataset`` of ``(x, y)``.
@@ -190,10 +206,13 @@ class Trainer:
         if steps_per_execution is not None:
             self._check_steps_per_execution(steps_per_execution)
             self._trainer_steps_per_execution = int(steps_per_execution)
+        if distribution is not None:  # as compile(distribution=...), from now on
+            self._trainer_distribution = _check_distribution(distribution)
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = data_adapter.split_validation(x, y, sample_weight,
                                                                                    validation_split)
         train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        self._check_distributed_batches(train)
         verbose = 1 if verbose == "auto" else int(verbose)
         callback_list = callbacks_module.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                                       model=self, verbose=verbose, epochs=epochs, steps=train.steps)
@@ -238,6 +257,7 @@ class Trainer:
         from minikeras import callbacks as callbacks_module
         self._require_compiled("evaluate")
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
+        self._check_distributed_batches(data)
         verbose = (0 if _internal else 1) if verbose == "auto" else int(verbose)
         callback_list = callbacks_module.CallbackList(callbacks, add_history=False, add_progbar=verbose != 0,
                                                       model=self, verbose=verbose, epochs=1, steps=data.steps)
@@ -260,6 +280,7 @@ class Trainer:
         """Model outputs for ``x``, computed in batches (default 32), as NumPy arrays."""
         from minikeras import callbacks as callbacks_module
         data = data_adapter.make_batches(x, None, None, batch_size, False, steps)
+        self._check_distributed_batches(data)
         verbose = 1 if verbose == "auto" else int(verbose)
         callback_list = callbacks_module.CallbackList(callbacks, add_history=False, add_progbar=verbose != 0,
                                                       model=self, verbose=verbose, epochs=1, steps=data.steps)
@@ -301,6 +322,14 @@ class Trainer:
             return logs
         values = [logs[name] for name in self.metrics_names if name in logs]
         return values[0] if len(values) == 1 else values
+
+
+def _check_distribution(distribution):
+    from minikeras.distribute import DataParallel
+    if distribution is not None and not isinstance(distribution, DataParallel):
+        raise TypeError(f"distribution must be a mk.distribute.DataParallel or None, received "
+                        f"{type(distribution).__name__}")
+    return distribution
 
 
 def _batch_size(x, y_pred):

@@ -51,14 +51,16 @@ def next_key(seed=None):
     return key
 
 
-def initializer_key():
-    """A concrete key for weight initializers, from a Python-side stream under the global seed."""
-    seed = _state["seed"]
-    if seed is None:
-        seed = _state["seed"] = int.from_bytes(os.urandom(4), "little")
+def initializer_rng(seed=None):
+    """A NumPy Generator for weight initializers: from ``seed`` if given, else the next draw of
+    a host-side stream under the global seed. Host sampling needs no XLA compile per weight
+    shape, which would otherwise dominate building a model."""
+    if seed is not None:
+        return np.random.default_rng(int(seed))
+    if _state["seed"] is None:
+        _state["seed"] = int.from_bytes(os.urandom(4), "little")
     _state["initializer_draws"] += 1
-    with jax.ensure_compile_time_eval():
-        return jax.random.fold_in(jax.random.key(seed ^ 0x5EED), _state["initializer_draws"])
+    return np.random.default_rng([_state["seed"], 0x5EED, _state["initializer_draws"]])
 
 
 def numpy_seed():

@@ -1,0 +1,218 @@
+"""2-D max and average pooling (NHWC, TensorFlow arguments) and their gradients, fast on XLA:CPU.
+
+    max_pool2d_forward(x, ksize, strides, padding)                  -> y
+    max_pool2d_grad(x, dy, ksize, strides, padding, y=None)          -> dx
+    max_pool2d_grad_grad(x, g, ksize, strides, padding, y=None)      -> dy-shaped
+    avg_pool2d_forward(x, ksize, strides, padding)                  -> y
+    avg_pool2d_grad(dy, input_shape, ksize, strides, padding)        -> dx
+
+``ksize`` and ``strides`` are (height, width) pairs (ints are accepted); ``padding`` is 'SAME',
+'VALID' or ((top, bottom), (left, right)). Max pooling pads with -inf; average pooling divides by
+the number of in-bounds elements of each window (TensorFlow's SAME semantics).
+
+Max-pool gradient semantics: each window sends its whole cotangent to ONE element, the first
+maximum in row-major window order -- what XLA's select_and_scatter (select = ``>=``), hence
+``jax.vjp`` of ``lax.reduce_window`` max, does; TensorFlow's CPU kernel picks the first maximum
+too. ``max_pool2d_grad_grad`` is the transpose of that linear map (the JVP of the forward), so the
+three functions serve as each other's gradient rules. NaN inputs are not given XLA's exact
+(order-dependent) treatment.
+
+Why not ``lax.reduce_window`` / ``select_and_scatter``: on XLA:CPU the select_and_scatter
+gradient of a 2x2 pool runs ~50x slower than an elementwise mask. When windows tile the input
+(ksize == strides) everything here is a reshape plus one fused elementwise pass; overlapping
+windows use one strided slice per window tap, and scatter back with interior-padded adds, which
+XLA also fuses into one loop.
+"""
+import numpy as np
+
+import jax.numpy as jnp
+from jax import lax
+
+
+def _pair(v):
+    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def _geometry(in_hw, ksize, strides, padding):
+    """(ksize, strides, explicit pads, output hw), all static."""
+    ksize, strides = _pair(ksize), _pair(strides)
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            pads = ((0, 0), (0, 0))
+        elif mode == "SAME":
+            pads = []
+            for n, k, s in zip(in_hw, ksize, strides):
+                total = max((-(-n // s) - 1) * s + k - n, 0)
+                pads.append((total // 2, total - total // 2))
+            pads = tuple(pads)
+        else:
+            raise ValueError(f"padding must be 'SAME', 'VALID' or explicit pairs, got {padding!r}")
+    else:
+        pads = tuple((int(lo), int(hi)) for lo, hi in padding)
+    out_hw = tuple((n + lo + hi - k) // s + 1 for n, (lo, hi), k, s in zip(in_hw, pads, ksize, strides))
+    return ksize, strides, pads, out_hw
+
+
+def _tiles(ksize, strides):
+    return ksize == strides
+
+
+def _to_tiles(x, pads, ksize, out_hw, value):
+    """Pads/crops x to exactly out*k rows and cols and views it as (N, Ho, kh, Wo, kw, C)."""
+    (kh, kw), (ho, wo) = ksize, out_hw
+    (t, _), (l, _) = pads
+    n, h, w, c = x.shape
+    cfg = ((0, 0, 0), (t, ho * kh - h - t, 0), (l, wo * kw - w - l, 0), (0, 0, 0))
+    return lax.pad(x, jnp.asarray(value, x.dtype), cfg).reshape(n, ho, kh, wo, kw, c)
+
+
+def _from_tiles(t6, in_shape, pads):
+    """The inverse of ``_to_tiles`` for a gradient: crop the pad, zero-fill what was cropped."""
+    n, ho, kh, wo, kw, c = t6.shape
+    (t, _), (l, _) = pads
+    cfg = ((0, 0, 0), (-t, in_shape[1] + t - ho * kh, 0), (-l, in_shape[2] + l - wo * kw, 0), (0, 0, 0))
+    return lax.pad(t6.reshape(n, ho * kh, wo * kw, c), jnp.zeros((), t6.dtype), cfg)
+
+
+def _window_taps(xp, ksize, strides, out_hw):
+    (kh, kw), (sh, sw), (ho, wo) = ksize, strides, out_hw
+    n, _, _, c = xp.shape
+    return [lax.slice(xp, (0, i, j, 0), (n, i + (ho - 1) * sh + 1, j + (wo - 1) * sw + 1, c), (1, sh, sw, 1))
+            for i in range(kh) for j in range(kw)]
+
+
+def _scatter_taps(parts, padded_hw, ksize, strides, out_hw):
+    """Adds each tap's (N, Ho, Wo, C) contribution back at its window offset in the padded input."""
+    (kh, kw), (sh, sw), (ho, wo) = ksize, strides, out_hw
+    total = None
+    for t, part in enumerate(parts):
+        i, j = divmod(t, kw)
+        cfg = ((0, 0, 0),
+               (i, padded_hw[0] - i - (ho - 1) * sh - 1, sh - 1),
+               (j, padded_hw[1] - j - (wo - 1) * sw - 1, sw - 1),
+               (0, 0, 0))
+        placed = lax.pad(part, jnp.zeros((), part.dtype), cfg)
+        total = placed if total is None else total + placed
+    return total
+
+
+def _lowest(dtype):
+    return -jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min
+
+
+# -- max pooling ------------------------------------------------------------------------------
+def max_pool2d_forward(x, ksize, strides, padding):
+    """Window maxima of an NHWC array (padding counts as -inf)."""
+    ksize, strides, pads, out_hw = _geometry(x.shape[1:3], ksize, strides, padding)
+    if _tiles(ksize, strides):
+        return _to_tiles(x, pads, ksize, out_hw, _lowest(x.dtype)).max(axis=(2, 4))
+    xp = lax.pad(x, jnp.asarray(_lowest(x.dtype), x.dtype), ((0, 0, 0), pads[0] + (0,), pads[1] + (0,), (0, 0, 0)))
+    y = None
+    for tap in _window_taps(xp, ksize, strides, out_hw):
+        y = tap if y is None else jnp.maximum(y, tap)
+    return y
+
+
+def _first_max_masks(taps, y):
+    """For each tap (in window order), where it is the window's first maximum."""
+    masks, taken = [], None
+    for tap in taps:
+        hit = tap == y
+        if taken is None:
+            masks.append(hit)
+            taken = hit
+        else:
+            masks.append(hit & ~taken)
+            taken = taken | hit
+    return masks
+
+
+def _tile_first_max_mask(x6, y):
+    """(N, Ho, kh, Wo, kw, C) mask of each window's first maximum, in row-major window order."""
+    kh, kw = x6.shape[2], x6.shape[4]
+    hit = x6 == y[:, :, None, :, None, :]
+    order = (jnp.arange(kh, dtype=jnp.int32)[:, None, None] * kw
+             + jnp.arange(kw, dtype=jnp.int32)[None, None, :])[None, None, :, None, :, None]
+    first = jnp.where(hit, order, kh * kw).min(axis=(2, 4), keepdims=True)
+    return order == first
+
+
+def max_pool2d_grad(x, dy, ksize, strides, padding, y=None):
+    """dx: each window's ``dy`` goes to its first maximum in ``x``; ``y`` (the forward output)
+    saves recomputing it."""
+    ksize_, strides_, pads, out_hw = _geometry(x.shape[1:3], ksize, strides, padding)
+    if y is None:
+        y = max_pool2d_forward(x, ksize, strides, padding)
+    if _tiles(ksize_, strides_):
+        x6 = _to_tiles(x, pads, ksize_, out_hw, _lowest(x.dtype))
+        mask = _tile_first_max_mask(x6, y)
+        dx6 = jnp.where(mask, dy[:, :, None, :, None, :], jnp.zeros((), dy.dtype))
+        return _from_tiles(dx6, x.shape, pads)
+    xp = lax.pad(x, jnp.asarray(_lowest(x.dtype), x.dtype), ((0, 0, 0), pads[0] + (0,), pads[1] + (0,), (0, 0, 0)))
+    masks = _first_max_masks(_window_taps(xp, ksize_, strides_, out_hw), y)
+    zero = jnp.zeros((), dy.dtype)
+    dxp = _scatter_taps([jnp.where(m, dy, zero) for m in masks], xp.shape[1:3], ksize_, strides_, out_hw)
+    (t, b), (l, r) = pads
+    return dxp[:, t:t + x.shape[1], l:l + x.shape[2]]
+
+
+def max_pool2d_grad_grad(x, g, ksize, strides, padding, y=None):
+    """The transpose of ``max_pool2d_grad`` in ``dy`` (the forward's JVP): ``g`` (shaped like x)
+    read at each window's first maximum."""
+    ksize_, strides_, pads, out_hw = _geometry(x.shape[1:3], ksize, strides, padding)
+    if y is None:
+        y = max_pool2d_forward(x, ksize, strides, padding)
+    zero = jnp.zeros((), g.dtype)
+    if _tiles(ksize_, strides_):
+        x6 = _to_tiles(x, pads, ksize_, out_hw, _lowest(x.dtype))
+        g6 = _to_tiles(g, pads, ksize_, out_hw, 0)
+        return jnp.where(_tile_first_max_mask(x6, y), g6, zero).sum(axis=(2, 4))
+    cfg = ((0, 0, 0), pads[0] + (0,), pads[1] + (0,), (0, 0, 0))
+    xp = lax.pad(x, jnp.asarray(_lowest(x.dtype), x.dtype), cfg)
+    gp = lax.pad(g, zero, cfg)
+    masks = _first_max_masks(_window_taps(xp, ksize_, strides_, out_hw), y)
+    out = None
+    for m, tap in zip(masks, _window_taps(gp, ksize_, strides_, out_hw)):
+        term = jnp.where(m, tap, zero)
+        out = term if out is None else out + term
+    return out
+
+
+# -- average pooling --------------------------------------------------------------------------
+def _window_counts(in_hw, ksize, strides, pads, out_hw, dtype):
+    """(1, Ho, Wo, 1) in-bounds element counts per window: a constant (shapes are static)."""
+    counts = []
+    for n, k, s, (lo, _), o in zip(in_hw, ksize, strides, pads, out_hw):
+        start = np.arange(o) * s - lo
+        counts.append(np.minimum(start + k, n) - np.maximum(start, 0))
+    return jnp.asarray(np.outer(counts[0], counts[1])[None, :, :, None], dtype)
+
+
+def avg_pool2d_forward(x, ksize, strides, padding):
+    """Window means over the in-bounds elements (TensorFlow semantics)."""
+    ksize, strides, pads, out_hw = _geometry(x.shape[1:3], ksize, strides, padding)
+    counts = _window_counts(x.shape[1:3], ksize, strides, pads, out_hw, x.dtype)
+    if _tiles(ksize, strides):
+        sums = _to_tiles(x, pads, ksize, out_hw, 0).sum(axis=(2, 4))
+    else:
+        xp = lax.pad(x, jnp.zeros((), x.dtype), ((0, 0, 0), pads[0] + (0,), pads[1] + (0,), (0, 0, 0)))
+        sums = None
+        for tap in _window_taps(xp, ksize, strides, out_hw):
+            sums = tap if sums is None else sums + tap
+    return sums / counts
+
+
+def avg_pool2d_grad(dy, input_shape, ksize, strides, padding):
+    """dx: each window's ``dy`` / count spread evenly over its in-bounds elements."""
+    input_shape = tuple(input_shape)
+    ksize, strides, pads, out_hw = _geometry(input_shape[1:3], ksize, strides, padding)
+    share = dy / _window_counts(input_shape[1:3], ksize, strides, pads, out_hw, dy.dtype)
+    if _tiles(ksize, strides):
+        n, ho, wo, c = share.shape
+        t6 = jnp.broadcast_to(share[:, :, None, :, None, :], (n, ho, ksize[0], wo, ksize[1], c))
+        return _from_tiles(t6, input_shape, pads)
+    padded_hw = (input_shape[1] + sum(pads[0]), input_shape[2] + sum(pads[1]))
+    dxp = _scatter_taps([share] * (ksize[0] * ksize[1]), padded_hw, ksize, strides, out_hw)
+    (t, _), (l, _) = pads
+    return dxp[:, t:t + input_shape[1], l:l + input_shape[2]]

@@ -1,0 +1,137 @@
+"""The examples run and give sane results: each script's ``main`` with quick arguments, and
+every notebook executed in a python3 kernel with ``MINIKERAS_QUICK=1``.
+
+The MNIST ones read the real files from ``MINIKERAS_DATASETS`` and skip when it is unset.
+To keep this file fast, the MNIST scripts see a shortened test set (the first 1,000 images)
+through a patched ``mk.datasets.mnist.load_data``; everything else runs as a user runs it.
+"""
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minikeras as mk
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+NOTEBOOKS = sorted(path.name for path in EXAMPLES.glob("*.ipynb"))
+MNIST_NOTEBOOKS = {"mnist_mlp.ipynb", "mnist_cnn.ipynb"}
+TOUR = "gradient_tape_tour.ipynb"  # committed with its (text) outputs
+
+needs_mnist = pytest.mark.skipif(not os.environ.get("MINIKERAS_DATASETS"),
+                                 reason="MINIKERAS_DATASETS is unset: the MNIST examples need the real files")
+
+
+def load_example(name):
+    """Imports ``examples/<name>.py`` as a fresh module (its globals are new Variables)."""
+    spec = importlib.util.spec_from_file_location(f"examples_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- the scripts -------------------------------------------------------------------------
+def test_linear_regression_finds_the_line(capsys):
+    a, b = load_example("linear_regression").main(["--steps", "20000", "--eager-steps", "2"])
+    assert abs(a - 10.0) < 0.2 and abs(b - 5.0) < 0.2, (a, b)
+    out = capsys.readouterr().out
+    assert "eager:" in out and "compiled: 20000 steps" in out and "y ≈ " in out
+
+
+def test_polynomial_regression_finds_the_coefficients(capsys):
+    example = load_example("polynomial_regression")
+    coefficients, losses = example.main(["--epochs", "1000"])
+    x, y = example.make_data()
+    np.testing.assert_allclose(coefficients, np.polyfit(x, y, 2), atol=2e-3)  # least squares
+    np.testing.assert_allclose(coefficients, example.TRUE_COEFFICIENTS, atol=0.1)
+    assert len(losses) == 1000 and losses[-1] < 0.05 * losses[0]
+    assert "fitted: y ≈ " in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def mnist_with_short_test_set():
+    """MNIST loaded once, its test set cut to 1,000 images."""
+    (x_train, y_train), (x_test, y_test) = mk.datasets.mnist.load_data()
+    return (x_train, y_train), (x_test[:1000], y_test[:1000])
+
+
+@pytest.fixture
+def short_mnist(monkeypatch, mnist_with_short_test_set):
+    monkeypatch.setattr(mk.datasets.mnist, "load_data", lambda *args, **kwargs: mnist_with_short_test_set)
+
+
+@needs_mnist
+def test_mnist_mlp_learns(short_mnist, capsys):
+    # the clipped step: the notebook runs the plain one
+    accuracy = load_example("mnist_mlp").main(["--epochs", "1", "--subset", "1024", "--clip-norm", "1.0"])
+    assert accuracy > 0.5, accuracy  # chance is 0.1
+    assert "epoch 1: loss" in capsys.readouterr().out
+
+
+@needs_mnist
+@pytest.mark.parametrize("mode", ["tape", "fit"])
+def test_mnist_cnn_learns(mode, short_mnist, capsys):
+    curve = load_example("mnist_cnn").main(["--mode", mode, "--epochs", "1", "--subset", "512", "--batch-size", "64"])
+    assert len(curve) == 1 and curve[0][1] > 0.3, curve  # chance is 0.1
+    assert "final test accuracy" in capsys.readouterr().out
+
+
+# -- the notebooks -----------------------------------------------------------------------
+def test_notebooks_are_committed_clean():
+    """Sources as make_notebooks.py writes them; no outputs but the tour's small text ones."""
+    pytest.importorskip("nbformat")
+    make_notebooks = load_example("make_notebooks")
+    assert sorted(make_notebooks.NOTEBOOKS) == NOTEBOOKS
+    assert make_notebooks.main(["--check"]) == 0, "a notebook differs from examples/make_notebooks.py"
+    for name in NOTEBOOKS:
+        nb = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+        assert nb["metadata"]["kernelspec"]["name"] == "python3", name
+        outputs = [o for cell in nb["cells"] if cell["cell_type"] == "code" for o in cell["outputs"]]
+        if name != TOUR:
+            assert not outputs, f"{name} is committed with outputs: run python examples/make_notebooks.py"
+        for output in outputs:
+            assert output["output_type"] != "error", f"{name} is committed with an error output"
+            assert set(output.get("data", {})) <= {"text/plain"}, f"{name}: only text outputs are committed"
+        assert len(json.dumps(outputs)) < 20_000, f"{name}: committed outputs are too large"
+
+
+@pytest.fixture(scope="module")
+def kernel_env():
+    """The environment for notebook kernels, after checking that 'python3' is this interpreter."""
+    pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    pytest.importorskip("matplotlib")
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JUPYTER_PREFER_ENV_PATH", "1")  # this environment's kernelspec before a user-wide one
+        try:
+            argv = KernelSpecManager().get_kernel_spec("python3").argv
+        except NoSuchKernel:
+            pytest.fail("no 'python3' kernelspec: install ipykernel in this environment")
+        # jupyter_client runs a bare 'python' kernelspec with sys.executable
+        if argv[0] not in ("python", "python3") and Path(argv[0]) != Path(sys.executable):
+            pytest.fail(f"the 'python3' kernelspec runs {argv[0]}, not this interpreter {sys.executable}")
+        env = dict(os.environ, MINIKERAS_QUICK="1", MPLBACKEND="Agg")
+        env.pop("PYTHONSTARTUP", None)
+        yield env
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs(name, kernel_env):
+    import nbformat
+    from nbclient import NotebookClient
+
+    if name in MNIST_NOTEBOOKS and not os.environ.get("MINIKERAS_DATASETS"):
+        pytest.skip("MINIKERAS_DATASETS is unset: the MNIST notebooks need the real files")
+    nb = nbformat.read(EXAMPLES / name, as_version=4)
+    check = "import sys, minikeras\nprint(sys.executable, minikeras.__file__, sep='\\n')"
+    nb.cells.append(nbformat.v4.new_code_cell(check))
+    client = NotebookClient(nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(EXAMPLES)}})
+    client.execute(env=kernel_env)  # raises CellExecutionError, with the cell and traceback, on any error
+    executable, package = nb.cells[-1].outputs[0]["text"].split()
+    assert Path(executable) == Path(sys.executable), f"the kernel ran {executable}, not {sys.executable}"
+    assert Path(package) == Path(mk.__file__), f"the kernel imported {package}, not {mk.__file__}"
