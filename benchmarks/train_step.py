@@ -1,0 +1,171 @@
+"""Training throughput of the MNIST convnets: minikeras vs a hand-written jax.jit + optax step.
+
+For each model, in one run and timed in turn (so machine load hits all alike):
+  * jax:      a hand-written ``jax.jit`` step (``lax.conv_general_dilated``, ``reduce_window``,
+              ``jax.random.bernoulli`` dropout, optax.adam),
+  * mk tape:  a ``mk.function`` GradientTape step with ``optimizer.apply_gradients``,
+  * mk fit:   ``model.fit`` (one epoch over the timed batches),
+reported as samples/s in steady state and as ratios to jax; compile times are separate.
+
+Models: the classic Keras MNIST CNN (Conv2D 32 -> Conv2D 64 -> MaxPool -> Dropout -> Flatten ->
+Dense 128 -> Dropout -> Dense 10) and the Keras "simple MNIST convnet" (Conv2D 32 -> MaxPool ->
+Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
+
+    python benchmarks/train_step.py            # both models
+    python benchmarks/train_step.py --quick    # fewer steps
+"""
+import argparse
+import os
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import block, interleaved  # noqa: E402
+
+import minikeras as mk  # noqa: E402
+
+
+# -- the models in minikeras --------------------------------------------------------------------
+def classic_cnn():
+    return mk.Sequential([
+        mk.Input((28, 28, 1)),
+        mk.layers.Conv2D(32, 3, activation="relu"), mk.layers.Conv2D(64, 3, activation="relu"),
+        mk.layers.MaxPooling2D(), mk.layers.Dropout(0.25), mk.layers.Flatten(),
+        mk.layers.Dense(128, activation="relu"), mk.layers.Dropout(0.5), mk.layers.Dense(10, activation="softmax")])
+
+
+def simple_cnn():
+    return mk.Sequential([
+        mk.Input((28, 28, 1)),
+        mk.layers.Conv2D(32, 3, activation="relu"), mk.layers.MaxPooling2D(),
+        mk.layers.Conv2D(64, 3, activation="relu"), mk.layers.MaxPooling2D(),
+        mk.layers.Flatten(), mk.layers.Dropout(0.5), mk.layers.Dense(10, activation="softmax")])
+
+
+# -- the same models written by hand in JAX ------------------------------------------------------
+def _conv(x, w, b):
+    y = jax.lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return jax.nn.relu(y + b)
+
+
+def _pool(x):
+    return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+
+def _dropout(key, x, rate):
+    keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+    return jnp.where(keep, x / (1.0 - rate), 0.0)
+
+
+def jax_forward(kind):
+    def classic(params, x, key):
+        k1, k2 = jax.random.split(key)
+        x = _pool(_conv(_conv(x, *params[0]), *params[1]))
+        x = _dropout(k1, x, 0.25).reshape(x.shape[0], -1)
+        x = _dropout(k2, jax.nn.relu(x @ params[2][0] + params[2][1]), 0.5)
+        return x @ params[3][0] + params[3][1]
+
+    def simple(params, x, key):
+        x = _pool(_conv(_pool(_conv(x, *params[0])), *params[1])).reshape(x.shape[0], -1)
+        x = _dropout(key, x, 0.5)
+        return x @ params[2][0] + params[2][1]
+
+    return classic if kind == "classic" else simple
+
+
+def jax_step(kind, model):
+    """A hand-written train step over the model's initial weights; returns (step, state)."""
+    forward = jax_forward(kind)
+    weights = [w._value for w in model.trainable_variables]
+    params = [tuple(weights[i:i + 2]) for i in range(0, len(weights), 2)]
+    optimizer = optax.adam(1e-3, eps=1e-7)
+
+    def loss_fn(params, x, y, key):
+        logits = forward(params, x, key)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+    @jax.jit
+    def step(params, opt_state, x, y, key):
+        key, sub = jax.random.split(key)
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y, sub)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, key, loss
+
+    return step, [params, optimizer.init(params), jax.random.key(0)]
+
+
+def measure(kind, batch, steps, repeats):
+    rng = np.random.default_rng(0)
+    x = rng.random((steps * batch, 28, 28, 1), dtype=np.float32)
+    y = rng.integers(0, 10, steps * batch).astype(np.int32)
+    batches = [(jnp.asarray(x[i * batch:(i + 1) * batch]), jnp.asarray(y[i * batch:(i + 1) * batch]))
+               for i in range(steps)]
+    build = classic_cnn if kind == "classic" else simple_cnn
+
+    mk.random.set_seed(0)
+    reference_model = build()
+    step, state = jax_step(kind, reference_model)
+
+    def run_jax():
+        for xb, yb in batches:
+            state[0], state[1], state[2], loss = step(state[0], state[1], xb, yb, state[2])
+        block(loss)
+
+    tape_model = build()
+    optimizer = mk.optimizers.Adam(1e-3)
+    loss_fn = mk.losses.SparseCategoricalCrossentropy()
+
+    @mk.function
+    def tape_step(images, labels):
+        with mk.GradientTape() as tape:
+            loss = loss_fn(labels, tape_model(images, training=True))
+        grads = tape.gradient(loss, tape_model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, tape_model.trainable_variables))
+        return loss
+
+    def run_tape():
+        for xb, yb in batches:
+            loss = tape_step(xb, yb)
+        block(loss)
+
+    fit_model = build()
+    fit_model.compile(optimizer=mk.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
+
+    def run_fit():
+        fit_model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
+
+    compile_seconds = {}
+    for name, run_first in (("jax", lambda: (step(state[0], state[1], *batches[0], state[2]), None)),
+                            ("mk tape", lambda: block(tape_step(*batches[0]))),
+                            ("mk fit", lambda: fit_model.fit(x[:batch], y[:batch], batch_size=batch, verbose=0))):
+        start = time.perf_counter()
+        block(run_first())
+        compile_seconds[name] = time.perf_counter() - start
+    seconds = interleaved({"jax": run_jax, "mk tape": run_tape, "mk fit": run_fit}, repeats)
+    return {name: steps * batch / s for name, s in seconds.items()}, compile_seconds
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer steps and repeats")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--models", default="classic,simple")
+    args = parser.parse_args(argv)
+    steps, repeats = (4, 3) if args.quick else (12, 5)
+    print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), batch "
+          f"{args.batch_size}, {steps} steps x {repeats} repeats, median")
+    for kind in args.models.split(","):
+        rates, compiles = measure(kind, args.batch_size, steps, repeats)
+        print(f"\n{kind} MNIST CNN")
+        print(f"  {'':8} {'samples/s':>10} {'vs jax':>7} {'first call (compile)':>21}")
+        for name, rate in rates.items():
+            print(f"  {name:8} {rate:10.0f} {rate / rates['jax']:6.2f}x {compiles[name]:19.1f} s")
+
+
+if __name__ == "__main__":
+    main()
