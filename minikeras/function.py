@@ -98,12 +98,33 @@ def _flatten(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
 
 
+def _without_jax_additions(error):
+    """``error`` without the note (or chained ``UnfilteredStackTrace``) that jax.jit adds about
+    its own frames: the user's mistake is in their function, and the traceback shows it."""
+    notes = getattr(error, "__notes__", None)
+    if notes:
+        kept = [note for note in notes if "JAX has removed its internal frames" not in note]
+        if kept:
+            error.__notes__ = kept
+        else:
+            del error.__notes__
+    cause = error.__cause__
+    if cause is not None and type(cause).__name__ == "UnfilteredStackTrace":
+        error.__cause__ = cause.__cause__
+        error.__suppress_context__ = True
+    return error
+
+
 def _creation_error(name, variables):
     names = ", ".join(repr(v.name) for v in variables)
     return ValueError(
         f"mk.function({name}) created new mk.Variable(s) {names} on a trace after the first. mk.function only "
         "supports Variables created on the first call: create them once (e.g. `if self.w is None: self.w = "
         "mk.Variable(...)`, as layers build their weights) or outside the function.")
+
+
+class _NewSignature(Exception):
+    """The fast call's arguments need another program (see Function.__call__)."""
 
 
 class _Program:
@@ -119,11 +140,16 @@ class _Program:
         self.dynamic_positions = dynamic_positions
         self.function = function
         self.out_spec = None
+        self.traced = False
+        self.strict = False  # set during Function's fast call: a retrace there means new avals
         n_state = len(self.variables)
         # flat positional arrays in and out: the cheapest call jax.jit's dispatcher has
         self.jitted = jax.jit(lambda *flat: self._pure(flat[:n_state], flat[n_state:]))
 
     def _pure(self, state, dynamic_values):
+        if self.strict and self.traced:
+            raise _NewSignature  # Function.__call__ takes the general path, which traces properly
+        self.traced = True
         values = dict(zip(map(id, self.variables), state))
         out, ctx = _run_traced(self.function, self.variables, values, self.treedef, self.static_leaves,
                                self.dynamic_positions, dynamic_values)
@@ -142,11 +168,25 @@ class _Program:
         arrays = [to_array(x) for x, a in zip(out_leaves, is_array) if a]
         return tuple(arrays) + tuple(values[id(v)] for v in self.assigned)
 
+    def call_strict(self, dynamic_values):
+        """Calls the program if ``dynamic_values`` have the avals it was traced for; raises
+        _NewSignature (before anything runs) otherwise. jax.jit's dispatcher does the check.
+        (No mk.distribute here: Function.__call__ takes this path only without one.)"""
+        self.strict = True
+        try:
+            results = self.jitted(*[v._value for v in self.variables], *dynamic_values)
+        finally:
+            self.strict = False
+        return self._finish(results)
+
     def __call__(self, dynamic_values):
         jitted = self.jitted
         if DISTRIBUTION is not None:  # mk.distribute: state replicated and batches split over its mesh
             jitted, dynamic_values = DISTRIBUTION.prepare_call(self, dynamic_values)
-        results = jitted(*[v._value for v in self.variables], *dynamic_values)
+        return self._finish(jitted(*[v._value for v in self.variables], *dynamic_values))
+
+    def _finish(self, results):
+        """Writes the new Variable values back and returns the outputs as the function did."""
         out_tree, static, is_array, single, n_out = self.out_spec
         for variable, value in zip(self.assigned, results[n_out:]):
             variable._value = value
@@ -193,8 +233,8 @@ class Function:
         self.python_function = python_function
         self.jit_compile = jit_compile
         self._programs = {}
-        self._flat_programs = {}  # (shape, dtype, ...) of all-Tensor positional args -> program
-        self._last_signature = self._last_program = None
+        self._last_program = None  # the program of the last call f(tensor, ...), and its arity
+        self._last_arity = -1
         self._known_variables = []
         self._tracing_count = 0
         self._bound = {}          # id(instance) -> Function, for methods
@@ -227,32 +267,36 @@ class Function:
             # Eager: debugging, nested inside another mk.function (inlined), or under a
             # recording tape (which must see every op to differentiate through the call).
             return self.python_function(*args, **kwargs)
-        if not kwargs:  # the common call, f(tensor, ...): no pytree walk
-            signature = []
+        program = self._last_program
+        if len(args) == self._last_arity and not kwargs and DISTRIBUTION is None:
+            # The common call, f(tensor, ...) again: no pytree walk and no signature built here;
+            # jax.jit's dispatcher compares the avals, and a mismatch aborts the call.
+            arrays = []
             for a in args:
                 if type(a) is not Tensor:
                     break
-                value = a._value
-                signature.append(value.shape)
-                signature.append(value.dtype)
+                arrays.append(a._value)
             else:
-                if signature == self._last_signature:  # cheaper than hashing dtypes
-                    return self._last_program([a._value for a in args])
-                program = self._flat_programs.get(tuple(signature))
-                if program is not None:
-                    self._last_signature, self._last_program = signature, program
-                    return program([a._value for a in args])
-        leaves, treedef = _flatten((args, kwargs))
-        key = (treedef, _signature(leaves))
-        program = self._programs.get(key)
-        dynamic_positions = [i for i, x in enumerate(leaves) if _is_array_leaf(x)]
-        dynamic_values = [to_array(leaves[i]) for i in dynamic_positions]
-        if program is None:
-            program = self._trace(treedef, leaves, dynamic_positions, dynamic_values)
-            self._programs[key] = program
+                try:
+                    return program.call_strict(arrays)
+                except _NewSignature:
+                    pass
+        try:
+            leaves, treedef = _flatten((args, kwargs))
+            key = (treedef, _signature(leaves))
+            program = self._programs.get(key)
+            dynamic_positions = [i for i, x in enumerate(leaves) if _is_array_leaf(x)]
+            dynamic_values = [to_array(leaves[i]) for i in dynamic_positions]
+            if program is None:
+                program = self._trace(treedef, leaves, dynamic_positions, dynamic_values)
+                self._programs[key] = program
+            out = program(dynamic_values)
             if not kwargs and all(type(a) is Tensor for a in args):
-                self._flat_programs[tuple(x for a in args for x in (a._value.shape, a._value.dtype))] = program
-        return program(dynamic_values)
+                self._last_program, self._last_arity = program, len(args)
+            return out
+        except Exception as error:  # a mistake in the user's function, found while tracing
+            _without_jax_additions(error)
+            raise
 
     def _trace(self, treedef, leaves, dynamic_positions, dynamic_values):
         first_trace = self._tracing_count == 0

@@ -192,29 +192,11 @@ class GradientTape:
                  parallel_iterations=None, experimental_use_pfor=True):
         """Jacobian of ``target`` with respect to each source: shape ``target.shape + source.shape``.
 
-        Computed with one vectorised (``jax.vmap``) backward pass over all output elements.
+        Computed with one vectorised (``jax.vmap``) backward pass over all output elements;
+        ``sources`` may be a nest, as for ``gradient``.
         """
-        mode = _unconnected_mode(unconnected_gradients)
-        self._start_use("jacobian")
-        flat_sources, treedef = _flatten(sources)
-        _check_sources(flat_sources)
-        target = _single_target(target, "jacobian")
-        n = int(np.prod(target.shape, dtype=np.int64))
-        seeds = jnp.asarray(np.eye(n, dtype=target.dtype).reshape((n,) + target.shape))
-        rows = self._vectorised_backward(target, seeds, flat_sources)
-        results = []
-        for index, (source, row) in enumerate(zip(flat_sources, rows)):
-            if row is None:
-                if mode is UnconnectedGradients.RAISE:
-                    self._raise_unconnected([(index, source)], [(target, None)])
-                if mode is UnconnectedGradients.ZERO:
-                    row = _constant(np.zeros, (n,) + source.shape, target.dtype)
-                else:
-                    results.append(None)
-                    continue
-            results.append(Tensor(jnp.reshape(_value(row), target.shape + source.shape)))
-        self._finish_use()
-        return jax.tree_util.tree_unflatten(treedef, results)
+        from minikeras.tape_jacobian import jacobian
+        return jacobian(self, target, sources, _unconnected_mode(unconnected_gradients))
 
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
@@ -223,57 +205,10 @@ class GradientTape:
 
         One vectorised backward pass; the tape need not be persistent.
         """
-        mode = _unconnected_mode(unconnected_gradients)
-        self._start_use("batch_jacobian")
-        target = _single_target(target, "batch_jacobian")
-        if not isinstance(source, (Tensor, Variable)):
-            raise ValueError(f"batch_jacobian expects one mk.Tensor or mk.Variable as source, received "
-                             f"{type(source).__name__}")
-        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
-            raise ValueError(
-                f"batch_jacobian needs target and source with the same first (batch) dimension, received "
-                f"target shape {target.shape} and source shape {source.shape}")
-        batch, out_shape = target.shape[0], target.shape[1:]
-        n = int(np.prod(out_shape, dtype=np.int64))
-        eye = jnp.asarray(np.eye(n, dtype=target.dtype).reshape((n, 1) + out_shape))
-        seeds = jnp.broadcast_to(eye, (n, batch) + out_shape)
-        (rows,) = self._vectorised_backward(target, seeds, [source])
-        if rows is None:
-            if mode is UnconnectedGradients.RAISE:
-                self._raise_unconnected([(0, source)], [(target, None)])
-            self._finish_use()
-            if mode is UnconnectedGradients.ZERO:
-                return Tensor(_constant(np.zeros, (batch,) + out_shape + source.shape[1:], target.dtype))
-            return None
-        rows = jnp.reshape(_value(rows), (n, batch) + source.shape[1:])
-        result = jnp.moveaxis(rows, 0, 1).reshape((batch,) + out_shape + source.shape[1:])
-        self._finish_use()
-        return Tensor(result)
+        from minikeras.tape_jacobian import batch_jacobian
+        return batch_jacobian(self, target, source, _unconnected_mode(unconnected_gradients))
 
     # -- internals ----------------------------------------------------------------------
-    def _vectorised_backward(self, target, seeds, sources):
-        """Gradient rows for each seed in ``seeds`` (stacked on axis 0), one entry per source."""
-        source_ids = tuple(id(s) for s in sources)
-        with self._not_recording():
-            if not _context.tapes:
-                if not _context.traces:
-                    plan = tape_compiled.make_plan(self._records, self._tracked, (id(target),), source_ids)
-                    if plan is not None:
-                        return tape_compiled.run_vectorised(plan, [seeds])
-                connected = []
-
-                def one_row(seed):
-                    grads = self._backward([(id(target), seed)], source_ids, fast=True)
-                    connected[:] = [grads.get(key) is not None for key in source_ids]
-                    return [grads[key] for key in source_ids if grads.get(key) is not None]
-
-                stacked = iter(jax.vmap(one_row)(seeds))
-                return [next(stacked) if c else None for c in connected]
-            # An outer tape records this backward pass (higher order): row by row, taped.
-            from minikeras.ops.array import stack
-            per_row = [self._backward([(id(target), Tensor(seed))], source_ids, fast=False) for seed in seeds]
-            return [None if per_row[0].get(key) is None else stack([r[key] for r in per_row]) for key in source_ids]
-
     def _backward(self, seeds, source_ids, fast):
         """Runs the records backward from ``seeds`` [(id, cotangent)]; returns {id: gradient}.
 
@@ -363,10 +298,6 @@ def _remove(tape):
         if tapes[i] is tape:
             del tapes[i]
             return
-
-
-def _value(x):
-    return x._value if isinstance(x, Tensor) else x
 
 
 def _zeros_like(tensor, fast):

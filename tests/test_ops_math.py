@@ -88,6 +88,7 @@ def test_binary(name, op, ref, x_domain, y_domain, shapes):
 
 def test_operators_and_python_scalars():
     x = rand(*SHAPE, seed=3, low=0.5, high=2.0)
+    assert_close(mk.math.truediv(x, 2.0), x / 2.0)
     check_grad(lambda t: 2.0 * t - t / 3.0 + t ** 2.0 + 1.0 / t - (-t) + abs(t) + (4.0 - t) * t,
                lambda a: 2.0 * a - a / 3.0 + a ** 2.0 + 1.0 / a + a + jnp.abs(a) + (4.0 - a) * a, x)
 
@@ -221,6 +222,7 @@ def test_clip_by_global_norm():
 
     out = check_grad(mk_fn, lambda x, y: ref(jnp, x, y), a, b)
     assert_close(out, ref(np, a.astype(np.float64), b.astype(np.float64)))
+    assert_close(mk.global_norm([a, b]), np.sqrt(np.sum(a.astype(np.float64) ** 2) + np.sum(b.astype(np.float64) ** 2)))
     clipped, norm = mk.clip_by_global_norm([a, None], 100.0)
     assert clipped[1] is None and float(norm) == pytest.approx(np.linalg.norm(a), rel=1e-5)
     np.testing.assert_allclose(clipped[0], a, rtol=1e-6)  # under the limit: unchanged
@@ -254,7 +256,13 @@ NONDIFF = {
     "less": lambda t: mk.cast(t < 0.5, mk.float32),
     "equal": lambda t: mk.cast(mk.equal(t, t), mk.float32),
     "not_equal": lambda t: mk.cast(mk.not_equal(t, 1.0), mk.float32),
+    "greater_equal": lambda t: mk.cast(mk.math.greater_equal(t, 0.0), mk.float32),
+    "less_equal": lambda t: mk.cast(mk.math.less_equal(t, 0.0), mk.float32),
     "is_finite": lambda t: mk.cast(mk.math.is_finite(t), mk.float32),
+    "is_nan": lambda t: mk.cast(mk.math.is_nan(t), mk.float32),
+    "logical_and": lambda t: mk.cast(mk.math.logical_and(t > 0.0, t < 1.0), mk.float32),
+    "floordiv": lambda t: mk.math.floordiv(t, 0.7),
+    "floormod": lambda t: mk.math.floormod(t, 0.7),
     "one_hot": lambda t: mk.one_hot(mk.cast(mk.abs(t), mk.int32), 3),
 }
 
@@ -280,6 +288,10 @@ def test_non_differentiable_forward_values():
     np.testing.assert_array_equal(mk.argmin(x), np.argmin(x, axis=0))
     np.testing.assert_array_equal(mk.equal(x, 0.5), x == 0.5)
     np.testing.assert_array_equal(mk.greater(x, 0.0), x > 0)
+    np.testing.assert_allclose(mk.math.floordiv(x, 0.7), np.floor_divide(x, np.float32(0.7)))
+    np.testing.assert_allclose(mk.math.floormod(x, 0.7), np.mod(x, np.float32(0.7)), atol=1e-6)
+    np.testing.assert_array_equal(mk.reduce_any(x > 2, axis=1), np.any(x > 2, axis=1))
+    np.testing.assert_array_equal(mk.reduce_all(x > -4), True)
     assert mk.argmax(x, axis=1).dtype == mk.int32
 
 

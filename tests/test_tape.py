@@ -209,6 +209,22 @@ def test_hessian_from_jacobian_of_gradient():
     close(outer.jacobian(g, x), jax.jit(jax.hessian(f_jnp))(X), rtol=1e-4, atol=1e-4)
 
 
+def test_jacobian_under_an_outer_tape_stays_differentiable():
+    x = mk.constant(X)
+    with mk.GradientTape() as t3:
+        t3.watch(x)
+        with mk.GradientTape() as t2:
+            t2.watch(x)
+            with mk.GradientTape() as t1:
+                t1.watch(x)
+                y = f_mk(x)
+            g = t1.gradient(y, x)
+        hessian = t2.jacobian(g, x)
+        total = mk.reduce_sum(hessian)
+    expected = jax.jit(jax.grad(lambda x: jnp.sum(jax.hessian(f_jnp)(x))))(X)
+    close(t3.gradient(total, x), expected, rtol=1e-4, atol=1e-4)
+
+
 # -- sources, targets, output gradients ---------------------------------------------------------------
 def test_sources_nest_gives_the_same_structure():
     a, b, c = mk.constant(1.0), mk.constant(2.0), mk.constant(3.0)

@@ -144,11 +144,11 @@ class DataParallel:
             out[i] = jax.make_array_from_process_local_data(sharding, out[i])
         return out
 
-    def _check_batch(self, size, shape=None):
+    def _check_batch(self, size, shape=None, about=None):
         per = len(self.local_devices)
         if size % per == 0:
             return
-        about = f" (an input of shape {tuple(shape)})" if shape is not None else ""
+        about = f" ({about})" if about else f" (an input of shape {tuple(shape)})" if shape is not None else ""
         if self.multi_process:
             where = (f"this process's {per} devices: with {len(self.devices)} devices in all, each process must "
                      f"feed a batch that is a multiple of its {per} local devices")
@@ -167,12 +167,12 @@ class DataParallel:
         n, batch_size, steps = (getattr(batches, name, None) for name in ("n", "batch_size", "steps"))
         if n is None or batch_size is None or steps is None:
             return
-        self._check_batch(min(batch_size, n))
+        self._check_batch(min(batch_size, n), about=f"batch_size={batch_size}")
         # batch starts are step * batch_size mod n: they repeat after n / gcd(n, batch_size) steps
         for step in range(min(int(steps), n // math.gcd(n, batch_size))):
             start = (step * batch_size) % n
             if n - start < batch_size:
-                self._check_batch(n - start)
+                self._check_batch(n - start, about=f"the last batch of {n} samples in batches of {batch_size}")
 
     # -- the hooks of mk.function and steps_per_execution ------------------------------------
     def prepare_call(self, program, dynamic_values):

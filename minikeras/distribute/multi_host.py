@@ -10,6 +10,7 @@ starts from the same weights. Step outputs split on the batch (predictions) come
 rows of this process's batch; reductions (loss, metrics) are the global values everywhere.
 """
 import jax
+import jax.extend.backend as jax_backend
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding
@@ -62,8 +63,7 @@ def _release_backend():
     tensor._SCALARS.clear()
     tensor._SCALAR_IDS.clear()
     generator._value = None
-    import jax.extend.backend
-    jax.extend.backend.clear_backends()
+    jax_backend.clear_backends()
 
     def restore():
         generator._value = jnp.asarray(state)

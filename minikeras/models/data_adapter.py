@@ -70,6 +70,8 @@ class ArrayBatches:
 def _take(structure, index):
     if structure is None:
         return None
+    if isinstance(structure, np.ndarray):  # the common case, without a tree walk
+        return structure[index]
     return jax.tree_util.tree_map(lambda a: a[index], structure)
 
 

@@ -5,7 +5,7 @@ import importlib
 import jax
 import numpy as np
 
-from minikeras.function import _flatten, _is_array_leaf, _signature
+from minikeras.function import _flatten, _signature
 from minikeras.tensor import Tensor
 
 function_module = importlib.import_module("minikeras.function")  # the module (mk.function hides it)
@@ -21,19 +21,26 @@ def run_stacked(step, batches):
     Returns:
       The logs of the last step.
     """
-    from minikeras.models.training import _as_tensors
-    first = (_as_tensors(batches[0]),)
+    from minikeras.models.step_runner import as_tensors
+    first = (as_tensors(batches[0]),)
     leaves, treedef = _flatten((first, {}))
     program = step._programs.get((treedef, _signature(leaves)))
-    if program is None:  # trace (and run) the single step once on the first batch
-        logs = step(*first)
-        program = step._programs[(treedef, _signature(leaves))]
-        batches = batches[1:]
-        if not batches:
-            return logs
-    per_batch = [[np.asarray(leaf) for leaf in _flatten(((_as_tensors(b),), {}))[0] if _is_array_leaf(leaf)]
-                 for b in batches]
-    stacked = [np.stack(column) for column in zip(*per_batch)]
+    if program is None:  # not traced yet: run this group step by step (the first call traces)
+        logs = None
+        for batch in batches:
+            logs = step(as_tensors(batch))
+        return logs
+    per_batch = [[np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(batch)] for batch in batches]
+    return run_program_stacked(program, [np.stack(column) for column in zip(*per_batch)])
+
+
+def run_program_stacked(program, stacked):
+    """Runs the compiled single-step ``program`` once per row of the ``stacked`` inputs (one
+    array per input of the step, with a leading axis of steps) in one ``lax.scan`` call.
+
+    Returns:
+      The step's outputs for the last row.
+    """
     distribution = function_module.DISTRIBUTION
     if distribution is None:
         loop = _scan_of(program)

@@ -5,16 +5,17 @@ Each of ``train_step``, ``test_step`` and ``predict_step`` is compiled once with
 generator - are lifted automatically), so a step is one XLA program. Override them to
 customise training, as in Keras ("customizing what happens in fit").
 """
-import contextlib
+import itertools
 
 import jax
 import numpy as np
 
 from minikeras.function import function
 from minikeras.models import data_adapter
-from minikeras.models.errors import user_errors
+from minikeras.models.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
+from minikeras.models.step_runner import StepRunner
 from minikeras.tape import GradientTape
-from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.tensor import Tensor, Variable
 
 
 class Trainer:
@@ -142,33 +143,28 @@ class Trainer:
 
     # -- compiled steps ----------------------------------------------------------------------
     def _step(self, kind):
-        step = self._trainer_steps.get(kind)
-        if step is None:
+        """The StepRunner of the compiled train, test or predict step (made on first use)."""
+        runner = self._trainer_steps.get(kind)
+        if runner is None:
             method = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
-            step = function(method, jit_compile=self._trainer_jit)
-            self._trainer_steps[kind] = step
-        return step
+            runner = StepRunner(function(method, jit_compile=self._trainer_jit))
+            self._trainer_steps[kind] = runner
+        return runner
 
-    def _run_train_steps(self, batches):
-        """Runs ``batches`` (a list of ``(x, y, sw)``) through the train step; returns the last logs."""
-        step = self._step("train")
-        with user_errors(), self._forget_failed_first_trace("train"), self._distribution_scope():
-            if len(batches) > 1 and self._trainer_jit and _same_shapes(batches):
-                from minikeras.models.multi_step import run_stacked
-                return run_stacked(step, batches)
-            logs = None
-            for batch in batches:
-                logs = step(_as_tensors(batch))
-        return logs
-
-    def _run_step(self, kind, batch):
-        with user_errors(), self._forget_failed_first_trace(kind), self._distribution_scope():
-            return self._step(kind)(_as_tensors(batch))
-
-    def _distribution_scope(self):
-        """The ``distribution=`` given to compile/fit, entered around a step (mk.distribute)."""
+    def _run(self, kind, batches, group=False):
+        """Runs ``batches`` (``(x, y, sample_weight)`` tuples) through the compiled ``kind``
+        step in order (as one scanned call when ``group``); returns the last step's outputs."""
+        runner = self._step(kind)
         distribution = getattr(self, "_trainer_distribution", None)
-        return distribution if distribution is not None else contextlib.nullcontext()
+        try:
+            if distribution is None:
+                return runner.run(batches, group)
+            with distribution:  # mk.distribute: the compiled steps run on its devices
+                return runner.run(batches, group)
+        except BaseException:
+            if not runner.traced:  # its first trace failed (bad labels, say): trace afresh next
+                self._trainer_steps.pop(kind, None)  # time, when it may still create slots
+            raise
 
     def _check_distributed_batches(self, data):
         """A batch size the devices cannot share evenly fails before the first step."""
@@ -176,18 +172,6 @@ class Trainer:
         distribution = getattr(self, "_trainer_distribution", None) or distribute.get_distribution()
         if distribution is not None and getattr(self, "_trainer_jit", True):
             distribution.check_batches(data)
-
-    @contextlib.contextmanager
-    def _forget_failed_first_trace(self, kind):
-        """A step whose first trace failed (bad labels, say) is dropped, so that the next call
-        traces afresh and may still create the optimizer's slots and metrics' variables."""
-        try:
-            yield
-        except BaseException:
-            step = self._trainer_steps.get(kind)
-            if step is not None and getattr(step, "_programs", None) == {}:
-                del self._trainer_steps[kind]
-            raise
 
     # -- fit / evaluate / predict ------------------------------------------------------------
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
@@ -221,6 +205,7 @@ class Trainer:
         callback_list.on_train_begin()
         epoch_logs = {}
         per_call = self._trainer_steps_per_execution
+        batch_hooks = wants_batch_logs(callback_list.callbacks, TRAIN_BATCH_HOOKS)
         for epoch in range(initial_epoch, epochs):
             for metric in self.metrics:
                 metric.reset_state()
@@ -229,16 +214,21 @@ class Trainer:
             batches = train.epoch(rng)
             step = 0
             while True:
-                group = [b for _, b in zip(range(per_call), batches)]
+                group = list(itertools.islice(batches, per_call))
                 if not group:
                     break
-                callback_list.on_train_batch_begin(step)
-                logs = _to_floats(self._run_train_steps(group))
+                if batch_hooks:
+                    callback_list.on_train_batch_begin(step)
+                # only full groups are scanned: a shorter one (the end of an epoch) would
+                # compile another scan for its length, so it runs step by step instead
+                logs = self._run("train", group, group=len(group) == per_call > 1)
                 step += len(group)
-                callback_list.on_train_batch_end(step - 1, logs)
+                if batch_hooks:
+                    logs = to_floats(logs)
+                    callback_list.on_train_batch_end(step - 1, logs)
                 if self.stop_training:
                     break
-            epoch_logs = dict(logs)
+            epoch_logs = to_floats(logs) if logs else {}
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val_x, val_y, val_sw = _unpack_validation(validation_data)
                 val_logs = self.evaluate(val_x, val_y, sample_weight=val_sw,
@@ -264,12 +254,15 @@ class Trainer:
         for metric in self.metrics:
             metric.reset_state()
         callback_list.on_test_begin()
+        batch_hooks = wants_batch_logs(callback_list.callbacks, TEST_BATCH_HOOKS)
         logs = {}
         for i, batch in enumerate(data.epoch(None)):
-            callback_list.on_test_batch_begin(i)
-            logs = self._run_step("test", batch)
-            callback_list.on_test_batch_end(i, _to_floats(logs))
-        logs = _to_floats(logs)
+            if batch_hooks:
+                callback_list.on_test_batch_begin(i)
+            logs = self._run("test", [batch])
+            if batch_hooks:
+                callback_list.on_test_batch_end(i, to_floats(logs))
+        logs = to_floats(logs)
         callback_list.on_test_end(logs)
         if return_dict:
             return logs
@@ -288,7 +281,7 @@ class Trainer:
         outputs = []
         for i, batch in enumerate(data.epoch(None)):
             callback_list.on_predict_batch_begin(i)
-            outputs.append(self._run_step("predict", batch))
+            outputs.append(self._run("predict", [batch]))
             callback_list.on_predict_batch_end(i, {})
         callback_list.on_predict_end()
         if not outputs:
@@ -302,7 +295,7 @@ class Trainer:
         if reset_metrics:
             for metric in self.metrics:
                 metric.reset_state()
-        logs = _to_floats(self._run_step("train", (x, y, sample_weight)))
+        logs = to_floats(self._run("train", [(x, y, sample_weight)]))
         return self._format_logs(logs, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
@@ -311,11 +304,11 @@ class Trainer:
         if reset_metrics:
             for metric in self.metrics:
                 metric.reset_state()
-        logs = _to_floats(self._run_step("test", (x, y, sample_weight)))
+        logs = to_floats(self._run("test", [(x, y, sample_weight)]))
         return self._format_logs(logs, return_dict)
 
     def predict_on_batch(self, x):
-        return np.asarray(self._run_step("predict", (x, None, None)))
+        return np.asarray(self._run("predict", [(x, None, None)]))
 
     def _format_logs(self, logs, return_dict):
         if return_dict:
@@ -361,30 +354,6 @@ class _CompiledMetrics:
     @property
     def metrics(self):
         return list(self._model._trainer_metrics or [])
-
-
-def _as_tensors(batch):
-    x, y, sample_weight = batch
-    convert = lambda s: None if s is None else jax.tree_util.tree_map(  # noqa: E731
-        lambda a: a if isinstance(a, Tensor) else Tensor(to_array(a)), s,
-        is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
-    if sample_weight is None:
-        return (convert(x),) if y is None else (convert(x), convert(y))
-    return convert(x), convert(y), convert(sample_weight)
-
-
-def _same_shapes(batches):
-    shapes = [jax.tree_util.tree_map(np.shape, b) for b in batches]
-    return all(s == shapes[0] for s in shapes[1:])
-
-
-def _to_floats(logs):
-    if logs is None:
-        return {}
-    if not isinstance(logs, dict):
-        raise TypeError(f"train_step/test_step must return a dict of metric values, received {type(logs).__name__}")
-    return {k: float(np.asarray(v)) if isinstance(v, (Tensor, Variable, np.ndarray, jax.Array, float, int)) else v
-            for k, v in logs.items()}
 
 
 def _unpack_validation(validation_data):

@@ -140,23 +140,39 @@ def _multiply_add(xp, w, strides, dilations, out_hw):
     return y
 
 
+# -- which formulation ------------------------------------------------------------------------
+def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilations=(1, 1)):
+    """The method ``conv2d_<kind>`` uses by default for these shapes on the current backend.
+
+    ``kind`` is 'forward', 'input_grad' or 'filter_grad'; the result is one of that kind's
+    ``*_METHODS``. Off CPU it is always 'xla'.
+    """
+    if not _on_cpu():
+        return "xla"
+    strides, pads, dilations = _normalize(x_shape, w_shape, strides, padding, dilations)
+    c_in = x_shape[-1]
+    if kind == "forward":
+        return "taps" if c_in <= _FEW_CHANNELS else "padded"
+    if kind == "input_grad":
+        if strides != (1, 1) and (dilations != (1, 1) or any(p < 0 for pair in pads for p in pair)):
+            return "xla"
+        return "padded"
+    if kind == "filter_grad":
+        return "im2col"
+    raise ValueError(f"kind must be 'forward', 'input_grad' or 'filter_grad', got {kind!r}")
+
+
 # -- forward ----------------------------------------------------------------------------------
-def _forward_method(x_shape, w_shape, strides, dilations):
-    if x_shape[-1] <= _FEW_CHANNELS:
-        return "taps"
-    return "padded"
-
-
 def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, method=None):
     """y = conv(x, w): NHWC x HWIO -> NHWC, exactly ``lax.conv_general_dilated``'s result."""
     strides, pads, dilations = _normalize(x.shape, w.shape, strides, padding, dilations)
+    out_hw = output_hw(x.shape[1:3], w.shape[:2], strides, pads, dilations)
     if method is None:
-        method = _forward_method(x.shape, w.shape, strides, dilations) if _on_cpu() else "xla"
-    if method == "xla":
+        method = formulation("forward", x.shape, w.shape, strides, pads, dilations)
+    if min(out_hw) <= 0 or method == "xla":
         return _xla_conv(x, w, strides, pads, dilations)
     if method == "padded":
         return _conv_fast(x, w, strides, pads, dilations)
-    out_hw = output_hw(x.shape[1:3], w.shape[:2], strides, pads, dilations)
     xp = _pad_hw(x, pads)
     if method == "taps":
         if x.shape[-1] <= _FEW_CHANNELS:
@@ -261,23 +277,14 @@ def _input_grad_depth_to_space(dy, w, input_shape, strides, pads):
     return dxp[:, pt:pt + input_shape[1], pl:pl + input_shape[2]]
 
 
-def _input_grad_method(input_shape, w_shape, strides, pads, dilations):
-    if strides == (1, 1):
-        return "padded"
-    if dilations != (1, 1) or any(p < 0 for pair in pads for p in pair):
-        return "xla"
-    return "padded"
-
-
 def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilations=(1, 1), *,
                       method=None):
     """dx: the transpose of ``conv2d_forward`` in x applied to ``dy`` (x has ``input_shape``)."""
     input_shape = tuple(input_shape)
     strides, pads, dilations = _normalize(input_shape, w.shape, strides, padding, dilations)
     if method is None:
-        method = (_input_grad_method(input_shape, w.shape, strides, pads, dilations)
-                  if _on_cpu() else "xla")
-    if method == "xla":
+        method = formulation("input_grad", input_shape, w.shape, strides, pads, dilations)
+    if min(dy.shape[1:3]) <= 0 or method == "xla":
         return _xla_input_grad(dy, w, input_shape, strides, pads, dilations)
     if strides == (1, 1) and method in ("padded", "d2s"):
         return _input_grad_stride1(dy, w, input_shape, pads, dilations)
@@ -306,8 +313,8 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
     filter_shape = tuple(filter_shape)
     strides, pads, dilations = _normalize(x.shape, filter_shape, strides, padding, dilations)
     if method is None:
-        method = "im2col" if _on_cpu() else "xla"
-    if method == "xla":
+        method = formulation("filter_grad", x.shape, filter_shape, strides, pads, dilations)
+    if min(dy.shape[1:3]) <= 0 or method == "xla":
         return _xla_filter_grad(x, dy, filter_shape, strides, pads, dilations)
     kh, kw, c, o = filter_shape
     out_hw = dy.shape[1:3]

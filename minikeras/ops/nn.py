@@ -1,9 +1,7 @@
-"""Neural-network ops (``tf.nn``): activations, softmax, cross-entropies, dropout, moments.
+"""Neural-network ops (``tf.nn``): activations, dropout, moments and normalisation, bias_add.
 
-Convolution and pooling live in ``nn_conv.py`` and are re-exported here. The losses are
-fused primitives: their forwards are the stable log-sum-exp forms (finite for logits of
-any finite size) and their gradient rules are the closed forms (``softmax - labels``), so
-the backward pass neither overflows nor rebuilds the forward op by op.
+Softmax and the cross-entropies live in ``nn_losses.py``, convolution and pooling in
+``nn_conv.py``; both are re-exported here, so ``minikeras.ops.nn`` holds every ``tf.nn`` name.
 """
 import math
 
@@ -11,27 +9,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.ops.array import expand_dims, gather, one_hot, reshape
+from minikeras.ops.array import gather, reshape
 from minikeras.ops.convert import binary_args, normalize_axis
 from minikeras.ops.math import (  # noqa: F401 - sigmoid, tanh, softplus are tf.nn names too
     abs as abs_, erf, exp, log_sigmoid, maximum, rsqrt, sigmoid, softplus, square, squared_difference, tanh, where,
     zeros_like_)
+from minikeras.ops.nn_losses import (  # noqa: F401 - tf.nn names
+    _floating, _t, log_softmax, sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits)
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_mean, reduce_sum
-from minikeras.tensor import Tensor, Variable, to_array
-
-
-def _t(x):
-    return x if isinstance(x, (Tensor, Variable)) else Tensor(to_array(x))
-
-
-def _floating(x, op, what="features"):
-    """``x`` as a Tensor; a TypeError naming ``op`` unless its dtype is floating."""
-    x = _t(x)
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        raise TypeError(f"{op} expects a floating-point {what} tensor (e.g. mk.float32), received dtype "
-                        f"{x.dtype.name}. Cast it with mk.cast(x, mk.float32).")
-    return x
+from minikeras.tensor import Tensor, Variable
 
 
 def _numeric(x, op):
@@ -146,154 +134,18 @@ def softsign(features, name=None):
     return x / (abs_(x) + 1.0)
 
 
-# -- softmax ------------------------------------------------------------------------------------
-_softmax = Primitive("softmax", lambda x, *, axis: jax.nn.softmax(x, axis=axis))
-_log_softmax = Primitive("log_softmax", lambda x, *, axis: jax.nn.log_softmax(x, axis=axis))
-
-
-@_softmax.defgrad
-def _(g, out, x, *, axis):
-    return out * (g - reduce_sum(g * out, axis=axis, keepdims=True))
-
-
-@_log_softmax.defgrad
-def _(g, out, x, *, axis):
-    return g - exp(out) * reduce_sum(g, axis=axis, keepdims=True)
-
-
-def _one_axis(axis, ndim, op):
-    if ndim == 0:
-        raise ValueError(f"{op} expects a tensor of rank >= 1, received a scalar")
-    if not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{op}: axis must be an int, received {axis!r}")
-    return normalize_axis(int(axis), ndim, op)[0]
-
-
-def softmax(logits, axis=None, name=None):
-    """exp(logits) / sum(exp(logits)) along ``axis`` (default -1), computed stably."""
-    x = _floating(logits, "softmax", "logits")
-    return _softmax(x, axis=_one_axis(-1 if axis is None else axis, x.ndim, "softmax"))
-
-
-def log_softmax(logits, axis=None, name=None):
-    """logits - log(sum(exp(logits))) along ``axis`` (default -1), computed stably."""
-    x = _floating(logits, "log_softmax", "logits")
-    return _log_softmax(x, axis=_one_axis(-1 if axis is None else axis, x.ndim, "log_softmax"))
-
-
-# -- cross-entropies ----------------------------------------------------------------------------
-def _softmax_ce_forward(labels, logits, *, axis):
-    return -jnp.sum(labels * jax.nn.log_softmax(logits, axis=axis), axis=axis)
-
-
-_softmax_ce = Primitive("softmax_cross_entropy_with_logits", _softmax_ce_forward)
-
-
-@_softmax_ce.defgrad
-def _(g, out, labels, logits, *, axis):
-    g = expand_dims(g, axis)
-    # sum(labels) * softmax - labels: exact also for labels that do not sum to 1
-    grad_logits = g * (reduce_sum(labels, axis=axis, keepdims=True) * _softmax(logits, axis=axis) - labels)
-    return -g * _log_softmax(logits, axis=axis), grad_logits
-
-
-def _matching_pair(op, labels, logits):
-    logits = _floating(logits, op, "logits")
-    if isinstance(labels, (Tensor, Variable)):
-        if labels.dtype != logits.dtype:
-            raise TypeError(f"{op}: labels have dtype {labels.dtype.name} but logits have dtype "
-                            f"{logits.dtype.name}; they must match (use mk.cast)")
-    else:
-        labels = Tensor(to_array(labels, logits.dtype))  # Python lists and NumPy arrays take the logits' dtype
-    if labels.shape != logits.shape:
-        raise ValueError(f"{op}: logits and labels must have the same shape, received logits shape "
-                         f"{logits.shape} and labels shape {labels.shape}")
-    return labels, logits
-
-
-def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
-    """-sum(labels * log_softmax(logits)) along ``axis``; one value per example.
-
-    Differentiable in ``logits`` (gradient ``softmax(logits) * sum(labels) - labels``) and in
-    ``labels``. Stable for large logits (no overflow at +-1e4).
-    """
-    labels, logits = _matching_pair("softmax_cross_entropy_with_logits", labels, logits)
-    return _softmax_ce(labels, logits, axis=_one_axis(axis, logits.ndim, "softmax_cross_entropy_with_logits"))
-
-
-def _sparse_ce_forward(labels, logits):
-    n = logits.shape[-1]
-    log_p = jax.nn.log_softmax(logits, axis=-1)
-    picked = jnp.take_along_axis(log_p, jnp.clip(labels, 0, n - 1)[..., None], axis=-1)[..., 0]
-    # out-of-range labels give NaN (as TensorFlow on GPU); eagerly they are an error before we get here
-    return jnp.where((labels >= 0) & (labels < n), -picked, jnp.nan)
-
-
-_sparse_softmax_ce = Primitive("sparse_softmax_cross_entropy_with_logits", _sparse_ce_forward)
-
-
-@_sparse_softmax_ce.defgrad
-def _(g, out, labels, logits):
-    targets = one_hot(labels, logits.shape[-1], dtype=logits.dtype)
-    return None, expand_dims(g, -1) * (_softmax(logits, axis=logits.ndim - 1) - targets)
-
-
-def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
-    """-log_softmax(logits)[label] per example; ``labels`` are class indices of shape logits.shape[:-1].
-
-    Labels outside [0, num_classes) are a ValueError eagerly and give NaN inside ``mk.function``.
-    """
-    op = "sparse_softmax_cross_entropy_with_logits"
-    logits = _floating(logits, op, "logits")
-    labels = _t(labels)
-    if labels.dtype.kind not in "iu":
-        raise TypeError(f"{op}: labels must be integer class indices (int32 or int64), received dtype "
-                        f"{labels.dtype.name}")
-    if logits.ndim == 0 or labels.ndim != logits.ndim - 1:
-        raise ValueError(f"{op}: Rank mismatch: rank of labels (received {labels.ndim}) should equal rank of "
-                         f"logits minus 1 (received {logits.ndim})")
-    if labels.shape != logits.shape[:-1]:
-        raise ValueError(f"{op}: labels shape {labels.shape} must equal logits shape without its last axis "
-                         f"{logits.shape[:-1]} (logits shape {logits.shape})")
-    value = labels._value if isinstance(labels, Tensor) else None
-    if value is not None and not isinstance(value, jax.core.Tracer) and value.size:
-        n = logits.shape[-1]
-        low, high = int(jnp.min(value)), int(jnp.max(value))
-        if low < 0 or high >= n:
-            bad = low if low < 0 else high
-            raise ValueError(f"{op}: Received a label value of {bad} which is outside the valid range of "
-                             f"[0, {n}).")
-    return _sparse_softmax_ce(labels, logits)
-
-
-def _sigmoid_ce_forward(labels, logits):
-    return jnp.maximum(logits, 0) - logits * labels + jnp.log1p(jnp.exp(-jnp.abs(logits)))
-
-
-_sigmoid_ce = Primitive("sigmoid_cross_entropy_with_logits", _sigmoid_ce_forward)
-
-
-@_sigmoid_ce.defgrad
-def _(g, out, labels, logits):
-    return -g * logits, g * (sigmoid(logits) - labels)
-
-
-def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
-    """Elementwise logistic loss max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x, labels z."""
-    op = "sigmoid_cross_entropy_with_logits"
-    if labels is None or logits is None:
-        raise ValueError(f"{op} needs both labels and logits")
-    labels, logits = _matching_pair(op, labels, logits)
-    return _sigmoid_ce(labels, logits)
-
-
 # -- dropout ------------------------------------------------------------------------------------
-def _make_mask(key, *, shape, rate, dtype):
-    keep = jax.random.uniform(key, shape) >= rate
+def _dropout_keep_mask(key, shape, rate):
+    """True where an element is kept, with probability 1 - rate (the switch point for the generator)."""
+    return jax.random.bernoulli(key, 1.0 - rate, shape)
+
+
+def _scaled_mask(key, *, shape, rate, dtype):
+    keep = _dropout_keep_mask(key, shape, rate)
     return jnp.where(keep, jnp.asarray(1.0 / (1.0 - rate), dtype), jnp.asarray(0, dtype))
 
 
-_make_mask_jit = jax.jit(_make_mask, static_argnames=("shape", "rate", "dtype"))
+_scaled_mask_jit = jax.jit(_scaled_mask, static_argnames=("shape", "rate", "dtype"))
 
 _apply_mask = Primitive("dropout", lambda x, mask: x * mask)
 
@@ -337,7 +189,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         return x
     from minikeras.ops.random import next_key
     key = next_key(seed)
-    make = _make_mask if isinstance(key, jax.core.Tracer) else _make_mask_jit
+    make = _scaled_mask if isinstance(key, jax.core.Tracer) else _scaled_mask_jit
     mask = make(key, shape=shape, rate=rate, dtype=x.dtype)
     return _apply_mask(x, Tensor(mask))
 

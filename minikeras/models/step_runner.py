@@ -1,0 +1,127 @@
+"""Calling fit's compiled steps with little Python per batch.
+
+``fit`` calls its train step once per batch, so what happens around the compiled program
+counts. The general ``mk.function`` call wraps every NumPy batch in a Tensor (a host-to-device
+copy through ``jnp.asarray``), flattens the arguments and builds a signature. Here, once a
+batch structure has been traced, later batches with the same shapes and dtypes go straight
+to the compiled program as NumPy arrays: ``jax.jit``'s C++ dispatcher moves them to the
+device itself, far cheaper than a ``jnp.asarray`` each.
+
+The first batch of each new signature takes the general path (it traces and compiles).
+"""
+import importlib
+
+import jax
+import numpy as np
+
+from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
+
+_function_module = importlib.import_module("minikeras.function")  # the module (mk.function hides it)
+
+
+def as_tensors(batch):
+    """``(x, y, sample_weight)`` with None parts dropped, arrays converted to Tensors: the
+    argument a step is traced with (``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``)."""
+    x, y, sample_weight = batch
+    convert = lambda s: None if s is None else jax.tree_util.tree_map(  # noqa: E731
+        lambda a: a if isinstance(a, Tensor) else Tensor(to_array(a)), s,
+        is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
+    if sample_weight is None:
+        return (convert(x),) if y is None else (convert(x), convert(y))
+    return convert(x), convert(y), convert(sample_weight)
+
+
+def _host_leaves(batch):
+    """The batch's arrays (NumPy, or jax arrays behind Tensors) in the dtypes the step was
+    traced with, and a hashable signature of their structure, shapes and dtypes."""
+    leaves, treedef = jax.tree_util.tree_flatten(batch)
+    arrays, signature = [], [treedef]
+    for leaf in leaves:
+        if isinstance(leaf, Tensor):
+            leaf = leaf._value
+        elif isinstance(leaf, Variable):
+            leaf = leaf.value()._value
+        elif not isinstance(leaf, (np.ndarray, jax.Array)):
+            leaf = np.asarray(leaf)
+        dtype = leaf.dtype
+        canonical = _canonical_dtype(dtype)
+        if canonical != dtype:  # e.g. float64 NumPy data for a float32 model: cast on the host
+            leaf = np.asarray(leaf, canonical) if isinstance(leaf, np.ndarray) else leaf.astype(canonical)
+        arrays.append(leaf)
+        signature.append(leaf.shape)
+        signature.append(canonical)
+    return arrays, tuple(signature)
+
+
+class StepRunner:
+    """Runs one compiled step (``mk.function``) on ``(x, y, sample_weight)`` batches.
+
+    Args:
+      step: the ``mk.function`` of ``train_step``, ``test_step`` or ``predict_step``.
+    """
+
+    def __init__(self, step):
+        self.step = step
+        self._programs = {}  # batch signature -> the step's compiled program
+
+    def _fast_path_allowed(self):
+        return (self.step.jit_compile and not _function_module.RUN_EAGERLY
+                and _function_module.DISTRIBUTION is None)
+
+    @property
+    def traced(self):
+        """Whether the step has been traced successfully at least once."""
+        return bool(getattr(self.step, "_programs", None))
+
+    def run(self, batches, group=False):
+        """Runs ``batches`` in order (as one scanned call when ``group``); returns the last
+        outputs. Errors come out as the step's code raised them, without the note jax adds
+        about its internal frames (a shape error found by a loss while the step is traced is
+        the user's mistake, not JAX's)."""
+        try:
+            if group:
+                return self.run_group(batches)
+            outputs = None
+            for batch in batches:
+                outputs = self(batch)
+            return outputs
+        except Exception as error:
+            _function_module._without_jax_additions(error)
+            raise
+
+    def __call__(self, batch):
+        """The step's outputs (its logs dict, or the predictions) for one batch."""
+        if not self._fast_path_allowed():
+            return self.step(as_tensors(batch))
+        arrays, signature = _host_leaves(batch)
+        program = self._programs.get(signature)
+        if program is not None:
+            return program(arrays)
+        tensors = as_tensors(batch)
+        outputs = self.step(tensors)
+        leaves, treedef = _function_module._flatten(((tensors,), {}))
+        program = self.step._programs.get((treedef, _function_module._signature(leaves)))
+        if program is not None and program.out_spec is not None:
+            self._programs[signature] = program
+        return outputs
+
+    def run_group(self, batches):
+        """Runs several batches in order; equal-shaped batches of a traced signature run as one
+        ``lax.scan`` (``steps_per_execution``). Returns the last batch's outputs."""
+        if len(batches) > 1 and _function_module.DISTRIBUTION is not None and self.step.jit_compile:
+            from minikeras.models.multi_step import run_stacked  # mk.distribute shards the scan
+            return run_stacked(self.step, batches)
+        if len(batches) > 1 and self._fast_path_allowed():
+            stacked = [_host_leaves(batch) for batch in batches]
+            signatures = {signature for _, signature in stacked}
+            if len(signatures) == 1:
+                program = self._programs.get(signatures.pop())
+                if program is not None:
+                    from minikeras.models.multi_step import run_program_stacked
+                    columns = [np.stack([np.asarray(arrays[i]) for arrays, _ in stacked])
+                               for i in range(len(stacked[0][0]))]
+                    return run_program_stacked(program, columns)
+        outputs = None
+        for batch in batches:
+            outputs = self(batch)
+        return outputs
