@@ -31,8 +31,8 @@ import minikeras as mk  # noqa: E402
 
 
 def mlp():
-    return mk.Sequential([mk.Input((784,)), mk.layers.Dense(256, activation="relu"), mk.layers.Dense(256, activation="relu"),
-                          mk.layers.Dense(10)])
+    return mk.Sequential([mk.Input((784,)), mk.layers.Dense(256, activation="relu"),
+                          mk.layers.Dense(256, activation="relu"), mk.layers.Dense(10)])
 
 
 def cnn():

@@ -8,7 +8,8 @@ repeating) on a (16,) float32 vector, timed as:
   mk, tape fwd      the chain recorded on a GradientTape, forward only
   mk, tape f+b      recorded, then tape.gradient (forward + backward)
   jax.jit(grad)     hand-written jax.jit(jax.grad(sum(chain))) of the whole step
-  mk.function       the same step (tape + gradient) under mk.function
+  mk.function       the same step (tape + gradient) under mk.function; both again on a
+                    (--big,) vector, where the program's run time dominates the call overhead
 
 Per-op figures divide a whole chain's time by N. The variants run in turn, round after
 round (after warm-up, so compilation is excluded), so that load from other processes
@@ -80,6 +81,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=200, help="ops in the chain")
     parser.add_argument("--repeats", type=int, default=30, help="interleaved rounds")
+    parser.add_argument("--big", type=int, default=65536, help="vector length of the second step timing")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                         help="wall time, or this process's CPU time (steadier on a loaded machine)")
     args = parser.parse_args(argv)
@@ -124,6 +126,17 @@ def main(argv=None):
     def function():
         mk_step(x, c)._value.block_until_ready()
 
+    # the same step on a vector large enough that the program's run time dominates the call
+    big = args.big
+    x_big, c_big = jnp.linspace(0.1, 1.0, big, dtype=jnp.float32), jnp.full((big,), 0.01, jnp.float32)
+    x_big_mk, c_big_mk = mk.constant(x_big), mk.constant(c_big)
+
+    def jitted_big():
+        jax_step(x_big, c_big).block_until_ready()
+
+    def function_big():
+        mk_step(x_big_mk, c_big_mk)._value.block_until_ready()
+
     # the numbers must agree before the times mean anything
     expected = jax_step(x_jax, c_jax)
     for name, got in [("mk.function", mk_step(x, c)._value)]:
@@ -143,10 +156,13 @@ def main(argv=None):
     }, args.repeats, inner=1)
     per_op = {name: (lo / n, mid / n) for name, (lo, mid) in per_op.items()}
     step = interleaved({"jax.jit(jax.grad(...))": jitted, "mk.function": function}, args.repeats, inner=20)
+    step_big = interleaved({"jax.jit(jax.grad(...))": jitted_big, "mk.function": function_big}, args.repeats,
+                           inner=2)
     print(f"jax {jax.__version__} on {jax.default_backend()}; chain of {n} elementwise ops on a (16,) float32 vector; "
           f"{args.clock} clock, min and median of {args.repeats} interleaved rounds; ratios of the minima")
     table(f"per op (chain time / {n})", per_op, "bare jax (jnp calls, fwd)", "x bare jax")
     table("whole step (fwd + bwd), per call", step, "jax.jit(jax.grad(...))", "x jax.jit")
+    table(f"same step on a ({big},) vector", step_big, "jax.jit(jax.grad(...))", "x jax.jit")
     bare_op = per_op["bare jax (jnp calls, fwd)"][0]
     print(f"targets: tape f+b <= 3.00x bare jax (got {per_op['mk, tape (fwd + bwd)'][0] / bare_op:.2f}x); "
           f"no tape ~ 1x (got {per_op['mk, no tape (fwd)'][0] / bare_op:.2f}x); "

@@ -10,6 +10,7 @@ constants) are computed eagerly (``jax.ensure_compile_time_eval``), as TensorFlo
 constants: that is what lets a layer create its weights on the first call.
 """
 import functools
+import operator
 import types
 import weakref
 
@@ -123,6 +124,9 @@ def _creation_error(name, variables):
         "mk.Variable(...)`, as layers build their weights) or outside the function.")
 
 
+_value_of = operator.attrgetter("_value")  # a Variable's array, without a Python frame per call
+
+
 class _NewSignature(Exception):
     """The fast call's arguments need another program (see Function.__call__)."""
 
@@ -174,7 +178,7 @@ class _Program:
         (No mk.distribute here: Function.__call__ takes this path only without one.)"""
         self.strict = True
         try:
-            results = self.jitted(*[v._value for v in self.variables], *dynamic_values)
+            results = self.jitted(*map(_value_of, self.variables), *dynamic_values)
         finally:
             self.strict = False
         return self._finish(results)
@@ -183,13 +187,14 @@ class _Program:
         jitted = self.jitted
         if DISTRIBUTION is not None:  # mk.distribute: state replicated and batches split over its mesh
             jitted, dynamic_values = DISTRIBUTION.prepare_call(self, dynamic_values)
-        return self._finish(jitted(*[v._value for v in self.variables], *dynamic_values))
+        return self._finish(jitted(*map(_value_of, self.variables), *dynamic_values))
 
     def _finish(self, results):
         """Writes the new Variable values back and returns the outputs as the function did."""
         out_tree, static, is_array, single, n_out = self.out_spec
-        for variable, value in zip(self.assigned, results[n_out:]):
-            variable._value = value
+        if self.n_assigned:
+            for variable, value in zip(self.assigned, results[n_out:]):
+                variable._value = value
         if single:
             return Tensor(results[0])
         arrays = iter(results[:n_out])

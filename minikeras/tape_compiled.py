@@ -162,16 +162,16 @@ class _Program:
 
     def __init__(self, plan):
         self._backward = replay(plan)
-        self._used = None
-        self._jitted = None
-        self._vmapped = None
+        self._jitted = None    # (compiled function, indices of the values it reads)
+        self._vmapped = None   # the same, vmapped over the seeds
         self.compilable = True  # False once tracing failed: a rule needs concrete values
 
     def _prepare(self, values, seeds):
+        """The backward pass as a function of only the values its result depends on, and
+        their indices (a pass reads few of a tape's values: the rest need not be passed in)."""
         closed = jax.make_jaxpr(self._backward)(values, seeds)
         live = _live_vars(closed.jaxpr)
-        self._used = tuple(i for i, var in enumerate(closed.jaxpr.invars[:len(values)]) if var in live)
-        used = self._used
+        used = tuple(i for i, var in enumerate(closed.jaxpr.invars[:len(values)]) if var in live)
         avals = [(v.shape, v.dtype) for v in values]
 
         def backward(used_values, seeds):
@@ -182,23 +182,26 @@ class _Program:
                 full[i] = v
             return self._backward(full, seeds)
 
-        return backward
+        return backward, used
 
     def __call__(self, values, seeds):
         """The gradients, or None if this backward pass cannot be traced (then it runs eagerly)."""
         if self._jitted is None:
             try:
-                self._jitted = jax.jit(self._prepare(values, seeds))
+                backward, used = self._prepare(values, seeds)
             except Exception:  # noqa: BLE001 - e.g. a rule that looks at values; eager replay reports real errors
                 self.compilable = False
                 return None
-        return self._jitted([values[i] for i in self._used], seeds)
+            self._jitted = (jax.jit(backward), used)
+        jitted, used = self._jitted
+        return jitted([values[i] for i in used], seeds)
 
     def vectorised(self, values, seeds):
         if self._vmapped is None:
-            backward = self._prepare(values, [s[0] for s in seeds])
-            self._vmapped = jax.jit(jax.vmap(backward, in_axes=(None, 0)))
-        return self._vmapped([values[i] for i in self._used], seeds)
+            backward, used = self._prepare(values, [s[0] for s in seeds])
+            self._vmapped = (jax.jit(jax.vmap(backward, in_axes=(None, 0))), used)
+        vmapped, used = self._vmapped
+        return vmapped([values[i] for i in used], seeds)
 
 
 def _live_vars(jaxpr):

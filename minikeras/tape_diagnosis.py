@@ -51,8 +51,12 @@ def _first_blockers(tape):
                 incoming = [label[id(x)] for x in inputs if id(x) in label]
                 if not incoming:
                     continue
-                clean = any(b is None for b in incoming)
-                value = None if clean and name is None else (name if name is not None else next(b for b in incoming if b))
+                if name is not None:
+                    value = name              # this op blocks the gradient
+                elif any(b is None for b in incoming):
+                    value = None              # a clean path reaches it
+                else:
+                    value = next(b for b in incoming if b)  # only blocked paths: the first blocker
                 for o in outs:
                     key = id(o)
                     if key not in label or (label[key] is not None and value is None):

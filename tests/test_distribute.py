@@ -433,6 +433,7 @@ def test_data_parallel_on_one_device_fits_and_places():
     model.compile("sgd", "mse", distribution=dp)
     model.fit(np.ones((4, 3), np.float32), np.zeros((4, 2), np.float32), batch_size=2, verbose=0)
     assert all(v._value.sharding == dp.replicated_sharding for v in model.variables)
+    mk.random.set_seed(0)  # the generator's state back to a plain (uncommitted) array for other tests
 
 
 def test_distribution_argument_must_be_data_parallel():

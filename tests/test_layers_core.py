@@ -47,6 +47,18 @@ def test_add_weight_name_shape_initializer_trainable_dtype():
     assert layer.count_params() == 7
 
 
+def test_a_layer_that_skips_super_init_gets_a_pointer():
+    class Forgetful(layers.Layer):
+        def __init__(self, units):
+            self.units = units
+
+        def call(self, inputs):
+            return inputs
+
+    with pytest.raises(AttributeError, match=r"Forgetful.*must call super\(\).__init__"):
+        Forgetful(3)(np.ones((1, 2), np.float32))
+
+
 def test_automatic_names_are_unique_and_paths_keras_style():
     clear_session()
     first, second = layers.Dense(2), layers.Dense(2)

@@ -1,6 +1,5 @@
 """mk.Module: Variables and sub-Modules found through attributes, lists, tuples and dicts."""
 import numpy as np
-import pytest
 
 import minikeras as mk
 from minikeras.module import clear_session

@@ -172,8 +172,8 @@ def test_nan_loss_with_terminate_on_nan_stops_cleanly(compiled, initial_weights,
     bad[3, 0] = np.nan
     batches = []
     history = compiled.fit(bad, Y, batch_size=16, epochs=3, verbose=0, shuffle=False,
-                           callbacks=[mk.callbacks.TerminateOnNaN(),
-                                      mk.callbacks.LambdaCallback(on_train_batch_end=lambda b, logs: batches.append(b))])
+                           callbacks=[mk.callbacks.TerminateOnNaN(), mk.callbacks.LambdaCallback(
+                               on_train_batch_end=lambda batch, logs: batches.append(batch))])
     assert batches == [0] and compiled.stop_training
     assert len(history.history["loss"]) == 1 and np.isnan(history.history["loss"][0])
     assert "Invalid loss, terminating training" in capsys.readouterr().out

@@ -56,6 +56,15 @@ class Layer(Module):
         self._output_shape = None
         self._call_takes_training = "training" in inspect.signature(self.call).parameters
 
+    def __getattr__(self, name):
+        # Only reached for missing attributes: a subclass whose __init__ skipped Layer's.
+        if name.startswith("_") or name == "built":
+            if "_trainable" not in vars(self):
+                raise AttributeError(
+                    f"{type(self).__name__} has no attribute {name!r}: its __init__ must call "
+                    f"super().__init__(**kwargs) before using the layer")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
     def _untracked_types(self):
         # A model's metrics (its loss tracker, compiled metrics, trackers a custom train_step
         # keeps as attributes) hold state that is not a weight: Keras leaves it out of
@@ -153,8 +162,8 @@ class Layer(Module):
             shape = tuple(np.shape(value))
             if shape != variable.shape:
                 raise ValueError(
-                    f"Layer '{self.name}' weight '{variable.path}' has shape {variable.shape}, but set_weights received "
-                    f"an array of shape {shape}")
+                    f"Layer '{self.name}' weight '{variable.path}' has shape {variable.shape}, but set_weights "
+                    f"received an array of shape {shape}")
         for variable, value in zip(own, weights):
             variable.assign(np.asarray(value))
 

@@ -11,9 +11,11 @@ class _Pooling2D(Layer):
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
         if data_format not in (None, "channels_last"):
-            raise ValueError(f"{type(self).__name__} supports data_format='channels_last' only, received {data_format!r}")
+            raise ValueError(f"{type(self).__name__} supports data_format='channels_last' only, "
+                             f"received {data_format!r}")
         self.pool_size = normalize_tuple(pool_size, 2, "pool_size", type(self).__name__)
-        self.strides = self.pool_size if strides is None else normalize_tuple(strides, 2, "strides", type(self).__name__)
+        self.strides = (self.pool_size if strides is None
+                        else normalize_tuple(strides, 2, "strides", type(self).__name__))
         self.padding = normalize_padding(padding, type(self).__name__)
 
     def call(self, inputs):
@@ -49,7 +51,8 @@ class _GlobalPooling2D(Layer):
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
         if data_format not in (None, "channels_last"):
-            raise ValueError(f"{type(self).__name__} supports data_format='channels_last' only, received {data_format!r}")
+            raise ValueError(f"{type(self).__name__} supports data_format='channels_last' only, "
+                             f"received {data_format!r}")
         self.keepdims = bool(keepdims)
 
     def call(self, inputs):

@@ -37,6 +37,7 @@ class Sequential(Model):
         else:
             self._layers.append(layer)
         self.built = False
+        self._trainer_steps = {}  # compiled steps of the old stack would miss the new layer
         if rebuild:
             self._maybe_build()
 
@@ -46,6 +47,7 @@ class Sequential(Model):
             raise TypeError("There are no layers in the model.")
         self._layers.pop()
         self.built = False
+        self._trainer_steps = {}
 
     def _maybe_build(self):
         source = self._input_layer or (self._layers[0] if self._layers else None)
