@@ -304,7 +304,7 @@ class Function:
             raise
 
     def _trace(self, treedef, leaves, dynamic_positions, dynamic_values):
-        first_trace = self._tracing_count == 0
+        first_trace = not self._programs  # a first trace that failed does not count
         self._tracing_count += 1
         static_leaves = [None if i in set(dynamic_positions) else x for i, x in enumerate(leaves)]
         variables = list(self._known_variables)

@@ -1,0 +1,245 @@
+"""minikeras.ops.conv_impl / pool_impl / dropout_impl against plain jax.
+
+Convolution: every formulation and the default choice against ``lax.conv_general_dilated`` and
+``jax.vjp`` of it, on a grid and on hypothesis-drawn shapes, first and second order. Pooling:
+against ``lax.reduce_window`` and its ``jax.vjp`` (ties included). Dropout: the mask is
+``jax.random.bernoulli``'s, with the right statistics.
+"""
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jax import lax
+
+from minikeras.ops import conv_impl, dropout_impl, pool_impl
+
+DN = conv_impl.DIMENSION_NUMBERS
+
+
+def _rand(shape, seed):
+    return jnp.asarray(np.random.default_rng(seed).standard_normal(shape), jnp.float32)
+
+
+def _close(actual, expected, what, tol=2e-5):
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    scale = max(1.0, float(jnp.max(jnp.abs(expected)))) if expected.size else 1.0
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=tol, atol=tol * scale, err_msg=what)
+
+
+def _reference(x, w, strides, padding, dilations):
+    return lax.conv_general_dilated(x, w, strides, padding, rhs_dilation=dilations, dimension_numbers=DN)
+
+
+def _check_conv(n, h, w_, c, o, kh, kw, strides, padding, dilations, methods=False, seed=0):
+    x, w = _rand((n, h, w_, c), seed), _rand((kh, kw, c, o), seed + 1)
+    y, vjp = jax.vjp(lambda x, w: _reference(x, w, strides, padding, dilations), x, w)
+    dy = _rand(y.shape, seed + 2)
+    dx, dw = vjp(dy)
+    fwd = {"auto": None} | ({m: m for m in conv_impl.FORWARD_METHODS} if methods else {})
+    dgrad = {"auto": None} | ({m: m for m in conv_impl.INPUT_GRAD_METHODS} if methods else {})
+    wgrad = {"auto": None} | ({m: m for m in conv_impl.FILTER_GRAD_METHODS} if methods else {})
+
+    @jax.jit
+    def ours(x, w, dy):
+        return ({k: conv_impl.conv2d_forward(x, w, strides, padding, dilations, method=m) for k, m in fwd.items()},
+                {k: conv_impl.conv2d_input_grad(dy, w, x.shape, strides, padding, dilations, method=m)
+                 for k, m in dgrad.items()},
+                {k: conv_impl.conv2d_filter_grad(x, dy, w.shape, strides, padding, dilations, method=m)
+                 for k, m in wgrad.items()})
+    ys, dxs, dws = ours(x, w, dy)
+    for k in ys:
+        _close(ys[k], y, f"forward {k}")
+    for k in dxs:
+        _close(dxs[k], dx, f"input grad {k}")
+    for k in dws:
+        _close(dws[k], dw, f"filter grad {k}")
+
+
+# -- convolution: grid ------------------------------------------------------------------------
+GRID = [  # h, w, c_in, c_out, kh, kw, strides, padding, dilations
+    (8, 8, 1, 4, 3, 3, (1, 1), "VALID", (1, 1)),
+    (8, 7, 3, 4, 3, 3, (1, 1), "SAME", (1, 1)),
+    (7, 8, 5, 3, 3, 3, (2, 2), "SAME", (1, 1)),
+    (8, 8, 5, 3, 3, 3, (2, 2), "VALID", (1, 1)),
+    (9, 9, 6, 4, 5, 5, (1, 1), "SAME", (1, 1)),
+    (9, 8, 6, 4, 5, 5, (2, 1), "VALID", (1, 1)),
+    (8, 8, 6, 4, 1, 1, (1, 1), "VALID", (1, 1)),
+    (7, 7, 6, 4, 1, 1, (2, 2), "SAME", (1, 1)),
+    (9, 9, 5, 4, 3, 3, (1, 1), "SAME", (2, 2)),
+    (9, 8, 2, 4, 3, 2, (1, 1), "VALID", (2, 1)),
+    (8, 9, 5, 3, 3, 3, (1, 1), ((1, 2), (0, 1)), (1, 1)),
+    (8, 9, 5, 3, 3, 3, (2, 2), ((2, 0), (1, 1)), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("case", GRID, ids=lambda c: "x".join(map(str, c[:6])) + f"-s{c[6][0]}{c[6][1]}-{c[7]}-d{c[8][0]}")
+def test_conv_default_matches_lax(case):
+    _check_conv(2, *case)
+
+
+@pytest.mark.parametrize("case", [GRID[1], GRID[2], GRID[5], GRID[8], GRID[11]], ids=["same", "s2same", "5x5s21", "dil2", "s2explicit"])
+def test_conv_every_formulation_matches_lax(case):
+    _check_conv(2, *case, methods=True)
+
+
+def test_conv_mnist_shape_and_odd_batch():
+    # the real layer shape (small batch) and a batch that the filter gradient must chunk unevenly
+    _check_conv(3, 26, 26, 32, 8, 3, 3, (1, 1), "VALID", (1, 1))
+    _check_conv(7, 12, 12, 16, 8, 3, 3, (1, 1), "SAME", (1, 1))
+
+
+@settings(max_examples=8, deadline=None)
+@given(h=st.integers(5, 10), w=st.integers(5, 10), c=st.sampled_from([1, 2, 3, 8]), o=st.integers(1, 5),
+       k=st.sampled_from([1, 3, 5]), s=st.integers(1, 2), d=st.integers(1, 2), same=st.booleans(),
+       n=st.integers(1, 3))
+def test_conv_drawn_shapes(h, w, c, o, k, s, d, same, n):
+    if not same and (k - 1) * d + 1 > min(h, w):
+        return
+    _check_conv(n, h, w, c, o, k, k, (s, s), "SAME" if same else "VALID", (d, d) if s == 1 else (1, 1), seed=h * w)
+
+
+# -- convolution: second order ----------------------------------------------------------------
+@pytest.mark.parametrize("strides,padding", [((1, 1), "VALID"), ((2, 2), "SAME")])
+def test_conv_grads_differentiate_like_the_reference(strides, padding):
+    """jax.jvp / jax.vjp through our gradient functions equal those through jax's transposes."""
+    x, w = _rand((2, 8, 7, 3), 10), _rand((3, 3, 3, 4), 11)
+    y = _reference(x, w, strides, padding, (1, 1))
+    dy = _rand(y.shape, 12)
+    tx, tw, tdy = _rand(x.shape, 13), _rand(w.shape, 14), _rand(y.shape, 15)
+
+    def ref_dx(dy, w):
+        return jax.vjp(lambda x: _reference(x, w, strides, padding, (1, 1)), x)[1](dy)[0]
+
+    def ref_dw(x, dy):
+        return jax.vjp(lambda w: _reference(x, w, strides, padding, (1, 1)), w)[1](dy)[0]
+
+    def our_dx(dy, w):
+        return conv_impl.conv2d_input_grad(dy, w, x.shape, strides, padding)
+
+    def our_dw(x, dy):
+        return conv_impl.conv2d_filter_grad(x, dy, w.shape, strides, padding)
+
+    _close(jax.jvp(our_dx, (dy, w), (tdy, tw))[1], jax.jvp(ref_dx, (dy, w), (tdy, tw))[1], "jvp of input grad")
+    _close(jax.jvp(our_dw, (x, dy), (tx, tdy))[1], jax.jvp(ref_dw, (x, dy), (tx, tdy))[1], "jvp of filter grad")
+    for ours, ref, args, cot in ((our_dx, ref_dx, (dy, w), tx), (our_dw, ref_dw, (x, dy), tw)):
+        for a, b in zip(jax.vjp(ours, *args)[1](cot), jax.vjp(ref, *args)[1](cot)):
+            _close(a, b, f"vjp of {ours.__name__}")
+
+
+def test_conv_as_custom_vjp_hessian_vector_product():
+    """Wired as each other's gradient rules, the three give jax's second derivatives."""
+    strides, padding = (1, 1), "SAME"
+
+    @jax.custom_vjp
+    def conv(x, w):
+        return conv_impl.conv2d_forward(x, w, strides, padding)
+
+    def fwd(x, w):
+        return conv(x, w), (x, w)
+
+    def bwd(res, dy):
+        x, w = res
+        return (conv_impl.conv2d_input_grad(dy, w, x.shape, strides, padding),
+                conv_impl.conv2d_filter_grad(x, dy, w.shape, strides, padding))
+    conv.defvjp(fwd, bwd)
+
+    x, w = _rand((2, 6, 6, 3), 20), _rand((3, 3, 3, 2), 21)
+    tx, tw = _rand(x.shape, 22), _rand(w.shape, 23)
+
+    def loss(conv_fn):
+        return lambda x, w: jnp.sum(jnp.tanh(conv_fn(x, w)) ** 2)
+    ref = lambda x, w: _reference(x, w, strides, padding, (1, 1))  # noqa: E731
+    hvp = lambda f: jax.jvp(jax.grad(f, argnums=(0, 1)), (x, w), (tx, tw))[1]  # noqa: E731
+    for a, b in zip(hvp(loss(conv)), hvp(loss(ref))):
+        _close(a, b, "Hessian-vector product", tol=1e-4)
+
+
+def test_conv_padding_helpers():
+    assert conv_impl.explicit_padding("SAME", (5, 6), (3, 3), (2, 2)) == ((1, 1), (0, 1))
+    assert conv_impl.explicit_padding("VALID", (5, 6), (3, 3)) == ((0, 0), (0, 0))
+    assert conv_impl.explicit_padding("SAME", (4, 4), (1, 1), (2, 2)) == ((0, 0), (0, 0))
+    assert conv_impl.formulation("forward", (8, 28, 28, 1), (3, 3, 1, 32)) in conv_impl.FORWARD_METHODS
+
+
+# -- pooling ----------------------------------------------------------------------------------
+POOLS = [  # h, w, ksize, strides, padding
+    (8, 8, (2, 2), (2, 2), "VALID"), (7, 9, (2, 2), (2, 2), "SAME"), (7, 9, (2, 2), (2, 2), "VALID"),
+    (9, 8, (3, 3), (2, 2), "SAME"), (9, 8, (3, 3), (2, 2), "VALID"), (6, 7, (2, 3), (1, 2), "VALID"),
+    (7, 7, (3, 3), (1, 1), "SAME"), (7, 8, (2, 3), (2, 3), "SAME")]
+
+
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
+@pytest.mark.parametrize("case", POOLS, ids=lambda c: f"{c[0]}x{c[1]}-k{c[2][0]}{c[2][1]}-s{c[3][0]}{c[3][1]}-{c[4]}")
+def test_pooling_matches_reduce_window(case, ties):
+    h, w, ksize, strides, padding = case
+    x = _rand((2, h, w, 3), 30)
+    if ties:  # integer-valued floats: many windows hold their maximum twice
+        x = jnp.round(x * 1.5)
+    window, steps = (1, *ksize, 1), (1, *strides, 1)
+
+    def ref_max(x):
+        return lax.reduce_window(x, -jnp.inf, lax.max, window, steps, padding)
+
+    def ref_avg(x):
+        ones = jnp.ones((1, h, w, 1), x.dtype)
+        return (lax.reduce_window(x, 0.0, lax.add, window, steps, padding)
+                / lax.reduce_window(ones, 0.0, lax.add, window, steps, padding))
+    y, max_vjp = jax.vjp(ref_max, x)
+    dy, g = _rand(y.shape, 31), _rand(x.shape, 32)
+
+    @jax.jit
+    def ours(x, dy, g):
+        return (pool_impl.max_pool2d_forward(x, ksize, strides, padding),
+                pool_impl.max_pool2d_grad(x, dy, ksize, strides, padding),
+                pool_impl.max_pool2d_grad_grad(x, g, ksize, strides, padding),
+                pool_impl.avg_pool2d_forward(x, ksize, strides, padding),
+                pool_impl.avg_pool2d_grad(dy, x.shape, ksize, strides, padding))
+    my, mdx, mgg, ay, adx = ours(x, dy, g)
+    _close(my, y, "max pool")
+    _close(mdx, max_vjp(dy)[0], "max pool gradient")
+    # grad_grad is the transpose of grad: <grad(dy), g> == <dy, grad_grad(g)>
+    np.testing.assert_allclose(float(jnp.vdot(mdx, g)), float(jnp.vdot(dy, mgg)), rtol=1e-5, atol=1e-5)
+    if not ties:  # (with ties jax's own jvp and vjp of reduce_window pick different elements)
+        _close(mgg, jax.jvp(ref_max, (x,), (g,))[1], "max pool gradient's gradient")
+    ya, avg_vjp = jax.vjp(ref_avg, x)
+    _close(ay, ya, "avg pool")
+    _close(adx, avg_vjp(dy)[0], "avg pool gradient")
+
+
+# -- dropout ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("rate", [0.0, 0.1, 0.25, 0.5, 0.9])
+def test_dropout_mask_is_jax_bernoulli(rate):
+    for key in (jax.random.key(1), jax.random.PRNGKey(7), jax.random.split(jax.random.key(3))[1]):
+        shape = (3, 41, 5)
+        ours = jax.jit(lambda k: dropout_impl.dropout_mask(k, shape, rate))(key)
+        assert ours.dtype == jnp.bool_ and ours.shape == shape
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(jax.random.bernoulli(key, 1.0 - rate, shape)))
+
+
+def test_dropout_statistics_and_reproducibility():
+    rate, shape = 0.25, (64, 12, 12, 16)
+    key = jax.random.key(42)
+    mask = np.asarray(dropout_impl.dropout_mask(key, shape, rate))
+    n = mask.size
+    assert abs(mask.mean() - (1 - rate)) < 4 * np.sqrt(rate * (1 - rate) / n)
+    # neighbouring elements are independent
+    flat = mask.reshape(-1).astype(np.float64)
+    assert abs(np.corrcoef(flat[:-1], flat[1:])[0, 1]) < 4 / np.sqrt(n)
+    np.testing.assert_array_equal(mask, np.asarray(dropout_impl.dropout_mask(key, shape, rate)))
+    other = np.asarray(dropout_impl.dropout_mask(jax.random.fold_in(key, 1), shape, rate))
+    assert abs((mask == other).mean() - (rate ** 2 + (1 - rate) ** 2)) < 0.01  # independent across keys
+    x = jnp.ones(shape)
+    out = np.asarray(dropout_impl.dropout(x, key, rate))
+    assert set(np.unique(out).tolist()) <= {0.0, 1 / (1 - rate)}
+    np.testing.assert_array_equal(out != 0, mask)
+    assert abs(out.mean() - 1.0) < 0.02
+
+
+def test_dropout_other_key_impls_fall_back_to_jax():
+    key = jax.random.key(0, impl="rbg")
+    np.testing.assert_array_equal(np.asarray(dropout_impl.dropout_mask(key, (100,), 0.5)),
+                                  np.asarray(jax.random.bernoulli(key, 0.5, (100,))))
