@@ -35,22 +35,25 @@ def _reference(x, w, strides, padding, dilations):
 
 
 def _check_conv(n, h, w_, c, o, kh, kw, strides, padding, dilations, methods=False, seed=0):
+    """Forward, input and filter gradients: the default (and with ``methods`` every) formulation
+    against lax and jax.vjp of it, all in one compiled program."""
     x, w = _rand((n, h, w_, c), seed), _rand((kh, kw, c, o), seed + 1)
-    y, vjp = jax.vjp(lambda x, w: _reference(x, w, strides, padding, dilations), x, w)
-    dy = _rand(y.shape, seed + 2)
-    dx, dw = vjp(dy)
+    y_shape = jax.eval_shape(lambda: _reference(x, w, strides, padding, dilations)).shape
+    dy = _rand(y_shape, seed + 2)
     fwd = {"auto": None} | ({m: m for m in conv_impl.FORWARD_METHODS} if methods else {})
     dgrad = {"auto": None} | ({m: m for m in conv_impl.INPUT_GRAD_METHODS} if methods else {})
     wgrad = {"auto": None} | ({m: m for m in conv_impl.FILTER_GRAD_METHODS} if methods else {})
 
     @jax.jit
-    def ours(x, w, dy):
-        return ({k: conv_impl.conv2d_forward(x, w, strides, padding, dilations, method=m) for k, m in fwd.items()},
+    def run(x, w, dy):
+        y, vjp = jax.vjp(lambda x, w: _reference(x, w, strides, padding, dilations), x, w)
+        return (y, *vjp(dy),
+                {k: conv_impl.conv2d_forward(x, w, strides, padding, dilations, method=m) for k, m in fwd.items()},
                 {k: conv_impl.conv2d_input_grad(dy, w, x.shape, strides, padding, dilations, method=m)
                  for k, m in dgrad.items()},
                 {k: conv_impl.conv2d_filter_grad(x, dy, w.shape, strides, padding, dilations, method=m)
                  for k, m in wgrad.items()})
-    ys, dxs, dws = ours(x, w, dy)
+    y, dx, dw, ys, dxs, dws = run(x, w, dy)
     for k in ys:
         _close(ys[k], y, f"forward {k}")
     for k in dxs:
@@ -65,8 +68,7 @@ GRID = [  # h, w, c_in, c_out, kh, kw, strides, padding, dilations
     (8, 7, 3, 4, 3, 3, (1, 1), "SAME", (1, 1)),
     (7, 8, 5, 3, 3, 3, (2, 2), "SAME", (1, 1)),
     (8, 8, 5, 3, 3, 3, (2, 2), "VALID", (1, 1)),
-    (9, 9, 6, 4, 5, 5, (1, 1), "SAME", (1, 1)),
-    (9, 8, 6, 4, 5, 5, (2, 1), "VALID", (1, 1)),
+    (9, 8, 6, 4, 5, 5, (2, 1), "SAME", (1, 1)),
     (8, 8, 6, 4, 1, 1, (1, 1), "VALID", (1, 1)),
     (7, 7, 6, 4, 1, 1, (2, 2), "SAME", (1, 1)),
     (9, 9, 5, 4, 3, 3, (1, 1), "SAME", (2, 2)),
@@ -81,18 +83,18 @@ def test_conv_default_matches_lax(case):
     _check_conv(2, *case)
 
 
-@pytest.mark.parametrize("case", [GRID[1], GRID[2], GRID[5], GRID[8], GRID[11]], ids=["same", "s2same", "5x5s21", "dil2", "s2explicit"])
+@pytest.mark.parametrize("case", [GRID[2], GRID[7], GRID[10]], ids=["s2same", "dil2", "s2explicit"])
 def test_conv_every_formulation_matches_lax(case):
     _check_conv(2, *case, methods=True)
 
 
 def test_conv_mnist_shape_and_odd_batch():
     # the real layer shape (small batch) and a batch that the filter gradient must chunk unevenly
-    _check_conv(3, 26, 26, 32, 8, 3, 3, (1, 1), "VALID", (1, 1))
+    _check_conv(3, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1))
     _check_conv(7, 12, 12, 16, 8, 3, 3, (1, 1), "SAME", (1, 1))
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=4, deadline=None)
 @given(h=st.integers(5, 10), w=st.integers(5, 10), c=st.sampled_from([1, 2, 3, 8]), o=st.integers(1, 5),
        k=st.sampled_from([1, 3, 5]), s=st.integers(1, 2), d=st.integers(1, 2), same=st.booleans(),
        n=st.integers(1, 3))
@@ -123,11 +125,17 @@ def test_conv_grads_differentiate_like_the_reference(strides, padding):
     def our_dw(x, dy):
         return conv_impl.conv2d_filter_grad(x, dy, w.shape, strides, padding)
 
-    _close(jax.jvp(our_dx, (dy, w), (tdy, tw))[1], jax.jvp(ref_dx, (dy, w), (tdy, tw))[1], "jvp of input grad")
-    _close(jax.jvp(our_dw, (x, dy), (tx, tdy))[1], jax.jvp(ref_dw, (x, dy), (tx, tdy))[1], "jvp of filter grad")
-    for ours, ref, args, cot in ((our_dx, ref_dx, (dy, w), tx), (our_dw, ref_dw, (x, dy), tw)):
-        for a, b in zip(jax.vjp(ours, *args)[1](cot), jax.vjp(ref, *args)[1](cot)):
-            _close(a, b, f"vjp of {ours.__name__}")
+    @jax.jit
+    def second_order(x, w, dy, tx, tw, tdy):
+        return [(jax.jvp(ours, args, tangents)[1], jax.jvp(ref, args, tangents)[1],
+                 jax.vjp(ours, *args)[1](cot), jax.vjp(ref, *args)[1](cot))
+                for ours, ref, args, tangents, cot in ((our_dx, ref_dx, (dy, w), (tdy, tw), tx),
+                                                       (our_dw, ref_dw, (x, dy), (tx, tdy), tw))]
+    for name, (jvp_ours, jvp_ref, vjp_ours, vjp_ref) in zip(("input grad", "filter grad"),
+                                                            second_order(x, w, dy, tx, tw, tdy)):
+        _close(jvp_ours, jvp_ref, f"jvp of {name}")
+        for a, b in zip(vjp_ours, vjp_ref):
+            _close(a, b, f"vjp of {name}")
 
 
 def test_conv_as_custom_vjp_hessian_vector_product():
@@ -153,7 +161,10 @@ def test_conv_as_custom_vjp_hessian_vector_product():
     def loss(conv_fn):
         return lambda x, w: jnp.sum(jnp.tanh(conv_fn(x, w)) ** 2)
     ref = lambda x, w: _reference(x, w, strides, padding, (1, 1))  # noqa: E731
-    hvp = lambda f: jax.jvp(jax.grad(f, argnums=(0, 1)), (x, w), (tx, tw))[1]  # noqa: E731
+    def hvp(f):  # reverse over reverse: custom_vjp functions have no forward mode
+        g = jax.grad(f, argnums=(0, 1))
+        return jax.jit(jax.grad(lambda x, w, tx, tw: sum(jnp.vdot(a, t) for a, t in zip(g(x, w), (tx, tw))),
+                                argnums=(0, 1)))(x, w, tx, tw)
     for a, b in zip(hvp(loss(conv)), hvp(loss(ref))):
         _close(a, b, "Hessian-vector product", tol=1e-4)
 
@@ -167,18 +178,14 @@ def test_conv_padding_helpers():
 
 # -- pooling ----------------------------------------------------------------------------------
 POOLS = [  # h, w, ksize, strides, padding
-    (8, 8, (2, 2), (2, 2), "VALID"), (7, 9, (2, 2), (2, 2), "SAME"), (7, 9, (2, 2), (2, 2), "VALID"),
-    (9, 8, (3, 3), (2, 2), "SAME"), (9, 8, (3, 3), (2, 2), "VALID"), (6, 7, (2, 3), (1, 2), "VALID"),
+    (8, 8, (2, 2), (2, 2), "VALID"), (7, 9, (2, 2), (2, 2), "SAME"), (9, 8, (3, 3), (2, 2), "SAME"),
+    (6, 7, (2, 3), (1, 2), "VALID"),
     (7, 7, (3, 3), (1, 1), "SAME"), (7, 8, (2, 3), (2, 3), "SAME")]
 
 
-@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
 @pytest.mark.parametrize("case", POOLS, ids=lambda c: f"{c[0]}x{c[1]}-k{c[2][0]}{c[2][1]}-s{c[3][0]}{c[3][1]}-{c[4]}")
-def test_pooling_matches_reduce_window(case, ties):
+def test_pooling_matches_reduce_window(case):
     h, w, ksize, strides, padding = case
-    x = _rand((2, h, w, 3), 30)
-    if ties:  # integer-valued floats: many windows hold their maximum twice
-        x = jnp.round(x * 1.5)
     window, steps = (1, *ksize, 1), (1, *strides, 1)
 
     def ref_max(x):
@@ -188,30 +195,39 @@ def test_pooling_matches_reduce_window(case, ties):
         ones = jnp.ones((1, h, w, 1), x.dtype)
         return (lax.reduce_window(x, 0.0, lax.add, window, steps, padding)
                 / lax.reduce_window(ones, 0.0, lax.add, window, steps, padding))
-    y, max_vjp = jax.vjp(ref_max, x)
-    dy, g = _rand(y.shape, 31), _rand(x.shape, 32)
 
     @jax.jit
-    def ours(x, dy, g):
-        return (pool_impl.max_pool2d_forward(x, ksize, strides, padding),
+    def run(x, dy, g):
+        y, max_vjp = jax.vjp(ref_max, x)
+        ya, avg_vjp = jax.vjp(ref_avg, x)
+        ref = (y, max_vjp(dy)[0], jax.jvp(ref_max, (x,), (g,))[1], ya, avg_vjp(dy)[0])
+        ours = (pool_impl.max_pool2d_forward(x, ksize, strides, padding),
                 pool_impl.max_pool2d_grad(x, dy, ksize, strides, padding),
                 pool_impl.max_pool2d_grad_grad(x, g, ksize, strides, padding),
                 pool_impl.avg_pool2d_forward(x, ksize, strides, padding),
                 pool_impl.avg_pool2d_grad(dy, x.shape, ksize, strides, padding))
-    my, mdx, mgg, ay, adx = ours(x, dy, g)
-    _close(my, y, "max pool")
-    _close(mdx, max_vjp(dy)[0], "max pool gradient")
-    # grad_grad is the transpose of grad: <grad(dy), g> == <dy, grad_grad(g)>
-    np.testing.assert_allclose(float(jnp.vdot(mdx, g)), float(jnp.vdot(dy, mgg)), rtol=1e-5, atol=1e-5)
-    if not ties:  # (with ties jax's own jvp and vjp of reduce_window pick different elements)
-        _close(mgg, jax.jvp(ref_max, (x,), (g,))[1], "max pool gradient's gradient")
-    ya, avg_vjp = jax.vjp(ref_avg, x)
-    _close(ay, ya, "avg pool")
-    _close(adx, avg_vjp(dy)[0], "avg pool gradient")
+        return ref, ours
+
+    x = _rand((2, h, w, 3), 30)
+    y_shape = jax.eval_shape(ref_max, x).shape
+    dy, g = _rand(y_shape, 31), _rand(x.shape, 32)
+    for ties in (False, True):
+        if ties:  # integer-valued floats: many windows hold their maximum more than once
+            x = jnp.round(x * 1.5)
+        (y, dx, gg, ya, dxa), (my, mdx, mgg, ay, adx) = run(x, dy, g)
+        what = " (ties)" if ties else ""
+        _close(my, y, "max pool" + what)
+        _close(mdx, dx, "max pool gradient" + what)
+        # grad_grad is the transpose of grad: <grad(dy), g> == <dy, grad_grad(g)>
+        np.testing.assert_allclose(float(jnp.vdot(mdx, g)), float(jnp.vdot(dy, mgg)), rtol=1e-5, atol=1e-5)
+        if not ties:  # with ties, jax's own jvp and vjp of reduce_window pick different elements
+            _close(mgg, gg, "max pool gradient's gradient")
+        _close(ay, ya, "avg pool" + what)
+        _close(adx, dxa, "avg pool gradient" + what)
 
 
 # -- dropout ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("rate", [0.0, 0.1, 0.25, 0.5, 0.9])
+@pytest.mark.parametrize("rate", [0.0, 0.25, 0.9])
 def test_dropout_mask_is_jax_bernoulli(rate):
     for key in (jax.random.key(1), jax.random.PRNGKey(7), jax.random.split(jax.random.key(3))[1]):
         shape = (3, 41, 5)
@@ -234,7 +250,7 @@ def test_dropout_statistics_and_reproducibility():
     assert abs((mask == other).mean() - (rate ** 2 + (1 - rate) ** 2)) < 0.01  # independent across keys
     x = jnp.ones(shape)
     out = np.asarray(dropout_impl.dropout(x, key, rate))
-    assert set(np.unique(out).tolist()) <= {0.0, 1 / (1 - rate)}
+    assert set(np.unique(out).tolist()) <= {0.0, float(np.float32(1) / np.float32(1 - rate))}
     np.testing.assert_array_equal(out != 0, mask)
     assert abs(out.mean() - 1.0) < 0.02
 

@@ -21,6 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from minikeras.ops import conv_impl
+
 from minikeras.ops.array import transpose
 from minikeras.ops.convert import binary_args
 from minikeras.ops.primitive import Primitive
@@ -31,23 +33,21 @@ _TO_NHWC, _TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
 # -- kernels (the switch point) ---------------------------------------------------------------
+# conv_impl picks, per shape, formulations that hit XLA:CPU's fast paths (and plain
+# lax.conv_general_dilated elsewhere); each is exactly conv or one of its two transposes.
 def _conv_forward(x, w, strides, padding, dilations):
     """NHWC x HWIO -> NHWC; ``padding`` is 'SAME', 'VALID' or ((top, bottom), (left, right))."""
-    return lax.conv_general_dilated(x, w, strides, padding, rhs_dilation=dilations, dimension_numbers=_DIMENSIONS)
+    return conv_impl.conv2d_forward(x, w, strides, padding, dilations)
 
 
 def _conv_input_grad(dy, w, input_shape, strides, padding, dilations):
     """The transpose of ``_conv_forward`` in ``x``: dx of shape ``input_shape``."""
-    def forward(x):
-        return _conv_forward(x, w, strides, padding, dilations)
-    return jax.linear_transpose(forward, jax.ShapeDtypeStruct(tuple(input_shape), dy.dtype))(dy)[0]
+    return conv_impl.conv2d_input_grad(dy, w, tuple(input_shape), strides, padding, dilations)
 
 
 def _conv_filter_grad(x, dy, filter_shape, strides, padding, dilations):
     """The transpose of ``_conv_forward`` in ``w``: dw of shape ``filter_shape``."""
-    def forward(w):
-        return _conv_forward(x, w, strides, padding, dilations)
-    return jax.linear_transpose(forward, jax.ShapeDtypeStruct(tuple(filter_shape), dy.dtype))(dy)[0]
+    return conv_impl.conv2d_filter_grad(x, dy, tuple(filter_shape), strides, padding, dilations)
 
 
 def _window(ksize, strides, padding):
