@@ -104,7 +104,29 @@ def _format_value(array):
     return np.array2string(np_value, separator=" ")
 
 
-class Tensor:
+class _Described:
+    """shape, dtype, ndim and size of the array in ``self._value`` (shared by Tensor and Variable)."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self):
+        return np.dtype(self._value.dtype)
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def size(self):
+        return int(np.prod(self._value.shape, dtype=np.int64))
+
+
+class Tensor(_Described):
     """An immutable n-dimensional array, the value that ops take and return.
 
     Wraps one ``jax.Array`` (or a tracer inside ``mk.function``). Tensors are made by ops and
@@ -121,21 +143,6 @@ class Tensor:
         self._value = value
 
     # -- description -------------------------------------------------------------------
-    @property
-    def shape(self):
-        return tuple(self._value.shape)
-
-    @property
-    def dtype(self):
-        return np.dtype(self._value.dtype)
-
-    @property
-    def ndim(self):
-        return self._value.ndim
-
-    @property
-    def size(self):
-        return int(np.prod(self._value.shape, dtype=np.int64))
 
     @property
     def device(self):
@@ -244,7 +251,7 @@ class _Ref:
 _variable_counter = itertools.count()
 
 
-class Variable:
+class Variable(_Described):
     """Mutable state: a named, shaped value that ``assign`` changes in place.
 
     Args:
@@ -311,21 +318,6 @@ class Variable:
     def __jax_array__(self):
         return self._read_array()
 
-    @property
-    def shape(self):
-        return tuple(self._value.shape)
-
-    @property
-    def dtype(self):
-        return np.dtype(self._value.dtype)
-
-    @property
-    def ndim(self):
-        return self._value.ndim
-
-    @property
-    def size(self):
-        return int(np.prod(self._value.shape, dtype=np.int64))
 
     def __repr__(self):
         if is_tracer(self._value):
