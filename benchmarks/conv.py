@@ -13,6 +13,12 @@ interleaved rounds and reported as medians; compare ratios within a run (the mac
     python benchmarks/conv.py --methods  # also every formulation of each of the three
     python benchmarks/conv.py --step     # MNIST CNN train step (jit + optax.adam, batch 128):
                                          # lax conv vs conv_impl wired in with jax.custom_vjp
+    --no-mmap                            # glibc: never give XLA fresh mmap'd pages (see below)
+
+glibc serves allocations over 32 MiB with fresh mmap'd pages, and XLA:CPU allocates a program's
+temporaries as one block, so a program with more than 32 MiB of temporaries page-faults through
+all of them on every call; ``--no-mmap`` (mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=2 GiB, like
+GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647) shows the cost.
 """
 import argparse
 import functools
@@ -109,7 +115,7 @@ def run_shapes(names, rounds, methods):
     gemm = gemm_gflops(rounds=rounds)
     print(f"GEMM 2048^3 f32: {gemm:.0f} GFLOP/s (backend {jax.default_backend()}, "
           f"{os.cpu_count()} cpus)\n")
-    header = f"{'shape':<20}{'pass':<7}{'ref GF/s':>9}{'ours GF/s':>10}{'speedup':>8}  via"
+    header = f"{'shape':<20}{'pass':<7}{'ref GF/s':>9}{'ours GF/s':>10}{'speedup':>8}{'of GEMM':>8}  via"
     print(header)
     print("-" * len(header))
     for name, n, h, wd, c, o, k, s, padding in SHAPES:
@@ -127,8 +133,10 @@ def run_shapes(names, rounds, methods):
                                         x.shape, w.shape, (s, s), padding)
             others = "  ".join(f"{m.split()[1]}={flops / t[m] / 1e9:.0f}" for m in t
                                if m.startswith(kind + " ") and m.split()[1] not in ("ref", "ours"))
-            print(f"{name:<20}{kind:<7}{flops / t[kind + ' ref'] / 1e9:>9.1f}{flops / t[kind + ' ours'] / 1e9:>10.1f}"
-                  f"{t[kind + ' ref'] / t[kind + ' ours']:>7.1f}x  {via}" + (f"   [{others}]" if others else ""))
+            ours = flops / t[kind + " ours"] / 1e9
+            print(f"{name:<20}{kind:<7}{flops / t[kind + ' ref'] / 1e9:>9.1f}{ours:>10.1f}"
+                  f"{t[kind + ' ref'] / t[kind + ' ours']:>7.1f}x{100 * ours / gemm:>7.0f}%  {via}"
+                  + (f"   [{others}]" if others else ""))
         sys.stdout.flush()
     print(f"\nGEMM again: {gemm_gflops(rounds=rounds):.0f} GFLOP/s")
 
@@ -232,6 +240,14 @@ def run_step(rounds, batch=128):
         print(f"  {name:<42} {seconds * 1e3:7.1f} ms  {batch / seconds:7.0f} samples/s  {base / seconds:5.2f}x")
 
 
+def keep_freed_memory():
+    """glibc only: serve every allocation from the heap and never return it to the OS."""
+    import ctypes
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_mmap_max = -1, -4
+    return bool(libc.mallopt(m_mmap_max, 0)) and bool(libc.mallopt(m_trim_threshold, (1 << 31) - 1))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a few shapes, 3 rounds")
@@ -239,7 +255,10 @@ def main():
     ap.add_argument("--step", action="store_true", help="only the MNIST CNN training step")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--shapes", nargs="*", help="names from SHAPES")
+    ap.add_argument("--no-mmap", action="store_true", help="glibc mallopt: no mmap, no trimming")
     args = ap.parse_args()
+    if args.no_mmap:
+        print(f"mallopt(M_MMAP_MAX=0, M_TRIM_THRESHOLD=2G): {'ok' if keep_freed_memory() else 'failed'}")
     rounds = args.rounds or (3 if args.quick else 5)
     if args.step:
         run_step(rounds)

@@ -5,8 +5,6 @@ Convolution: every formulation and the default choice against ``lax.conv_general
 against ``lax.reduce_window`` and its ``jax.vjp`` (ties included). Dropout: the mask is
 ``jax.random.bernoulli``'s, with the right statistics.
 """
-import itertools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -67,34 +65,37 @@ GRID = [  # h, w, c_in, c_out, kh, kw, strides, padding, dilations
     (8, 8, 1, 4, 3, 3, (1, 1), "VALID", (1, 1)),
     (8, 7, 3, 4, 3, 3, (1, 1), "SAME", (1, 1)),
     (7, 8, 5, 3, 3, 3, (2, 2), "SAME", (1, 1)),
-    (8, 8, 5, 3, 3, 3, (2, 2), "VALID", (1, 1)),
     (9, 8, 6, 4, 5, 5, (2, 1), "SAME", (1, 1)),
     (8, 8, 6, 4, 1, 1, (1, 1), "VALID", (1, 1)),
     (7, 7, 6, 4, 1, 1, (2, 2), "SAME", (1, 1)),
     (9, 9, 5, 4, 3, 3, (1, 1), "SAME", (2, 2)),
     (9, 8, 2, 4, 3, 2, (1, 1), "VALID", (2, 1)),
-    (8, 9, 5, 3, 3, 3, (1, 1), ((1, 2), (0, 1)), (1, 1)),
     (8, 9, 5, 3, 3, 3, (2, 2), ((2, 0), (1, 1)), (1, 1)),
 ]
 
 
-@pytest.mark.parametrize("case", GRID, ids=lambda c: "x".join(map(str, c[:6])) + f"-s{c[6][0]}{c[6][1]}-{c[7]}-d{c[8][0]}")
+def _conv_id(c):
+    padding = c[7] if isinstance(c[7], str) else "explicit"
+    return "x".join(map(str, c[:6])) + f"-s{c[6][0]}{c[6][1]}-{padding}-d{c[8][0]}{c[8][1]}"
+
+
+@pytest.mark.parametrize("case", GRID, ids=_conv_id)
 def test_conv_default_matches_lax(case):
     _check_conv(2, *case)
 
 
-@pytest.mark.parametrize("case", [GRID[2], GRID[7], GRID[10]], ids=["s2same", "dil2", "s2explicit"])
+@pytest.mark.parametrize("case", [GRID[6], GRID[8]], ids=["dil2", "s2explicit"])
 def test_conv_every_formulation_matches_lax(case):
     _check_conv(2, *case, methods=True)
 
 
-def test_conv_mnist_shape_and_odd_batch():
-    # the real layer shape (small batch) and a batch that the filter gradient must chunk unevenly
-    _check_conv(3, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1))
-    _check_conv(7, 12, 12, 16, 8, 3, 3, (1, 1), "SAME", (1, 1))
+def test_conv_mnist_like_layer_in_uneven_chunks(monkeypatch):
+    # 32 -> 8 channels, 3x3 VALID, and a batch of 7 that the filter gradient splits as 2+2+2+1
+    monkeypatch.setattr(conv_impl, "_CHUNK_BYTES", 12 * 12 * 9 * 32 * 4 * 2)
+    _check_conv(7, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1))
 
 
-@settings(max_examples=4, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(h=st.integers(5, 10), w=st.integers(5, 10), c=st.sampled_from([1, 2, 3, 8]), o=st.integers(1, 5),
        k=st.sampled_from([1, 3, 5]), s=st.integers(1, 2), d=st.integers(1, 2), same=st.booleans(),
        n=st.integers(1, 3))
@@ -179,8 +180,7 @@ def test_conv_padding_helpers():
 # -- pooling ----------------------------------------------------------------------------------
 POOLS = [  # h, w, ksize, strides, padding
     (8, 8, (2, 2), (2, 2), "VALID"), (7, 9, (2, 2), (2, 2), "SAME"), (9, 8, (3, 3), (2, 2), "SAME"),
-    (6, 7, (2, 3), (1, 2), "VALID"),
-    (7, 7, (3, 3), (1, 1), "SAME"), (7, 8, (2, 3), (2, 3), "SAME")]
+    (6, 7, (2, 3), (1, 2), "VALID"), (7, 8, (2, 3), (2, 3), "SAME")]
 
 
 @pytest.mark.parametrize("case", POOLS, ids=lambda c: f"{c[0]}x{c[1]}-k{c[2][0]}{c[2][1]}-s{c[3][0]}{c[3][1]}-{c[4]}")
@@ -227,9 +227,9 @@ def test_pooling_matches_reduce_window(case):
 
 
 # -- dropout ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("rate", [0.0, 0.25, 0.9])
+@pytest.mark.parametrize("rate", [0.0, 0.3])
 def test_dropout_mask_is_jax_bernoulli(rate):
-    for key in (jax.random.key(1), jax.random.PRNGKey(7), jax.random.split(jax.random.key(3))[1]):
+    for key in (jax.random.fold_in(jax.random.key(1), 3), jax.random.PRNGKey(7)):
         shape = (3, 41, 5)
         ours = jax.jit(lambda k: dropout_impl.dropout_mask(k, shape, rate))(key)
         assert ours.dtype == jnp.bool_ and ours.shape == shape

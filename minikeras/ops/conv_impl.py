@@ -19,9 +19,11 @@ derives from it. ``method=`` forces one of ``FORWARD_METHODS`` / ``INPUT_GRAD_ME
 Why these formulations (jax 0.10, where XLA:CPU hands convolutions and plain matmuls to
 YNNPACK; numbers from benchmarks/conv.py on a 2-core AVX-512 machine):
   * a convolution with all-zero padding (VALID) runs ~3x slower than the same convolution with
-    any padding, and a convolution with symmetric padding (SAME) up to ~2x slower than zero-
-    padding the input explicitly and then convolving with a single extra bottom row: so that is
-    what 'prepadded' does (the extra output row is sliced off; the slice fuses into consumers);
+    any padding, so it gets one extra zero row at the bottom and the extra output row is sliced
+    off (the slice fuses into the consumer). Zero-padding a SAME input explicitly and convolving
+    it that way ('prepadded') is up to ~2x faster again with a free second core (YNNPACK runs
+    that path on both cores, the SAME-padded one on one) but costs ~10-30% more CPU time, so it
+    is the choice only for big layers (>= 16 input channels, >= 1 GFLOP);
   * with 1-4 input channels and a 3x3 kernel, a convolution is a handful of multiply-adds per
     output, which XLA fuses into one elementwise loop 3-4x faster than any convolution call
     ('taps'); likewise the input gradient of such a layer is a small matmul plus one fused
@@ -46,8 +48,9 @@ FILTER_GRAD_METHODS = ("xla", "im2col", "taps", "chunked")
 
 # the fused multiply-add loop beats a convolution call up to this many input channels (3x3)
 _FEW_CHANNELS = 4
-# from this many input channels on, explicit zero padding beats the convolution's own padding
-_PREPAD_CHANNELS = 16
+# from this many input channels and FLOPs on, explicit zero padding beats the convolution's own
+# padding (YNNPACK splits that path over threads, not the other; it pays off for big layers)
+_PREPAD_CHANNELS, _PREPAD_FLOPS = 16, 1e9
 # patches of one batch chunk in the chunked filter gradient stay about this small
 _CHUNK_BYTES = 3 << 20
 
@@ -112,13 +115,16 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     if kind == "forward":
         if c_in <= _FEW_CHANNELS and kh * kw <= 9:
             return "taps"
-        return "prepadded" if c_in >= _PREPAD_CHANNELS or 1 < c_in <= _FEW_CHANNELS else "padded"
+        out_hw = output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)
+        flops = 2 * x_shape[0] * out_hw[0] * out_hw[1] * kh * kw * c_in * c_out
+        big = c_in >= _PREPAD_CHANNELS and flops >= _PREPAD_FLOPS
+        return "prepadded" if big or 1 < c_in <= _FEW_CHANNELS else "padded"
     if kind == "input_grad":
         if c_in <= _FEW_CHANNELS:
             return "col2im"
         if strides != (1, 1) and (dilations != (1, 1) or _negative(pads)):
             return "xla"
-        return "prepadded" if c_out >= _PREPAD_CHANNELS else "padded"
+        return "padded"
     if kind == "filter_grad":
         return "chunked"
     raise ValueError(f"kind must be 'forward', 'input_grad' or 'filter_grad', got {kind!r}")
@@ -317,18 +323,20 @@ def _filter_grad_chunked(xp, dy, filter_shape, strides, dilations):
         dy = jnp.pad(dy, ((0, extra), (0, 0), (0, 0), (0, 0)))
         n += extra
     hp, wp = xp.shape[1:3]
-    xt = xp.reshape(n // b, b, hp, wp, c).transpose(0, 4, 1, 2, 3)
+    xt = jnp.swapaxes(xp.reshape(n // b, b * hp * wp, c), 1, 2).reshape(n // b, c, b, hp, wp)
     ds = dy.reshape(n // b, b * ho * wo, o)
+
+    acc_dtype = jnp.promote_types(dy.dtype, jnp.float32)  # the sum over chunks in >= f32
 
     def body(acc, chunk):
         xb, db = chunk
         taps = [lax.slice(xb, (0, 0, i * dh, j * dw), (c, b, i * dh + (ho - 1) * sh + 1, j * dw + (wo - 1) * sw + 1),
                           (1, 1, sh, sw)) for i in range(kh) for j in range(kw)]
         pt = jnp.concatenate(taps, axis=0).reshape(kh * kw * c, b * ho * wo)
-        return acc + pt @ db, None
+        return acc + jnp.matmul(pt, db, preferred_element_type=acc_dtype), None
 
-    acc, _ = lax.scan(body, jnp.zeros((kh * kw * c, o), dy.dtype), (xt, ds))
-    return acc.reshape(filter_shape)
+    acc, _ = lax.scan(body, jnp.zeros((kh * kw * c, o), acc_dtype), (xt, ds))
+    return acc.astype(dy.dtype).reshape(filter_shape)
 
 
 def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dilations=(1, 1), *,
