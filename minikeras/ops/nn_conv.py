@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from minikeras.ops import conv_impl
+from minikeras.ops import conv_impl, pool_impl
 
 from minikeras.ops.array import transpose
 from minikeras.ops.convert import binary_args
@@ -64,12 +64,12 @@ def _max_pool_forward(x, ksize, strides, padding):
 
 def _max_pool_grad(x, dy, ksize, strides, padding):
     """Scatters each window's ``dy`` to the (first) position of that window's maximum in ``x``."""
-    return jax.vjp(lambda v: _max_pool_forward(v, ksize, strides, padding), x)[1](dy)[0]
+    return pool_impl.max_pool2d_grad(x, dy, ksize, strides, padding)
 
 
 def _max_pool_grad_grad(x, g, ksize, strides, padding):
     """Gathers ``g`` (shaped like ``x``) at each window's maximum: the transpose of ``_max_pool_grad``."""
-    return jax.jvp(lambda v: _max_pool_forward(v, ksize, strides, padding), (x,), (g,))[1]
+    return pool_impl.max_pool2d_grad_grad(x, g, ksize, strides, padding)
 
 
 def _avg_pool_forward(x, ksize, strides, padding):
@@ -84,9 +84,7 @@ def _avg_pool_forward(x, ksize, strides, padding):
 
 
 def _avg_pool_grad(dy, input_shape, ksize, strides, padding):
-    def forward(x):
-        return _avg_pool_forward(x, ksize, strides, padding)
-    return jax.linear_transpose(forward, jax.ShapeDtypeStruct(tuple(input_shape), dy.dtype))(dy)[0]
+    return pool_impl.avg_pool2d_grad(dy, tuple(input_shape), ksize, strides, padding)
 
 
 # -- convolution primitives ---------------------------------------------------------------------
