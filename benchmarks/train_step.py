@@ -5,6 +5,8 @@ For each model, in one run and timed in turn (so machine load hits all alike):
               ``jax.random.bernoulli`` dropout, optax.adam),
   * mk tape:  a ``mk.function`` GradientTape step with ``optimizer.apply_gradients``,
   * mk fit:   ``model.fit`` (one epoch over the timed batches),
+  * tf:       when TensorFlow is installed (``pip install -e ".[bench]"``), the TF 2 tutorial's
+              ``@tf.function`` GradientTape step on Keras layers (``tf_reference.py``),
 reported as samples/s in steady state and as ratios to jax; compile times are separate.
 
 Models: the classic Keras MNIST CNN (Conv2D 32 -> Conv2D 64 -> MaxPool -> Dropout -> Flatten ->
@@ -99,6 +101,23 @@ def jax_step(kind, model):
     return step, [params, optimizer.init(params), jax.random.key(0)]
 
 
+def tensorflow_contender(kind, batches):
+    """(first call, timed run) of TensorFlow's step, or None without TensorFlow."""
+    try:
+        import tf_reference
+    except ImportError:
+        return None
+    step = tf_reference.tape_step(kind)
+    tf_batches = tf_reference.as_tensors([(np.asarray(x), np.asarray(y)) for x, y in batches])
+
+    def run_tf():
+        for xb, yb in tf_batches:
+            loss = step(xb, yb)
+        loss.numpy()
+
+    return lambda: step(*tf_batches[0]).numpy(), run_tf
+
+
 def measure(kind, batch, steps, repeats):
     rng = np.random.default_rng(0)
     x = rng.random((steps * batch, 28, 28, 1), dtype=np.float32)
@@ -139,14 +158,19 @@ def measure(kind, batch, steps, repeats):
     def run_fit():
         fit_model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
 
+    first_calls = {"jax": lambda: (step(state[0], state[1], *batches[0], state[2]), None),
+                   "mk tape": lambda: block(tape_step(*batches[0])),
+                   "mk fit": lambda: fit_model.fit(x[:batch], y[:batch], batch_size=batch, verbose=0)}
+    runs = {"jax": run_jax, "mk tape": run_tape, "mk fit": run_fit}
+    tensorflow = tensorflow_contender(kind, batches)
+    if tensorflow is not None:
+        first_calls["tf"], runs["tf"] = tensorflow
     compile_seconds = {}
-    for name, run_first in (("jax", lambda: (step(state[0], state[1], *batches[0], state[2]), None)),
-                            ("mk tape", lambda: block(tape_step(*batches[0]))),
-                            ("mk fit", lambda: fit_model.fit(x[:batch], y[:batch], batch_size=batch, verbose=0))):
+    for name, run_first in first_calls.items():
         start = time.perf_counter()
         block(run_first())
         compile_seconds[name] = time.perf_counter() - start
-    seconds = interleaved({"jax": run_jax, "mk tape": run_tape, "mk fit": run_fit}, repeats)
+    seconds = interleaved(runs, repeats)
     return {name: steps * batch / s for name, s in seconds.items()}, compile_seconds
 
 
