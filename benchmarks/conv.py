@@ -17,8 +17,9 @@ interleaved rounds and reported as medians; compare ratios within a run (the mac
 
 glibc serves allocations over 32 MiB with fresh mmap'd pages, and XLA:CPU allocates a program's
 temporaries as one block, so a program with more than 32 MiB of temporaries page-faults through
-all of them on every call; ``--no-mmap`` (mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=2 GiB, like
-GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=2147483647) shows the cost.
+all of them on every call; ``--no-mmap`` (``minikeras.host_memory.reuse_freed_host_memory``:
+mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=1 GiB, like
+GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1073741824) shows the cost.
 """
 import argparse
 import functools
@@ -32,6 +33,7 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from minikeras.host_memory import reuse_freed_host_memory  # noqa: E402
 from minikeras.ops import conv_impl, dropout_impl, pool_impl  # noqa: E402
 
 # name, batch, height, width, in channels, out channels, kernel, stride, padding
@@ -240,14 +242,6 @@ def run_step(rounds, batch=128):
         print(f"  {name:<42} {seconds * 1e3:7.1f} ms  {batch / seconds:7.0f} samples/s  {base / seconds:5.2f}x")
 
 
-def keep_freed_memory():
-    """glibc only: serve every allocation from the heap and never return it to the OS."""
-    import ctypes
-    libc = ctypes.CDLL("libc.so.6")
-    m_trim_threshold, m_mmap_max = -1, -4
-    return bool(libc.mallopt(m_mmap_max, 0)) and bool(libc.mallopt(m_trim_threshold, (1 << 31) - 1))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a few shapes, 3 rounds")
@@ -258,7 +252,7 @@ def main():
     ap.add_argument("--no-mmap", action="store_true", help="glibc mallopt: no mmap, no trimming")
     args = ap.parse_args()
     if args.no_mmap:
-        print(f"mallopt(M_MMAP_MAX=0, M_TRIM_THRESHOLD=2G): {'ok' if keep_freed_memory() else 'failed'}")
+        print(f"reuse_freed_host_memory: {'ok' if reuse_freed_host_memory() else 'not glibc'}")
     rounds = args.rounds or (3 if args.quick else 5)
     if args.step:
         run_step(rounds)

@@ -15,6 +15,7 @@ Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
 
     python benchmarks/train_step.py            # both models
     python benchmarks/train_step.py --quick    # fewer steps
+    --reuse-host-memory                        # mk.config.reuse_freed_host_memory() first (for all)
 """
 import argparse
 import os
@@ -179,7 +180,11 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="fewer steps and repeats")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--models", default="classic,simple")
+    parser.add_argument("--reuse-host-memory", action="store_true",
+                        help="glibc: keep freed heap for reuse (applies to every contender)")
     args = parser.parse_args(argv)
+    if args.reuse_host_memory:
+        mk.config.reuse_freed_host_memory()
     steps, repeats = (4, 3) if args.quick else (12, 5)
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), batch "
           f"{args.batch_size}, {steps} steps x {repeats} repeats, median")

@@ -8,14 +8,20 @@ sparse categorical cross-entropy, batch 128. Two ways, same model:
   gradients with ``optimizer.apply_gradients(zip(grads, variables))``;
 * ``--mode fit``: ``model.compile(...)`` and ``model.fit(...)``.
 
+Adam's learning rate warms up from 4e-4 to 4e-3 over the first 50 steps, then follows a cosine
+decay to 0 at the end of the last epoch (``mk.optimizers.schedules.CosineDecay``): with a
+constant 1e-3, as in the Keras example, this model needs 5 epochs for 99% test accuracy; with
+the schedule it has 99% after 3 (measured curves in the README).
+
 Test accuracy is printed after every epoch with the wall time so far (the time-to-99% curve);
 the Keras example reaches about 0.99.
 
-    python examples/mnist_cnn.py                       # tape loop, 6 epochs (99% from epoch 5)
+    python examples/mnist_cnn.py                       # tape loop, 3 epochs
     python examples/mnist_cnn.py --mode fit
     python examples/mnist_cnn.py --epochs 1 --subset 2000   # a quick run
 """
 import argparse
+import math
 import time
 
 import numpy as np
@@ -47,10 +53,18 @@ def load(subset=None):
     return (prepare(x_train), y_train.astype(np.int32)), (prepare(x_test), y_test.astype(np.int32))
 
 
+def learning_rate(epochs, steps_per_epoch, peak=4e-3, warmup_steps=50):
+    """Linear warmup from peak / 10 to ``peak``, then cosine decay to 0 at the last step."""
+    total = epochs * steps_per_epoch
+    warmup_steps = min(warmup_steps, total // 2)
+    return mk.optimizers.schedules.CosineDecay(peak / 10, decay_steps=max(total - warmup_steps, 1),
+                                               warmup_target=peak, warmup_steps=warmup_steps)
+
+
 def train_with_tape(model, data, epochs, batch_size, log):
     """The custom loop: a compiled GradientTape step over shuffled batches."""
     (x_train, y_train), (x_test, y_test) = data
-    optimizer = mk.optimizers.Adam(learning_rate=1e-3)
+    optimizer = mk.optimizers.Adam(learning_rate(epochs, math.ceil(len(x_train) / batch_size)))
     loss_fn = mk.losses.SparseCategoricalCrossentropy()
     train_ds = mk.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(len(x_train)).batch(batch_size)
 
@@ -80,7 +94,8 @@ def train_with_tape(model, data, epochs, batch_size, log):
 def train_with_fit(model, data, epochs, batch_size, log):
     """The same model trained by ``model.fit``; a callback records test accuracy per epoch."""
     (x_train, y_train), (x_test, y_test) = data
-    model.compile(optimizer=mk.optimizers.Adam(learning_rate=1e-3), loss="sparse_categorical_crossentropy",
+    schedule = learning_rate(epochs, math.ceil(len(x_train) / batch_size))
+    model.compile(optimizer=mk.optimizers.Adam(schedule), loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"])
     start = time.perf_counter()
     curve = []
@@ -102,7 +117,7 @@ def accuracy_of(predict, x, y, batch_size=1000):
     return correct / len(x)
 
 
-def run(mode="tape", epochs=6, batch_size=128, subset=None, seed=0, log=print):
+def run(mode="tape", epochs=3, batch_size=128, subset=None, seed=0, log=print):
     """Trains the convnet; returns the curve [(seconds since start, test accuracy), ...]."""
     mk.random.set_seed(seed)
     data = load(subset)
@@ -114,11 +129,14 @@ def run(mode="tape", epochs=6, batch_size=128, subset=None, seed=0, log=print):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["tape", "fit"], default="tape")
-    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--subset", type=int, default=None, help="train on the first N examples only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    # this program's steps have ~90 MiB of temporaries: reusing freed heap saves re-faulting
+    # their pages on every step (10-20% faster on a 2-core CPU; a process-wide glibc setting)
+    mk.config.reuse_freed_host_memory()
     start = time.perf_counter()
     curve = run(args.mode, args.epochs, args.batch_size, args.subset, args.seed)
     reached = next((f"{seconds:.1f} s" for seconds, accuracy in curve if accuracy >= 0.99), "not reached")

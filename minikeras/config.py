@@ -3,6 +3,8 @@ import importlib
 
 import jax
 
+from minikeras.host_memory import reuse_freed_host_memory  # noqa: F401  (mk.config.reuse_freed_host_memory)
+
 
 def list_devices(device_type=None):
     """The devices JAX can run on, e.g. ``[CpuDevice(id=0)]``; ``device_type`` filters by
@@ -30,3 +32,4 @@ def run_functions_eagerly(run_eagerly):
 def functions_run_eagerly():
     """Whether ``run_functions_eagerly(True)`` is in effect."""
     return importlib.import_module("minikeras.function").RUN_EAGERLY
+

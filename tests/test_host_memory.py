@@ -1,0 +1,55 @@
+"""mk.config.reuse_freed_host_memory: large blocks come from the heap afterwards (glibc)."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import minikeras as mk
+from minikeras.host_memory import _glibc
+
+needs_glibc = pytest.mark.skipif(_glibc() is None, reason="glibc only")
+
+# mallinfo2 (glibc >= 2.33) counts the blocks served by mmap in hblks; run in a child process
+# because the setting is process-wide
+CHILD = textwrap.dedent("""
+    import ctypes, sys
+    import numpy as np
+    import minikeras as mk
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                     "fordblks", "keepcost")]
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = MallInfo2
+    if sys.argv[1] == "reuse":
+        assert mk.config.reuse_freed_host_memory() is True
+    before = libc.mallinfo2().hblks
+    block = np.ones(64 << 20, np.uint8)  # 64 MiB, over glibc's largest mmap threshold
+    print(libc.mallinfo2().hblks - before)
+""")
+
+
+def new_mmapped_blocks(mode):
+    """How many mmap'd blocks allocating 64 MiB added in a child process."""
+    out = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1])
+
+
+@needs_glibc
+def test_large_blocks_come_from_the_heap_after_the_call():
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").mallinfo2
+    except AttributeError:
+        pytest.skip("glibc < 2.33 has no mallinfo2")
+    assert new_mmapped_blocks("default") == 1
+    assert new_mmapped_blocks("reuse") == 0
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1 << 31, 1.5, "1G", True])
+def test_bad_retain_bytes_is_a_clear_error(bad):
+    with pytest.raises(ValueError, match="reuse_freed_host_memory: retain_bytes"):
+        mk.config.reuse_freed_host_memory(bad)
