@@ -17,6 +17,13 @@ from minikeras.module import Module, snake_case
 from minikeras.tensor import Tensor, Variable, to_array
 
 
+@functools.partial(jax.jit, static_argnums=0)
+def _zeros(shapes_and_dtypes):
+    """Fresh zero arrays, all in one compiled call (a jnp.zeros each costs several times more,
+    and fit resets every metric at each epoch)."""
+    return [jnp.zeros(shape, dtype) for shape, dtype in shapes_and_dtypes]
+
+
 def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
     """Keras's rule: when the ranks differ by one and the longer ends in 1, squeeze it (or,
     when the shorter has rank 1, expand the shorter instead)."""
@@ -122,8 +129,9 @@ class Metric(Module):
 
     def reset_state(self):
         """Sets every state variable back to zero."""
-        for variable in self.variables:
-            variable.assign(jnp.zeros(variable.shape, variable.dtype))
+        variables = self.variables
+        for variable, zero in zip(variables, _zeros(tuple((v.shape, v.dtype) for v in variables))):
+            variable.assign(zero)
 
     def reset_states(self):
         """TF 2's older name for ``reset_state``."""

@@ -1,8 +1,17 @@
 """``steps_per_execution``: N training steps in one compiled call, as a ``lax.scan`` over the
-single step's compiled program (its lifted Variables are the scan's carry)."""
+single step's compiled program. Its lifted Variables are the scan's carry, and so are the last
+step's outputs (nothing is stacked per step).
+
+The scan gets its batches in one of two ways: stacked on the host into one (steps, batch, ...)
+array per input (``run_stacked``: Datasets, mk.distribute, groups with a short batch), or, for
+in-memory arrays, taken inside the scan from the whole training arrays, given only the batch
+start offsets and the epoch's permutation (``run_program_gathered``).
+"""
 import importlib
+import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from minikeras.function import _flatten, _signature
@@ -46,9 +55,32 @@ def run_program_stacked(program, stacked):
         loop = _scan_of(program)
     else:  # mk.distribute: state replicated, batches split on their dim 1
         loop, stacked = distribution.prepare_scan(program, stacked, _scan_of)
+    return _finish(program, loop, stacked)
+
+
+def run_program_gathered(program, group):
+    """Runs the compiled single-step ``program`` on each batch of the ``data_adapter.ArrayGroup``
+    ``group`` in one ``lax.scan`` call that takes the batches from the whole training arrays
+    (``ArrayBatches.call_arrays``) given the batch start offsets and, when shuffling, the
+    epoch's permutation. Every batch of ``group`` must be full-size.
+
+    Returns:
+      The step's outputs for the last batch.
+    """
+    source = group.source
+    shuffled = group.order.order is not None
+    loop = _cached_loop(program, ("gather", source.batch_size, shuffled),
+                        lambda: _gather_scan_of(program, source.batch_size, shuffled))
+    order = group.order.for_calls() if shuffled else None
+    return _finish(program, loop, source.call_arrays(), order, group.full_starts())
+
+
+def _finish(program, loop, *inputs):
+    """Calls ``loop(assigned state, read-only state, *inputs)``, writes the new state back and
+    returns the outputs as the step returns them."""
     n = program.n_assigned
     state = [v._value for v in program.variables]
-    outs, new_values = loop(state[:n], state[n:], stacked)
+    outs, new_values = loop(state[:n], state[n:], *inputs)
     for variable, value in zip(program.assigned, new_values):
         variable._value = value
     out_tree, static, is_array = program.out_spec[:3]
@@ -56,20 +88,85 @@ def run_program_stacked(program, stacked):
     return jax.tree_util.tree_unflatten(out_tree, [Tensor(next(outs)) if a else s for a, s in zip(is_array, static)])
 
 
-def _scan_of(program, state_sharding=None):
-    """The scan loop of ``program``; with ``state_sharding`` (mk.distribute), its final state
-    is constrained to that sharding."""
+def _cached_loop(program, key, build):
     loops = program.__dict__.setdefault("_scan_loops", {})
-    loop = loops.get(state_sharding)
+    loop = loops.get(key)
     if loop is None:
+        loop = loops[key] = build()
+    return loop
+
+
+def _scan_steps(program, assigned_values, readonly_values, xs, batch_of):
+    """``lax.scan`` of the step over ``xs``, the batch of each step being ``batch_of(x)``;
+    returns (last outputs, final assigned state). The last outputs ride in the carry (from
+    zeros of their shapes) rather than being stacked for every step and sliced."""
+    readonly_values = list(readonly_values)
+    n_out = program.out_spec[4]
+
+    def step(assigned, x):
+        results = program._pure(list(assigned) + readonly_values, batch_of(x))
+        return list(results[n_out:]), list(results[:n_out])
+
+    # the single step as jax.jit traced it already (a cache hit, not a new trace of the step)
+    first_x = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), xs)
+    batch = jax.eval_shape(batch_of, first_x)
+    jaxpr = program.jitted.trace(*assigned_values, *readonly_values, *batch).jaxpr
+    zeros = [jnp.zeros(o.shape, o.dtype) for o in jaxpr.out_avals[:n_out]]
+
+    def body(carry, x):
+        assigned, _ = carry
+        return step(assigned, x), None
+
+    unroll = UNROLL if _work(jaxpr.jaxpr) <= TINY_STEP else 1
+    (final, outs), _ = jax.lax.scan(body, (list(assigned_values), zeros), xs, unroll=unroll)
+    return outs, final
+
+
+# XLA's while loop on CPU costs about a microsecond per trip, as much as a whole tiny step (a
+# linear regression on 1000 points): such steps are unrolled, so that a trip runs several. A
+# bigger step would gain nothing and take UNROLL times longer to compile.
+UNROLL = 8
+TINY_STEP = 1 << 17  # elements read and written per step, summed over its operations
+
+
+def _work(jaxpr):
+    """The number of elements the operations of ``jaxpr`` read and write (an inner scan's
+    body counted once per iteration; any while loop counts as unbounded)."""
+    total = 0
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "while":
+            return math.inf
+        total += sum(getattr(v.aval, "size", 0) for v in (*eqn.invars, *eqn.outvars))
+        for param in eqn.params.values():
+            for inner in param if isinstance(param, (tuple, list)) else (param,):
+                inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr's Jaxpr
+                if hasattr(inner, "eqns"):
+                    total += _work(inner) * eqn.params.get("length", 1)
+    return total
+
+
+def _gather_scan_of(program, batch_size, shuffled):
+    """The jitted scan for ``run_program_gathered``: ``loop(assigned, readonly, data, order,
+    starts)``; a batch is ``data[order[start:start + batch_size]]`` (shuffled) or
+    ``data[start:start + batch_size]``."""
+    def run(assigned_values, readonly_values, data, order, starts):
+        def batch_of(start):
+            if shuffled:
+                index = jax.lax.dynamic_slice_in_dim(order, start, batch_size)
+                return [leaf.at[index].get(mode="promise_in_bounds") for leaf in data]
+            return [jax.lax.dynamic_slice_in_dim(leaf, start, batch_size) for leaf in data]
+        return _scan_steps(program, assigned_values, readonly_values, starts, batch_of)
+    return jax.jit(run)
+
+
+def _scan_of(program, state_sharding=None):
+    """The scan loop of ``program`` over stacked batches; with ``state_sharding``
+    (mk.distribute), its final state is constrained to that sharding."""
+    def build():
         def run(assigned_values, readonly_values, stacked):
-            def body(carry, dynamic_values):
-                results = program._pure(list(carry) + list(readonly_values), list(dynamic_values))
-                n_out = program.out_spec[4]
-                return list(results[n_out:]), list(results[:n_out])
-            final, outs = jax.lax.scan(body, list(assigned_values), stacked)
+            outs, final = _scan_steps(program, assigned_values, readonly_values, stacked, list)
             if state_sharding is not None:
                 final = [jax.lax.with_sharding_constraint(v, state_sharding) for v in final]
-            return [o[-1] for o in outs], final
-        loop = loops[state_sharding] = jax.jit(run)
-    return loop
+            return outs, final
+        return jax.jit(run)
+    return _cached_loop(program, state_sharding, build)

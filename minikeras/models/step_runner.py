@@ -14,6 +14,7 @@ import importlib
 import jax
 import numpy as np
 
+from minikeras.models.data_adapter import ArrayGroup
 from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
 
 _function_module = importlib.import_module("minikeras.function")  # the module (mk.function hides it)
@@ -107,11 +108,19 @@ class StepRunner:
 
     def run_group(self, batches):
         """Runs several batches in order; equal-shaped batches of a traced signature run as one
-        ``lax.scan`` (``steps_per_execution``). Returns the last batch's outputs."""
+        ``lax.scan`` (``steps_per_execution``). Returns the last batch's outputs.
+
+        ``batches``: a list of ``(x, y, sample_weight)``, or a ``data_adapter.ArrayGroup``, whose
+        batches the scan takes from the whole training arrays itself when all are full-size."""
         if len(batches) > 1 and _function_module.DISTRIBUTION is not None and self.step.jit_compile:
             from minikeras.models.multi_step import run_stacked  # mk.distribute shards the scan
-            return run_stacked(self.step, batches)
+            return run_stacked(self.step, list(batches))
         if len(batches) > 1 and self._fast_path_allowed():
+            if isinstance(batches, ArrayGroup):
+                program = self._gather_program(batches)
+                if program is not None:
+                    from minikeras.models.multi_step import run_program_gathered
+                    return run_program_gathered(program, batches)
             stacked = [_host_leaves(batch) for batch in batches]
             signatures = {signature for _, signature in stacked}
             if len(signatures) == 1:
@@ -125,3 +134,13 @@ class StepRunner:
         for batch in batches:
             outputs = self(batch)
         return outputs
+
+    def _gather_program(self, group):
+        """The compiled program for ``group``'s batches if they are all full-size and that
+        signature has been traced; else None (the caller takes the host path)."""
+        source = group.source
+        if not source.fits_device or group.full_starts() is None:
+            return None
+        if source.full_batch_signature is None:  # every full batch has the first one's
+            source.full_batch_signature = _host_leaves(source.batch(None, 0))[1]
+        return self._programs.get(source.full_batch_signature)

@@ -5,8 +5,6 @@ Each of ``train_step``, ``test_step`` and ``predict_step`` is compiled once with
 generator - are lifted automatically), so a step is one XLA program. Override them to
 customise training, as in Keras ("customizing what happens in fit").
 """
-import itertools
-
 import jax
 import numpy as np
 
@@ -211,12 +209,8 @@ class Trainer:
                 metric.reset_state()
             callback_list.on_epoch_begin(epoch)
             logs = {}
-            batches = train.epoch(rng)
             step = 0
-            while True:
-                group = list(itertools.islice(batches, per_call))
-                if not group:
-                    break
+            for group in train.epoch_groups(rng, per_call):
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
                 # only full groups are scanned: a shorter one (the end of an epoch) would
@@ -368,5 +362,19 @@ def _unpack_validation(validation_data):
 def _numpy_rng():
     """The generator of fit's shuffling: repeatable after ``mk.random.set_seed``."""
     from minikeras.ops import random
-    return np.random.default_rng(random.numpy_seed())
+    return _LazyGenerator(random.numpy_seed())
+
+
+class _LazyGenerator:
+    """``np.random.default_rng(seed)``, made on first use: a fit that does not shuffle never
+    pays for it. (The seed is drawn when fit starts, so the sequence of draws after
+    ``mk.random.set_seed`` does not depend on shuffling.)"""
+
+    def __init__(self, seed):
+        self._seed, self._generator = seed, None
+
+    def __getattr__(self, name):  # the Generator's methods (the attributes above are found first)
+        if self._generator is None:
+            self._generator = np.random.default_rng(self._seed)
+        return getattr(self._generator, name)
 
