@@ -34,7 +34,7 @@ def train(kind, steps, batch):
 
     import minikeras as mk
     from common import block
-    from train_step import classic_cnn, jax_step
+    from train_step import classic_cnn, jax_step, mk_tape_step
 
     rng = np.random.default_rng(0)
     x = rng.random((60000, 28, 28, 1), dtype=np.float32)
@@ -49,17 +49,7 @@ def train(kind, steps, batch):
             state[0], state[1], state[2], loss = step(state[0], state[1], xb, yb, state[2])
         block(loss)
     elif kind == "mk tape":
-        optimizer = mk.optimizers.Adam(1e-3)
-        loss_fn = mk.losses.SparseCategoricalCrossentropy()
-
-        @mk.function
-        def tape_step(images, labels):
-            with mk.GradientTape() as tape:
-                loss = loss_fn(labels, model(images, training=True))
-            grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
-            return loss
-
+        tape_step = mk_tape_step(model)
         for i in range(steps):
             loss = tape_step(x[i * batch:(i + 1) * batch], y[i * batch:(i + 1) * batch])
         block(loss)
