@@ -135,7 +135,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     # this program's steps have ~90 MiB of temporaries: reusing freed heap saves re-faulting
-    # their pages on every step (10-20% faster on a 2-core CPU; a process-wide glibc setting)
+    # their pages on every step (10-25% faster on a 2-core CPU; a process-wide glibc setting)
     mk.config.reuse_freed_host_memory()
     start = time.perf_counter()
     curve = run(args.mode, args.epochs, args.batch_size, args.subset, args.seed)

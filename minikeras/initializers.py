@@ -17,6 +17,7 @@ import numpy as np
 
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
+from minikeras.module import compact_snake_case
 from minikeras.tensor import Tensor, to_array
 
 # std of a unit normal truncated to [-2, 2]: VarianceScaling divides by it so the *truncated*
@@ -332,17 +333,9 @@ _CLASSES = (Zeros, Ones, Constant, Identity, RandomNormal, TruncatedNormal, Rand
             GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal)
 
 
-def _snake(name):
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
-
 
 _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
-_BY_NAME.update({_snake(cls.__name__): cls for cls in _CLASSES})
+_BY_NAME.update({compact_snake_case(cls.__name__): cls for cls in _CLASSES})
 _BY_NAME.update({"zero": Zeros, "one": Ones, "uniform": RandomUniform, "normal": RandomNormal,
                  "OrthogonalInitializer": Orthogonal, "IdentityInitializer": Identity})
 

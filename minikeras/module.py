@@ -13,6 +13,14 @@ def snake_case(name):
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
+def compact_snake_case(name):
+    """'GlorotUniform' -> 'glorot_uniform', 'RMSprop' -> 'rmsprop', 'KLDivergence' -> 'kldivergence':
+    a capital starts a word unless it follows a capital (the names of initializers, losses and
+    optimizers)."""
+    return "".join(("_" + c.lower()) if c.isupper() and i and not name[i - 1].isupper() else c.lower()
+                   for i, c in enumerate(name))
+
+
 def unique_name(base):
     """'dense', then 'dense_1', 'dense_2', ... for each base name in this session."""
     count = _name_counts.get(base, 0)

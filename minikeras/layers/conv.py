@@ -1,6 +1,5 @@
 """Conv2D: 2-D convolution over channels_last images."""
-from minikeras import activations, initializers
-from minikeras.layers.base import Layer
+from minikeras.layers.kernel_bias import KernelBiasLayer
 
 
 def normalize_tuple(value, n, name, layer):
@@ -28,7 +27,7 @@ def normalize_padding(padding, layer):
     return padding
 
 
-class Conv2D(Layer):
+class Conv2D(KernelBiasLayer):
     """2-D convolution: (batch, height, width, channels) -> (batch, h', w', filters).
 
     Args:
@@ -55,19 +54,11 @@ class Conv2D(Layer):
         self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate", "Conv2D")
         if self.strides != (1, 1) and self.dilation_rate != (1, 1):
             raise ValueError("Conv2D: strides > 1 together with dilation_rate > 1 is not supported")
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel = None
-        self.bias = None
+        self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer)
 
     def build(self, input_shape):
         channels = input_shape[-1]
-        self.kernel = self.add_weight("kernel", self.kernel_size + (channels, self.filters), self.kernel_initializer)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer)
-        self.built = True
+        self._build_kernel_bias(self.kernel_size + (channels, self.filters))
 
     def _check_input(self, inputs):
         super()._check_input(inputs)
@@ -77,11 +68,8 @@ class Conv2D(Layer):
 
     def call(self, inputs):
         from minikeras.ops.nn import conv2d
-        outputs = conv2d(inputs, self.kernel, strides=self.strides, padding=self.padding.upper(),
-                         dilations=self.dilation_rate)
-        if self.use_bias:
-            outputs = outputs + self.bias
-        return self.activation(outputs)
+        return self._kernel_bias_output(conv2d(inputs, self.kernel, strides=self.strides,
+                                               padding=self.padding.upper(), dilations=self.dilation_rate))
 
     def compute_output_shape(self, input_shape):
         rows, cols = (conv_output_length(n, k, s, self.padding, d) for n, k, s, d in
@@ -91,6 +79,4 @@ class Conv2D(Layer):
     def get_config(self):
         return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
                 "strides": self.strides, "padding": self.padding, "dilation_rate": self.dilation_rate,
-                "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer)}
+                **self._kernel_bias_config()}

@@ -1,14 +1,15 @@
 """Dense, Activation, Flatten, Reshape, Dropout and the Input placeholder."""
 import numpy as np
 
-from minikeras import activations, initializers
+from minikeras import activations
 from minikeras.layers.base import Layer
+from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.module import unique_name
 from minikeras.ops.array import reshape
 from minikeras.ops.linalg import matmul
 
 
-class Dense(Layer):
+class Dense(KernelBiasLayer):
     """``activation(inputs @ kernel + bias)`` on the last axis.
 
     Args:
@@ -29,18 +30,10 @@ class Dense(Layer):
             raise ValueError(f"Dense: received an invalid value for `units`, expected a positive integer. "
                              f"Received: units={units!r}")
         self.units = int(units)
-        self.activation = activations.get(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel = None
-        self.bias = None
+        self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer)
 
     def build(self, input_shape):
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units), self.kernel_initializer)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
-        self.built = True
+        self._build_kernel_bias((input_shape[-1], self.units))
 
     def _check_input(self, inputs):
         super()._check_input(inputs)
@@ -50,19 +43,14 @@ class Dense(Layer):
                 f"{inputs.shape}")
 
     def call(self, inputs):
-        outputs = matmul(inputs, self.kernel) if inputs.ndim == 2 else _dot_last_axis(inputs, self.kernel)
-        if self.use_bias:
-            outputs = outputs + self.bias
-        return self.activation(outputs)
+        return self._kernel_bias_output(
+            matmul(inputs, self.kernel) if inputs.ndim == 2 else _dot_last_axis(inputs, self.kernel))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)
 
     def get_config(self):
-        return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
-                "use_bias": self.use_bias,
-                "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer)}
+        return {**super().get_config(), "units": self.units, **self._kernel_bias_config()}
 
 
 def _dot_last_axis(inputs, kernel):

@@ -3,6 +3,7 @@ import numpy as np
 
 from minikeras.backend import floatx, is_tracer
 from minikeras.dtypes import as_dtype
+from minikeras.module import compact_snake_case
 from minikeras.ops.array import expand_dims, reshape, squeeze
 from minikeras.ops.math import cast, divide, equal, where
 from minikeras.ops.reduce import reduce_sum
@@ -131,7 +132,7 @@ class Loss:
     _integer_labels = False  # sparse losses keep y_true as integers
 
     def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
-        self.name = name or _snake(self.__class__.__name__)
+        self.name = name or compact_snake_case(self.__class__.__name__)
         self.reduction = standardize_reduction(reduction)
         self._dtype = as_dtype(dtype) or floatx()
 
@@ -193,14 +194,6 @@ class LossFunctionWrapper(Loss):
     def __repr__(self):
         return f"<LossFunctionWrapper({getattr(self.fn, '__name__', self.fn)}, kwargs={self._fn_kwargs})>"
 
-
-def _snake(name):
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and not name[i - 1].isupper():
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
 
 
 def check_compatible(name, y_true, y_pred):

@@ -18,6 +18,7 @@ import numpy as np
 from minikeras import _context
 from minikeras.backend import floatx
 from minikeras.function import Function
+from minikeras.module import compact_snake_case
 from minikeras.ops.clip import clip_by_norm, clip_by_value, global_norm
 from minikeras.ops.math import cast, minimum
 from minikeras.optimizers import schedules as schedules_module
@@ -74,7 +75,7 @@ class Optimizer:
         if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError(f"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
                              f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
-        self.name = name or _snake(self.__class__.__name__)
+        self.name = name or compact_snake_case(self.__class__.__name__)
         self.weight_decay = weight_decay
         self.clipnorm = clipnorm
         self.clipvalue = clipvalue
@@ -396,7 +397,3 @@ class Optimizer:
 def _as_tensor(x):
     return x if isinstance(x, Tensor) else Tensor(x)
 
-
-def _snake(name):
-    return "".join(("_" + c.lower()) if c.isupper() and i and not name[i - 1].isupper() else c.lower()
-                   for i, c in enumerate(name))

@@ -44,51 +44,41 @@ class LearningRateSchedule:
         return cls(**config)
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _StepDecay(LearningRateSchedule):
+    """A decay driven by ``p = step / decay_steps`` (floored with ``staircase``): subclasses give
+    ``_rate(lr, p)``."""
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+        _positive_steps("decay_steps", decay_steps)
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name or self.__class__.__name__
+
+    def __call__(self, step):
+        lr = _float(self.initial_learning_rate)
+        p = _step(step, lr.dtype) / float(self.decay_steps)
+        return self._rate(lr, floor(p) if self.staircase else p)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_StepDecay):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)``; with ``staircase`` the
     exponent is floored, so the rate drops every ``decay_steps`` steps."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
-        _positive_steps("decay_steps", decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
-    def __call__(self, step):
-        lr = _float(self.initial_learning_rate)
-        p = _step(step, lr.dtype) / float(self.decay_steps)
-        if self.staircase:
-            p = floor(p)
+    def _rate(self, lr, p):
         return lr * pow(_float(self.decay_rate), p)
 
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
 
-
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StepDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (floored with ``staircase``)."""
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
-        _positive_steps("decay_steps", decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
-    def __call__(self, step):
-        lr = _float(self.initial_learning_rate)
-        p = _step(step, lr.dtype) / float(self.decay_steps)
-        if self.staircase:
-            p = floor(p)
+    def _rate(self, lr, p):
         return lr / (1.0 + float(self.decay_rate) * p)
-
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
