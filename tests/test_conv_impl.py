@@ -105,7 +105,8 @@ def test_minikeras_programs_pick_formulations_for_eigen_convolutions():
     assert seen[0] == (False, "padded", "chunked", "padded", "padded")
     if compiler.cpu_options() is None:
         pytest.skip("this jaxlib does not accept the XLA:CPU convolution setting")
-    assert seen[1] == (True, "xla", "xla", "col2im", "taps")
+    assert seen[1] == (True, "xla", "xla", "col2im", "taps")  # 8 samples: one chunk's worth
+    assert conv_impl.formulation("filter_grad", (128, 26, 26, 32), (3, 3, 32, 64), eigen=True) == "split"
     assert not compiler.eigen_convolutions()  # reset after tracing
 
 
@@ -150,6 +151,13 @@ def test_conv_mnist_like_layer_in_uneven_chunks(monkeypatch):
     # 32 -> 8 channels, 3x3 VALID, and a batch of 7 that the filter gradient splits as 2+2+2+1
     monkeypatch.setattr(conv_impl, "_CHUNK_BYTES", 12 * 12 * 9 * 32 * 4 * 2)
     _check_conv(7, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1))
+
+
+def test_conv_filter_gradient_split_unevenly_in_minikeras_programs(monkeypatch):
+    # chunks of ~2 samples' x and dy: a batch of 7 splits as 1+2+2+2 (n * i // 4)
+    monkeypatch.setattr(conv_impl, "_SPLIT_BYTES", (14 * 14 * 32 + 12 * 12 * 8) * 4 * 2)
+    assert conv_impl.formulation("filter_grad", (7, 14, 14, 32), (3, 3, 32, 8), eigen=True) == "split"
+    _check_conv(7, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1), jit=compiler.jit)
 
 
 @settings(max_examples=3, deadline=None)

@@ -20,10 +20,14 @@ Which formulation is fastest depends on which library XLA:CPU gives the convolut
 the programs minikeras compiles (``minikeras.compiler.jit``: mk.function, fit) convolutions run
 on XLA's own Eigen code, and ``formulation`` picks (numbers from benchmarks/conv.py on a 2-core
 AVX-512 machine, jax 0.10):
-  * the plain convolution ('xla') for the filter gradient of layers with more than 4 input
-    channels and for every forward pass not done as 'taps' (below): Eigen runs both on every
-    core, the MNIST CNN's 32 -> 64 layer at ~100% and ~50% of GEMM speed, 4x and 6x what a
-    plain jax.jit program gets from YNNPACK;
+  * the plain convolution ('xla') for every forward pass not done as 'taps' (below): Eigen runs
+    it on every core, the MNIST CNN's 32 -> 64 layer at ~100% of GEMM speed, 4x what a plain
+    jax.jit program gets from YNNPACK;
+  * for the filter gradient of layers with more than 4 input channels, the plain convolution's
+    transpose summed over batch chunks of ~2 MiB of x and dy ('split'; 'xla' when the batch is
+    that small). Over the whole batch, Eigen's filter gradient is one GEMM with a tiny output and
+    a huge contraction, at ~50% of GEMM speed; per chunk it runs 1.3-1.7x faster on the MNIST
+    and CIFAR layers with >= 16x16 outputs (~1.05x on 8x8 ones);
   * with 1-4 input channels and up to 5x5 taps, a convolution is a handful of multiply-adds per
     output, which XLA fuses into one elementwise loop 2-5x faster than any convolution call
     ('taps'); likewise the input gradient of such a layer, and any strided input gradient, is a
@@ -58,7 +62,7 @@ DIMENSION_NUMBERS = ("NHWC", "HWIO", "NHWC")
 
 FORWARD_METHODS = ("xla", "padded", "prepadded", "taps", "im2col")
 INPUT_GRAD_METHODS = ("xla", "padded", "prepadded", "col2im")
-FILTER_GRAD_METHODS = ("xla", "im2col", "taps", "chunked")
+FILTER_GRAD_METHODS = ("xla", "split", "im2col", "taps", "chunked")
 
 # the fused multiply-add loop beats a convolution call up to this many input channels (3x3;
 # up to 5x5 where the convolution would run on Eigen)
@@ -69,6 +73,8 @@ _EIGEN_MAX_TAPS = 25
 _PREPAD_CHANNELS, _PREPAD_FLOPS = 16, 1e9
 # patches of one batch chunk in the chunked filter gradient stay about this small
 _CHUNK_BYTES = 3 << 20
+# x and dy of one batch chunk of the split filter gradient: about half a core's L2 here
+_SPLIT_BYTES = 2 << 20
 
 
 # -- shapes and padding -----------------------------------------------------------------------
@@ -148,7 +154,11 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
             return "xla"
         return "padded"
     if kind == "filter_grad":
-        return "xla" if eigen and c_in > _FEW_CHANNELS else "chunked"
+        if not eigen or c_in <= _FEW_CHANNELS:
+            return "chunked"
+        out_hw = output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)
+        per_sample = (x_shape[1] * x_shape[2] * c_in + out_hw[0] * out_hw[1] * c_out) * 4
+        return "split" if _split_count(x_shape[0], per_sample) > 1 else "xla"
     raise ValueError(f"kind must be 'forward', 'input_grad' or 'filter_grad', got {kind!r}")
 
 
@@ -318,6 +328,25 @@ def _xla_filter_grad(x, dy, filter_shape, strides, pads, dilations):
     return jax.linear_transpose(forward, jax.ShapeDtypeStruct(tuple(filter_shape), dy.dtype))(dy)[0]
 
 
+def _split_count(n, bytes_per_sample):
+    """Batch chunks of about ``_SPLIT_BYTES`` of x and dy for the split filter gradient."""
+    return max(1, min(n, round(n * bytes_per_sample / _SPLIT_BYTES)))
+
+
+def _filter_grad_split(x, dy, filter_shape, strides, pads, dilations):
+    """dw = the sum over batch chunks (at least 2, if the batch has 2 samples) of the plain
+    filter gradient of each chunk. The chunks are unrolled: in a scan or fori_loop XLA:CPU runs
+    these convolutions ~100x slower."""
+    n = x.shape[0]
+    per_sample = (x[0].size + dy[0].size) * x.dtype.itemsize
+    chunks = max(min(2, n), _split_count(n, per_sample))
+    bounds = [n * i // chunks for i in range(chunks + 1)]
+    acc_dtype = jnp.promote_types(dy.dtype, jnp.float32)  # the sum over chunks in >= f32
+    parts = [_xla_filter_grad(lax.slice_in_dim(x, a, b), lax.slice_in_dim(dy, a, b), filter_shape, strides, pads,
+                              dilations).astype(acc_dtype) for a, b in zip(bounds, bounds[1:])]
+    return sum(parts[1:], parts[0]).astype(dy.dtype)
+
+
 _CONTRACT_ROWS = (((0,), (0,)), ((), ()))
 
 
@@ -370,6 +399,8 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
         method = formulation("filter_grad", x.shape, filter_shape, strides, pads, dilations)
     if min(dy.shape[1:3]) <= 0 or method == "xla":
         return _xla_filter_grad(x, dy, filter_shape, strides, pads, dilations)
+    if method == "split":
+        return _filter_grad_split(x, dy, filter_shape, strides, pads, dilations)
     kh, kw, c, o = filter_shape
     xp = _pad_hw(x, pads)
     if method == "chunked":
