@@ -36,3 +36,39 @@ def interleaved(runs, repeats=5):
             run()
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(values) for name, values in times.items()}
+
+
+def _cpu_jiffies():
+    """(busy, steal) jiffies of all CPUs from Linux's /proc/stat, or None elsewhere."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return user + nice + system + irq + softirq, steal
+
+
+class CpuSteal:
+    """Measures the share of CPU time a hypervisor gave to other guests (Linux "steal") over a
+    ``with`` block: ``share`` is steal / (busy + steal), None where /proc/stat is missing. On a
+    shared VM this is what makes one run 1.5-2x slower than the next, so a benchmark prints it
+    beside its figures."""
+
+    def __enter__(self):
+        self._start = _cpu_jiffies()
+        self.share = None
+        return self
+
+    def __exit__(self, *exc):
+        end = _cpu_jiffies() if self._start is not None else None
+        if end is not None:
+            busy, steal = end[0] - self._start[0], end[1] - self._start[1]
+            self.share = steal / (busy + steal) if busy + steal > 0 else 0.0
+        return False
+
+    def describe(self):
+        if self.share is None:
+            return "hypervisor steal: not measured (no /proc/stat)"
+        return (f"hypervisor steal during the run: {self.share:.0%} of CPU time"
+                f"{' (high: absolute figures are unreliable, compare ratios)' if self.share > 0.05 else ''}")

@@ -37,6 +37,8 @@ from minikeras import compiler  # noqa: E402
 from minikeras.host_memory import reuse_freed_host_memory  # noqa: E402
 from minikeras.ops import conv_impl, dropout_impl, pool_impl  # noqa: E402
 
+from common import CpuSteal  # noqa: E402  (this script's folder is on sys.path)
+
 # name, batch, height, width, in channels, out channels, kernel, stride, padding
 SHAPES = [
     ("mnist_conv1", 128, 28, 28, 1, 32, 3, 1, "VALID"),
@@ -259,11 +261,12 @@ def main():
     if args.no_mmap:
         print(f"reuse_freed_host_memory: {'ok' if reuse_freed_host_memory() else 'not glibc'}")
     rounds = args.rounds or (3 if args.quick else 5)
-    if args.step:
-        run_step(rounds)
-        return
-    names = args.shapes or (QUICK if args.quick else [s[0] for s in SHAPES])
-    run_shapes(set(names), rounds, args.methods)
+    with CpuSteal() as steal:
+        if args.step:
+            run_step(rounds)
+        else:
+            run_shapes(set(args.shapes or (QUICK if args.quick else [s[0] for s in SHAPES])), rounds, args.methods)
+    print(steal.describe())
 
 
 if __name__ == "__main__":

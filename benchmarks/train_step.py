@@ -30,7 +30,7 @@ import numpy as np
 import optax
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import block, interleaved  # noqa: E402
+from common import CpuSteal, block, interleaved  # noqa: E402
 
 import minikeras as mk  # noqa: E402
 from minikeras import compiler  # noqa: E402
@@ -205,12 +205,14 @@ def main(argv=None):
     steps, repeats = (4, 3) if args.quick else (12, 5)
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), batch "
           f"{args.batch_size}, {steps} steps x {repeats} repeats, median")
-    for kind in args.models.split(","):
-        rates, compiles = measure(kind, args.batch_size, steps, repeats)
-        print(f"\n{kind} MNIST CNN")
-        print(f"  {'':8} {'samples/s':>10} {'vs jax':>7} {'first call (compile)':>21}")
-        for name, rate in rates.items():
-            print(f"  {name:8} {rate:10.0f} {rate / rates['jax']:6.2f}x {compiles[name]:19.1f} s")
+    with CpuSteal() as steal:
+        for kind in args.models.split(","):
+            rates, compiles = measure(kind, args.batch_size, steps, repeats)
+            print(f"\n{kind} MNIST CNN")
+            print(f"  {'':8} {'samples/s':>10} {'vs jax':>7} {'first call (compile)':>21}")
+            for name, rate in rates.items():
+                print(f"  {name:8} {rate:10.0f} {rate / rates['jax']:6.2f}x {compiles[name]:19.1f} s")
+    print(f"\n{steal.describe()}")
 
 
 if __name__ == "__main__":
