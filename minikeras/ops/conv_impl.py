@@ -52,6 +52,8 @@ its own ``jax.jit`` -- convolutions run on YNNPACK, which is fast on other shape
     temporaries stay small (glibc hands XLA buffers over 32 MiB as fresh pages on every call,
     and the page faults cost more than the copies).
 """
+import math
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -157,8 +159,7 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
         if not eigen or c_in <= _FEW_CHANNELS:
             return "chunked"
         out_hw = output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)
-        per_sample = (x_shape[1] * x_shape[2] * c_in + out_hw[0] * out_hw[1] * c_out) * 4
-        return "split" if _split_count(x_shape[0], per_sample) > 1 else "xla"
+        return "split" if _split_count(x_shape, (x_shape[0], *out_hw, c_out)) > 1 else "xla"
     raise ValueError(f"kind must be 'forward', 'input_grad' or 'filter_grad', got {kind!r}")
 
 
@@ -328,9 +329,11 @@ def _xla_filter_grad(x, dy, filter_shape, strides, pads, dilations):
     return jax.linear_transpose(forward, jax.ShapeDtypeStruct(tuple(filter_shape), dy.dtype))(dy)[0]
 
 
-def _split_count(n, bytes_per_sample):
+def _split_count(x_shape, dy_shape, itemsize=4):
     """Batch chunks of about ``_SPLIT_BYTES`` of x and dy for the split filter gradient."""
-    return max(1, min(n, round(n * bytes_per_sample / _SPLIT_BYTES)))
+    n = x_shape[0]
+    per_sample = (math.prod(x_shape[1:]) + math.prod(dy_shape[1:])) * itemsize
+    return max(1, min(n, round(n * per_sample / _SPLIT_BYTES)))
 
 
 def _filter_grad_split(x, dy, filter_shape, strides, pads, dilations):
@@ -338,8 +341,7 @@ def _filter_grad_split(x, dy, filter_shape, strides, pads, dilations):
     filter gradient of each chunk. The chunks are unrolled: in a scan or fori_loop XLA:CPU runs
     these convolutions ~100x slower."""
     n = x.shape[0]
-    per_sample = (x[0].size + dy[0].size) * x.dtype.itemsize
-    chunks = max(min(2, n), _split_count(n, per_sample))
+    chunks = max(min(2, n), _split_count(x.shape, dy.shape, x.dtype.itemsize))
     bounds = [n * i // chunks for i in range(chunks + 1)]
     acc_dtype = jnp.promote_types(dy.dtype, jnp.float32)  # the sum over chunks in >= f32
     parts = [_xla_filter_grad(lax.slice_in_dim(x, a, b), lax.slice_in_dim(dy, a, b), filter_shape, strides, pads,
