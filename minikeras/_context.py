@@ -1,8 +1,54 @@
-"""Global recording state shared by the tape, the ops and ``mk.function``.
+"""The state that the tape, the ops, ``mk.function`` and ``fit`` share, in one place.
 
-Kept in one tiny module so that the check an op makes when nothing records is a single
-truthiness test of a list.
+- ``tapes``: the GradientTapes recording now, innermost last. An op checks ``if tapes:``
+  and, when true, calls each entry's ``record``/``read_variable`` (the tape protocol,
+  documented in ``minikeras.tape``). Code outside the tape changes the list only through
+  ``recording_with`` below.
+- ``traces``: the ``mk.function`` trace contexts tracing now, innermost last.
+- ``execution``: process-wide execution settings (``mk.config.run_functions_eagerly``,
+  the active ``mk.distribute`` strategy), read where they take effect and written only by
+  the public functions that own them.
+
+Kept in one tiny module with no imports from the rest of minikeras, so every layer of the
+code can read it and the check an op makes when nothing records stays a single truthiness
+test of a list.
 """
+import contextlib
 
 tapes = []    # GradientTapes currently recording, innermost last
 traces = []   # mk.function trace contexts currently tracing, innermost last
+
+
+class Execution:
+    """Process-wide execution settings.
+
+    Attributes:
+      run_functions_eagerly: ``mk.config.run_functions_eagerly(True)`` is in effect: every
+        ``mk.function`` (and ``fit``'s step) runs its Python function eagerly.
+      distribution: the active ``mk.distribute.DataParallel``, or None.
+    """
+
+    __slots__ = ("run_functions_eagerly", "distribution")
+
+    def __init__(self):
+        self.run_functions_eagerly = False
+        self.distribution = None
+
+
+execution = Execution()
+
+
+@contextlib.contextmanager
+def recording_with(replacement):
+    """Runs the block with ``replacement`` (a list of objects that follow the tape protocol,
+    possibly empty) as the recording tapes, and restores the tapes afterwards.
+
+    ``recording_with([])``: nothing records (an optimizer's update is not differentiated).
+    ``recording_with([collector])``: only ``collector`` sees the ops and Variable reads.
+    """
+    saved = tapes[:]
+    tapes[:] = replacement
+    try:
+        yield
+    finally:
+        tapes[:] = saved

@@ -159,11 +159,8 @@ def custom_gradient(f=None):
         inputs = [_input_tensor(a) for a in args]
         collector = _VariableCollector()
         saved = list(_context.tapes)
-        _context.tapes[:] = [collector]
-        try:
+        with _context.recording_with([collector]):
             y, grad_fn = f(*inputs, **kwargs)
-        finally:
-            _context.tapes[:] = saved
         variables = [v for v in collector.variables.values() if v.trainable]
         if variables and "variables" not in inspect.signature(grad_fn).parameters \
                 and not any(p.kind == p.VAR_KEYWORD for p in inspect.signature(grad_fn).parameters.values()):

@@ -8,7 +8,6 @@ Eager ``apply_gradients`` runs the whole update (clipping, every variable's rule
 Inside a user's ``mk.function`` the same Python code is simply traced into that program, and
 slots created on the first trace become ordinary lifted Variables.
 """
-import contextlib
 import numbers
 import warnings
 
@@ -24,17 +23,6 @@ from minikeras.ops.math import cast, minimum
 from minikeras.optimizers import schedules as schedules_module
 from minikeras.optimizers.validation import GradientDTypeError, check_variables, gradient_array  # noqa: F401
 from minikeras.tensor import Tensor, Variable, to_array
-
-
-@contextlib.contextmanager
-def _tapes_paused():
-    """Updates are not differentiable: no tape records them, and compiled calls stay compiled."""
-    saved = list(_context.tapes)
-    _context.tapes.clear()
-    try:
-        yield
-    finally:
-        _context.tapes[:] = saved
 
 
 def _python_float(value, what):
@@ -259,7 +247,7 @@ class Optimizer:
         if any(g is None for g in grads):
             grads, variables = self._filter_empty_gradients(grads, variables)
         arrays = [gradient_array(g, v, i) for i, (g, v) in enumerate(zip(grads, variables))]
-        with _tapes_paused():
+        with _context.recording_with([]):  # updates are not differentiated; compiled calls stay compiled
             lr_value = None
             if callable(self._learning_rate) and not isinstance(
                     self._learning_rate, (Variable, schedules_module.LearningRateSchedule)):
