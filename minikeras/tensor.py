@@ -12,6 +12,7 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.backend import floatx, is_tracer
+from minikeras.dtypes import as_dtype
 
 
 def _canonical_dtype(dtype):
@@ -276,7 +277,6 @@ class Variable(_Described):
             with jax.ensure_compile_time_eval():
                 initial_value = initial_value()
         if dtype is not None:
-            from minikeras.dtypes import as_dtype
             dtype = as_dtype(dtype)
         value = to_array(initial_value, dtype)
         if is_tracer(value):
@@ -302,9 +302,12 @@ class Variable(_Described):
         return self._value
 
     def value(self):
-        """Returns the current value as a Tensor (recorded on tapes that watch this variable)."""
-        from minikeras.ops.primitive import read_variable
-        return read_variable(self)
+        """Returns the current value as a Tensor, and tells each recording tape of the read
+        (``tape.read_variable``: it watches a trainable Variable and records the read)."""
+        out = Tensor(self._read_array())
+        for tape in _context.tapes:
+            tape.read_variable(self, out)
+        return out
 
     read_value = value
 

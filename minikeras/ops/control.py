@@ -6,7 +6,8 @@ import jax
 
 from minikeras import _context
 from minikeras.backend import is_tracer
-from minikeras.ops.primitive import carries_gradient, read_variable
+from minikeras.ops.math import where
+from minikeras.ops.op import Op
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -33,7 +34,6 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 
 
 def _select_branches(pred, true_fn, false_fn):
-    from minikeras.ops.math import where
     ctx = _context.traces[-1] if _context.traces else None
     candidates = ctx.variables() if ctx is not None else []
     before = {id(v): v._value for v in candidates}
@@ -70,27 +70,26 @@ def _select_branches(pred, true_fn, false_fn):
 
 
 class _VariableCollector:
-    """Stands in the tape list while a custom_gradient function runs, to see which
-    trainable Variables it reads (and record nothing)."""
-
-    _watch_accessed_variables = True
-    _tracked = frozenset()
+    """Stands in the tape list while a custom_gradient function runs, to see which Variables it
+    reads (and record nothing): it follows the tape protocol (``minikeras.tape``)."""
 
     def __init__(self):
         self.variables = {}
 
-    def _watch_object(self, variable):
+    def read_variable(self, variable, out):
         self.variables.setdefault(id(variable), variable)
 
-    def _record(self, *args):
+    def watch_accessed(self, variables):
+        for variable in variables:
+            self.variables.setdefault(id(variable), variable)
+
+    def record(self, op, params, inputs, outs):
         pass
 
 
-class _CustomGradientOp:
-    """A recorded call of a ``custom_gradient`` function; its backward is the user's grad_fn."""
-
-    differentiable = True
-    fusable = False  # grad_fn is arbitrary Python: never part of a compiled backward pass
+class _CustomGradientOp(Op):
+    """A recorded call of a ``custom_gradient`` function; its backward is the user's grad_fn
+    (arbitrary Python, so never part of a compiled backward pass: not ``fusable``)."""
 
     def __init__(self, name, grad_fn, n_inputs, variables):
         self.name = name
@@ -98,7 +97,7 @@ class _CustomGradientOp:
         self.n_inputs = n_inputs
         self.variables = variables
 
-    def backward(self, record, cotangents, fast):
+    def backward(self, record, cotangents, recorded):
         upstream = [c if isinstance(c, Tensor) else Tensor(c) for c in cotangents]
         if self.variables:
             result = self.grad_fn(*upstream, variables=list(self.variables))
@@ -117,9 +116,9 @@ class _CustomGradientOp:
             raise ValueError(f"custom_gradient function {self.name} expected to return {self.n_inputs} gradients, "
                              f"but returned {len(input_grads)} instead.")
         grads = [None if g is None else _as_tensor(g) for g in list(input_grads) + variable_grads]
-        if fast:
-            return [None if g is None else g._value for g in grads]
-        return grads
+        if recorded:
+            return grads
+        return [None if g is None else g._value for g in grads]
 
 
 def _as_list(grads):
@@ -128,7 +127,7 @@ def _as_list(grads):
 
 def _input_tensor(x):
     if isinstance(x, Variable):
-        return read_variable(x)  # recorded on the tapes, as any read
+        return x.value()  # recorded on the tapes, as any read
     return x if isinstance(x, Tensor) else Tensor(to_array(x))
 
 
@@ -174,10 +173,8 @@ def custom_gradient(f=None):
             op = _CustomGradientOp(f.__name__, grad_fn, len(inputs), variables)
             record_inputs = tuple(inputs) + tuple(variables)
             for tape in saved:
-                if tape._watch_accessed_variables:
-                    for v in variables:
-                        tape._watch_object(v)
-                tape._record(op, None, record_inputs, outs)
+                tape.watch_accessed(variables)
+                tape.record(op, None, record_inputs, outs)
             y = jax.tree_util.tree_unflatten(tree, list(outs))
         return y
 
@@ -192,4 +189,4 @@ def grad_pass_through(f):
     return wrapped
 
 
-__all__ = ["cond", "custom_gradient", "grad_pass_through", "carries_gradient"]
+__all__ = ["cond", "custom_gradient", "grad_pass_through"]

@@ -8,8 +8,9 @@ over that structure is traced once into one ``jax.jit`` program. The first time 
 is seen the tape runs rule by rule (nothing new is compiled for a one-off tape); from the
 second time on, the whole backward pass is one dispatch.
 
-Only used when nothing records the backward pass (no outer tape) and every recorded op is a
-pure function of arrays (``custom_gradient`` ops, whose grad_fn is arbitrary Python, are not).
+Only used when nothing records the backward pass (no outer tape) and every recorded op is
+``fusable``, a pure function of arrays (``custom_gradient`` ops, whose grad_fn is arbitrary
+Python, are not). The walk itself is ``reverse.reverse_accumulate``, as for the rule-by-rule pass.
 """
 import jax
 import jax.numpy as jnp
@@ -17,10 +18,11 @@ from jax.core import Tracer
 from jax.extend.core import Literal
 
 from minikeras import compiler
+from minikeras.tape.reverse import reverse_accumulate
 from minikeras.tensor import Tensor
 
 _PROGRAMS = {}  # structure key -> _Program (compiled from the 2nd sighting)
-_MAX_PROGRAMS = 64
+MAX_PROGRAMS = 64  # structures remembered; the oldest is forgotten first
 
 
 class Plan:
@@ -51,7 +53,7 @@ def make_plan(records, tracked, seed_ids, source_ids, traced=False):
     steps = []
     for record in records:
         op = record.op
-        if not getattr(op, "fusable", False):
+        if not op.fusable:
             return None
         ins = []
         for x in record.inputs:
@@ -125,34 +127,29 @@ def run_vectorised(plan, seeds):
 
 def _remember(key, program):
     _PROGRAMS[key] = program
-    if len(_PROGRAMS) > _MAX_PROGRAMS:  # the oldest structure goes first
+    if len(_PROGRAMS) > MAX_PROGRAMS:  # the oldest structure goes first
         del _PROGRAMS[next(iter(_PROGRAMS))]
+
+
+def remembered_structures():
+    """How many backward-pass structures are remembered now (at most ``MAX_PROGRAMS``)."""
+    return len(_PROGRAMS)
 
 
 def replay(plan):
     """The backward pass of ``plan`` as a pure function ``(values, seeds) -> [gradient or None]``."""
-    steps, seed_slots, source_slots = plan.steps, plan.seed_slots, plan.source_slots
-    slot_value = plan.slot_value
-    tracked = plan.leaf_tracked | {step[3] for step in steps}
+    seed_slots, source_slots, slot_value = plan.seed_slots, plan.source_slots, plan.slot_value
+    steps = tuple((step, step[2], (step[3],)) for step in plan.steps)
+    tracked = plan.leaf_tracked | {step[3] for step in plan.steps}
     keep = set(source_slots)
 
     def backward(values, seeds):
-        grads = {}
-        for slot, seed in zip(seed_slots, seeds):
-            grads[slot] = seed if slot not in grads else jnp.add(grads[slot], seed)
-        for op, params, ins, out in reversed(steps):
-            g = grads.get(out)
-            if g is None:
-                continue
-            if out not in keep:
-                del grads[out]
+        def rule(step, cotangents):
+            op, params, ins, out = step
             inputs = [values[slot_value[i]] if slot_value[i] >= 0 else None for i in ins]
-            input_grads = op.rule_on_arrays(g, values[slot_value[out]], inputs, params)
-            for slot, grad in zip(ins, input_grads):
-                if grad is None or slot not in tracked:
-                    continue
-                previous = grads.get(slot)
-                grads[slot] = grad if previous is None else jnp.add(previous, grad)
+            return op.rule_on_arrays(cotangents[0], values[slot_value[out]], inputs, params)
+
+        grads = reverse_accumulate(steps, zip(seed_slots, seeds), keep, tracked, rule, jnp.add)
         return [grads.get(slot) if slot >= 0 else None for slot in source_slots]
 
     return backward

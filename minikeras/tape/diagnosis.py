@@ -1,5 +1,6 @@
-"""Explains why a gradient is None, for ``unconnected_gradients='raise'``."""
-from minikeras.ops.primitive import carries_gradient
+"""Explains why a gradient is None, for ``unconnected_gradients='raise'``, from a tape's
+``Recording`` (its records, blocked ops and watched values)."""
+from minikeras.ops.op import carries_gradient
 from minikeras.tensor import Variable
 
 
@@ -9,22 +10,22 @@ def describe(source, index):
     return f"source {index}: mk.Tensor of shape {source.shape}, dtype {source.dtype.name}"
 
 
-def explain_unconnected(tape, missing, targets):
+def explain_unconnected(recording, missing, targets):
     """A message naming each source in ``missing`` [(position in sources, source)] and why it has
     no gradient."""
-    blockers = _first_blockers(tape)
+    blockers = _first_blockers(recording)
     target_ids = [id(t) for t in targets]
     lines = []
     for index, source in missing:
-        lines.append(f"  - {describe(source, index)}: {_reason(tape, source, blockers, target_ids)}")
+        lines.append(f"  - {describe(source, index)}: {_reason(recording, source, blockers, target_ids)}")
     return "GradientTape.gradient found no gradient for:\n" + "\n".join(lines)
 
 
-def _reason(tape, source, blockers, target_ids):
+def _reason(recording, source, blockers, target_ids):
     if not carries_gradient(source.dtype):
         return (f"it has dtype {source.dtype.name}; only floating-point values carry gradients "
                 "(cast it with mk.cast(x, mk.float32) before the computation)")
-    if id(source) not in tape._tracked:
+    if id(source) not in recording.tracked:
         return ("it was never watched by this tape (call tape.watch(x), or read a trainable mk.Variable "
                 "inside the tape's `with` block)")
     reach = blockers.get(id(source), {})
@@ -37,12 +38,12 @@ def _reason(tape, source, blockers, target_ids):
     return "the target was not computed from it while this tape recorded"
 
 
-def _first_blockers(tape):
+def _first_blockers(recording):
     """{source id: {reachable id: name of the first non-differentiable op on the way, or None}}."""
-    edges = [(r.inputs, r.outs, None) for r in tape._records]
-    edges += [(inputs, outs, name) for name, inputs, outs in tape._blocked]
+    edges = [(r.inputs, r.outs, None) for r in recording.records]
+    edges += [(inputs, outs, name) for name, inputs, outs in recording.blocked]
     result = {}
-    for start in list(tape._watched):
+    for start in list(recording.watched):
         label = {start: None}
         changed = True
         while changed:
