@@ -252,6 +252,16 @@ class _Ref:
 _variable_counter = itertools.count()
 
 
+def in_creation_order(variables):
+    """``variables`` sorted in the order they were created: the order of weights files,
+    optimizer slots and ``Module.variables``."""
+    return sorted(variables, key=_creation_index)
+
+
+def _creation_index(variable):
+    return variable._uid
+
+
 class Variable(_Described):
     """Mutable state: a named, shaped value that ``assign`` changes in place.
 

@@ -17,7 +17,7 @@ from minikeras.tape.diagnosis import explain_unconnected
 from minikeras.tape.recording import Recording
 from minikeras.tape.targets import (
     UnconnectedGradients, constant, flat_sources, flatten, seeds as make_seeds, single_target, unconnected_mode)
-from minikeras.tensor import Tensor, Variable
+from minikeras.tensor import Tensor, Variable, in_creation_order
 
 
 class GradientTape:
@@ -91,7 +91,7 @@ class GradientTape:
         non-persistent tape released its records)."""
         if not self._recording.watched:
             return self._released_variables
-        return tuple(sorted(self._recording.watched_variables(), key=lambda v: v._uid))
+        return tuple(in_creation_order(self._recording.watched_variables()))
 
     # -- differentiation ----------------------------------------------------------------
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
