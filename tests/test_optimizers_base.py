@@ -198,3 +198,8 @@ def test_get_every_optimizer_by_name_and_round_trip():
         assert (clone.use_ema, clone.gradient_accumulation_steps) == (True, 4)
     with pytest.raises(ValueError, match="Unknown optimizer: 'adam_w'.*adadelta.*adagrad.*adamax.*adamw.*nadam"):
         optimizers.get("adam_w")
+
+
+def test_finalize_before_build_says_so():
+    with pytest.raises(ValueError, match=r"length of model variables \(2\).*\(0\).*called on your model"):
+        optimizers.Adam(use_ema=True).finalize_variable_values(make_variables())

@@ -105,6 +105,8 @@ class Optimizer:
         self._update_functions = {}
         self._checked = (None, None)
         self._exclude_from_weight_decay = (set(), None)  # ids, and a regex searched in variable names
+        self._model_variables_moving_average = []  # use_ema: one per variable, made by build
+        self._accumulated_gradients = []  # gradient_accumulation_steps: likewise
         self._iterations = self._new_variable(lambda: jnp.zeros((), jnp.int32), "iteration", jnp.int32)
         self._learning_rate = None
         self.learning_rate = learning_rate
