@@ -46,7 +46,8 @@ def test_weight_decay_exclusions_and_schedule():
     expected = [w.astype(np.float64) for w in INIT]
     for t in range(3):
         rate = 0.1 * 0.5 ** t  # the schedule at `iterations`, for the decay and the step
-        expected = [w - (w * 0.2 * rate if i == 0 else 0) - rate * g for i, (w, g) in enumerate(zip(expected, GRADS[t]))]
+        decay = [0.2, 0.0]  # v1 excluded
+        expected = [w - w * d * rate - rate * g for w, d, g in zip(expected, decay, GRADS[t])]
     assert_same(run_mk(optimizer, steps=3), expected)
 
     variables = make_variables()
@@ -103,8 +104,8 @@ def mean_pairs(grads, k):
             for s in range(0, len(grads) - k + 1, k)]
 
 
-@pytest.mark.parametrize("cls,reference", [(optimizers.Adam, numpy_adam(lr=0.01)), (optimizers.Nadam, numpy_nadam(0.01))],
-                         ids=["adam", "nadam"])
+@pytest.mark.parametrize("cls,reference", [(optimizers.Adam, numpy_adam(lr=0.01)),
+                                           (optimizers.Nadam, numpy_nadam(0.01))], ids=["adam", "nadam"])
 def test_gradient_accumulation_updates_every_n_calls_with_the_mean(cls, reference):
     optimizer = cls(learning_rate=0.01, gradient_accumulation_steps=2)
     result = run_mk(optimizer)  # 5 calls: updates on calls 2 and 4, call 5 only accumulates

@@ -82,7 +82,8 @@ class Optimizer:
         if use_ema:
             if ema_momentum > 1 or ema_momentum < 0:
                 raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: ema_momentum={ema_momentum}")
-            if ema_overwrite_frequency and (not isinstance(ema_overwrite_frequency, int) or ema_overwrite_frequency < 1):
+            frequency = ema_overwrite_frequency
+            if frequency and (not isinstance(frequency, int) or frequency < 1):
                 raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. Received: "
                                  f"ema_overwrite_frequency={ema_overwrite_frequency}")
         if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
