@@ -3,15 +3,21 @@
     opt = mk.optimizers.Adam(learning_rate=1e-3)
     opt.apply_gradients(zip(grads, model.trainable_variables))
 
-``get('adam')`` builds one by name; ``mk.optimizers.schedules`` holds learning-rate schedules.
+``get('adamw')`` builds one by name (any case: 'sgd', 'adam', 'adamw', 'adagrad', 'adadelta',
+'adamax', 'nadam', 'rmsprop'); ``mk.optimizers.schedules`` holds learning-rate schedules.
 """
 from minikeras.optimizers import schedules  # noqa: F401
+from minikeras.optimizers.adadelta import Adadelta
+from minikeras.optimizers.adagrad import Adagrad
 from minikeras.optimizers.adam import Adam
+from minikeras.optimizers.adamax import Adamax
+from minikeras.optimizers.adamw import AdamW
 from minikeras.optimizers.base import Optimizer
+from minikeras.optimizers.nadam import Nadam
 from minikeras.optimizers.rmsprop import RMSprop
 from minikeras.optimizers.sgd import SGD
 
-_CLASSES = (SGD, Adam, RMSprop)
+_CLASSES = (SGD, Adam, AdamW, Adagrad, Adadelta, Adamax, Nadam, RMSprop)
 _BY_NAME = {cls.__name__.lower(): cls for cls in _CLASSES}
 
 
@@ -31,7 +37,7 @@ def deserialize(config, custom_objects=None):
 
 
 def get(identifier):
-    """An optimizer from a name ('adam', 'sgd', 'rmsprop'; any case), a config dict or an
+    """An optimizer from a name ('adam', 'adamw', 'sgd', ...; any case), a config dict or an
     Optimizer instance (returned as is).
 
     Raises:
@@ -47,4 +53,5 @@ def get(identifier):
                      "config dict or an mk.optimizers.Optimizer)")
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "RMSprop", "schedules", "get", "serialize", "deserialize"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "Nadam", "RMSprop", "schedules", "get",
+           "serialize", "deserialize"]

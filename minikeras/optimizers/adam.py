@@ -25,7 +25,7 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, use_ema=False, ema_momentum=0.99,
-                 ema_overwrite_frequency=None, loss_scale_factor=None, gradient_accumulation_steps=None, name="adam",
+                 ema_overwrite_frequency=None, loss_scale_factor=None, gradient_accumulation_steps=None, name=None,
                  **kwargs):
         super().__init__(learning_rate=learning_rate, name=name, weight_decay=weight_decay, clipnorm=clipnorm,
                          clipvalue=clipvalue, global_clipnorm=global_clipnorm, use_ema=use_ema,
@@ -41,8 +41,7 @@ class Adam(Optimizer):
         if self.built:
             return
         super().build(var_list)
-        self._momentums = self.add_optimizer_variables(var_list, "momentum")
-        self._velocities = self.add_optimizer_variables(var_list, "velocity")
+        self._momentums, self._velocities = self.add_optimizer_variables(var_list, ["momentum", "velocity"])
         if self.amsgrad:
             self._velocity_hats = self.add_optimizer_variables(var_list, "velocity_hat")
 

@@ -3,12 +3,16 @@
 Subclasses create their slots in ``build(var_list)`` and implement one per-variable rule,
 ``update_step(gradient, variable, learning_rate)``, with minikeras ops, as in Keras 3.
 
-Eager ``apply_gradients`` runs the whole update (clipping, every variable's rule, the
-``iterations`` increment) as ONE compiled ``mk.function`` call, cached per list of variables.
+Eager ``apply_gradients`` runs the whole update (clipping, weight decay, every variable's rule,
+gradient accumulation, the moving average of the weights, the ``iterations`` increment) as ONE
+compiled ``mk.function`` call, cached per list of variables. What depends on the step count
+(accumulate or update, overwrite with the average or not) is a select (``mk.cond``), not a
+Python branch, so one program serves every step.
 Inside a user's ``mk.function`` the same Python code is simply traced into that program, and
 slots created on the first trace become ordinary lifted Variables.
 """
 import numbers
+import re
 import warnings
 
 import jax.numpy as jnp
@@ -19,7 +23,8 @@ from minikeras.backend import floatx
 from minikeras.function import Function
 from minikeras.module import compact_snake_case
 from minikeras.ops.clip import clip_by_norm, clip_by_value, global_norm
-from minikeras.ops.math import cast, minimum
+from minikeras.ops.control import cond
+from minikeras.ops.math import cast, equal, floordiv, floormod, minimum, not_equal, where, zeros_like_
 from minikeras.optimizers import schedules as schedules_module
 from minikeras.optimizers.validation import GradientDTypeError, check_variables, gradient_array  # noqa: F401
 from minikeras.tensor import Tensor, Variable, to_array
@@ -39,11 +44,23 @@ class Optimizer:
       learning_rate: a float (kept in a non-trainable Variable, so it can change without
         recompiling), a ``LearningRateSchedule`` evaluated at ``iterations``, or a
         zero-argument callable.
-      weight_decay: if set, each step first does ``var -= var * weight_decay * lr``.
+      weight_decay: if set, each update first does ``var -= var * weight_decay * lr`` (decoupled
+        weight decay), except for variables named in ``exclude_from_weight_decay``.
       clipnorm: clip each gradient to this L2 norm.
       clipvalue: clip each gradient elementwise to [-clipvalue, clipvalue].
       global_clipnorm: scale all gradients so their global L2 norm is at most this.
+      use_ema: keep an exponential moving average of the variables (slots ``<var>_average``):
+        ``average = m * average + (1 - m) * var`` after each step, with ``m = ema_momentum``
+        (0 on the first step, so the average starts at the variable). ``finalize_variable_values``
+        copies the averages into the variables.
+      ema_momentum: ``m`` above, in [0, 1] (default 0.99).
+      ema_overwrite_frequency: with ``use_ema``, every this many steps the variables are
+        overwritten with their averages (None: only by ``finalize_variable_values``).
       loss_scale_factor: gradients are divided by it (for a loss multiplied by it).
+      gradient_accumulation_steps: an int >= 2: gradients are summed into slots
+        (``<var>_gradient_accumulator``) and the variables are updated every this many calls,
+        with the mean gradient. ``iterations`` then counts updates (calls // steps), while a
+        learning-rate schedule sees the number of calls.
       name: used in the names and paths of the optimizer's variables.
     """
 
@@ -58,8 +75,17 @@ class Optimizer:
             warnings.warn("Argument `decay` is no longer supported and will be ignored.", stacklevel=3)
         if kwargs:
             raise ValueError(f"Argument(s) not recognized: {kwargs}")
-        if use_ema or gradient_accumulation_steps:
-            raise NotImplementedError("minikeras optimizers do not support use_ema or gradient_accumulation_steps yet")
+        if gradient_accumulation_steps and (isinstance(gradient_accumulation_steps, bool) or not isinstance(
+                gradient_accumulation_steps, numbers.Integral) or gradient_accumulation_steps < 2):
+            raise ValueError("`gradient_accumulation_steps` must be an integer >= 2. Received: "
+                             f"gradient_accumulation_steps={gradient_accumulation_steps}")
+        if use_ema:
+            if ema_momentum > 1 or ema_momentum < 0:
+                raise ValueError(f"`ema_momentum` must be in the range [0, 1]. Received: ema_momentum={ema_momentum}")
+            frequency = ema_overwrite_frequency
+            if frequency and (not isinstance(frequency, int) or frequency < 1):
+                raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. Received: "
+                                 f"ema_overwrite_frequency={ema_overwrite_frequency}")
         if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError(f"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
                              f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
@@ -79,7 +105,9 @@ class Optimizer:
         self._trainable_variables_indices = {}
         self._update_functions = {}
         self._checked = (None, None)
-        self._exclude_from_weight_decay = (set(), ())
+        self._exclude_from_weight_decay = (set(), None)  # ids, and a regex searched in variable names
+        self._model_variables_moving_average = []  # use_ema: one per variable, made by build
+        self._accumulated_gradients = []  # gradient_accumulation_steps: likewise
         self._iterations = self._new_variable(lambda: jnp.zeros((), jnp.int32), "iteration", jnp.int32)
         self._learning_rate = None
         self.learning_rate = learning_rate
@@ -98,7 +126,10 @@ class Optimizer:
 
     @property
     def iterations(self):
-        """A non-trainable int32 Variable: the number of update steps applied so far."""
+        """The number of update steps applied so far: a non-trainable int32 Variable; with
+        ``gradient_accumulation_steps``, a Tensor ``calls // gradient_accumulation_steps``."""
+        if self.gradient_accumulation_steps:
+            return floordiv(self._iterations, self.gradient_accumulation_steps)
         return self._iterations
 
     def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="mean", name=None):
@@ -118,14 +149,28 @@ class Optimizer:
                                  name=full_name)
 
     def add_optimizer_variables(self, trainable_variables, name, initializer="zeros"):
-        """One slot per variable (a list); with a list of names, a list of such lists."""
-        if isinstance(name, (list, tuple)):
-            return [self.add_optimizer_variables(trainable_variables, n, initializer) for n in name]
-        return [self.add_variable_from_reference(v, name, initializer) for v in trainable_variables]
+        """One slot per variable (a list); with a list of names, a tuple of such lists, created
+        interleaved as Keras does (``v0_momentum, v0_velocity, v1_momentum, ...``), which fixes
+        the order of ``variables`` in checkpoints. ``initializer`` may be one per name."""
+        names = [name] if isinstance(name, str) else list(name)
+        inits = list(initializer) if isinstance(initializer, (list, tuple)) else [initializer] * len(names)
+        if len(names) != len(inits):
+            raise ValueError(f"The number of provided names must match the number of provided initializers.  "
+                             f"Received name='{name}', initializer='{initializer}'")
+        slots = tuple([] for _ in names)
+        for variable in trainable_variables:
+            for i, (slot_name, init) in enumerate(zip(names, inits)):
+                slots[i].append(self.add_variable_from_reference(variable, slot_name, init))
+        return slots[0] if isinstance(name, str) else slots
 
     def build(self, var_list):
-        """Records the variables this optimizer updates; subclasses then create their slots."""
+        """Records the variables this optimizer updates and creates the moving averages
+        (``use_ema``) and gradient accumulators; subclasses then create their slots."""
         var_list = list(var_list)
+        if self.use_ema:
+            self._model_variables_moving_average = self.add_optimizer_variables(var_list, "average")
+        if self.gradient_accumulation_steps:
+            self._accumulated_gradients = self.add_optimizer_variables(var_list, "gradient_accumulator")
         self._trainable_variables = var_list
         self._trainable_variables_indices = {id(v): i for i, v in enumerate(var_list)}
         self.built = True
@@ -275,11 +320,46 @@ class Optimizer:
         lr = self._learning_rate_tensor() if learning_rate is None else learning_rate
         if self.loss_scale_factor is not None:
             grads = [g / float(self.loss_scale_factor) for g in grads]
+        if self.gradient_accumulation_steps:
+            self._accumulate_or_update(grads, variables, lr)
+        else:
+            self._update(grads, variables, lr)
+        if self.use_ema:
+            self._update_model_variables_moving_average(self._trainable_variables)
+            if self.ema_overwrite_frequency:
+                overwrite = equal(floormod(self.iterations + 1, self.ema_overwrite_frequency), 0)
+                for variable, average in zip(self._trainable_variables, self._model_variables_moving_average):
+                    variable.assign(where(overwrite, average, variable))
+        self._iterations.assign_add(1)
+
+    def _update(self, grads, variables, lr):
         grads = self._clip_gradients(grads)
         self._apply_weight_decay(variables, lr)
+        self._backend_update_step(grads, variables, lr)
+
+    def _backend_update_step(self, grads, variables, learning_rate):
+        """Every variable's ``update_step``; an optimizer with per-step state (Nadam) extends it."""
         for grad, variable in zip(grads, variables):
-            self.update_step(grad, variable, lr)
-        self._iterations.assign_add(1)
+            self.update_step(grad, variable, learning_rate)
+
+    def _accumulate_or_update(self, grads, variables, lr):
+        # Keras: on every n-th call update with the mean of the n gradients and zero the sums,
+        # otherwise only add to the sums.
+        steps = self.gradient_accumulation_steps
+        sums = [self._accumulated_gradients[self._get_variable_index(v)] for v in variables]
+
+        def update():
+            self._update([(g + s) / steps for g, s in zip(grads, sums)], variables, lr)
+            for s in sums:
+                s.assign(zeros_like_(s))
+            return ()
+
+        def accumulate():
+            for g, s in zip(grads, sums):
+                s.assign(g + s)
+            return ()
+
+        cond(equal(floormod(self._iterations + 1, steps), 0), update, accumulate)
 
     def update_step(self, gradient, variable, learning_rate):
         """One variable's update; implemented by subclasses with minikeras ops."""
@@ -312,20 +392,47 @@ class Optimizer:
         return grads
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
-        """Leaves these variables (or those whose name contains one of ``var_names``) undecayed."""
-        if self.built:
-            raise ValueError("`exclude_from_weight_decay()` can only be configured before the optimizer is built.")
-        self._exclude_from_weight_decay = ({id(v) for v in var_list or ()}, tuple(var_names or ()))
+        """Leaves these variables, and those whose name matches one of the regular expressions
+        ``var_names`` (``re.search``, e.g. ``['bias']``), undecayed."""
+        pattern = re.compile("|".join(set(var_names))) if var_names else None
+        self._exclude_from_weight_decay = ({id(v) for v in var_list or ()}, pattern)
+        self._update_functions.clear()
+
+    def _use_weight_decay(self, variable):
+        excluded_ids, pattern = self._exclude_from_weight_decay
+        if id(variable) in excluded_ids:
+            return False
+        return pattern is None or pattern.search(variable.name) is None
 
     def _apply_weight_decay(self, variables, lr):
         if self.weight_decay is None:
             return
-        excluded_ids, excluded_names = self._exclude_from_weight_decay
         for variable in variables:
-            if id(variable) in excluded_ids or any(n in variable.name for n in excluded_names):
-                continue
-            decay = cast(lr, variable.dtype) * float(self.weight_decay)
-            variable.assign(variable - variable * decay)
+            if self._use_weight_decay(variable):
+                wd = cast(self.weight_decay, variable.dtype)
+                variable.assign(variable - variable * wd * cast(lr, variable.dtype))
+
+    # -- moving average of the variables (use_ema) ----------------------------------------------
+    def _update_model_variables_moving_average(self, trainable_variables):
+        for variable, average in zip(trainable_variables, self._model_variables_moving_average):
+            momentum = cast(not_equal(self.iterations, 0), variable.dtype) * self.ema_momentum
+            average.assign(momentum * average + (1 - momentum) * variable)
+
+    def _overwrite_model_variables_with_average_value(self, trainable_variables):
+        trainable_variables = list(trainable_variables)
+        if len(trainable_variables) != len(self._model_variables_moving_average):
+            raise ValueError(f"The length of model variables ({len(trainable_variables)}) to override does not match "
+                             "the length of model variables stored in the optimizer "
+                             f"({len(self._model_variables_moving_average)}). Please check if the optimizer was "
+                             "called on your model.")
+        for variable, average in zip(trainable_variables, self._model_variables_moving_average):
+            variable.assign(average)
+
+    def finalize_variable_values(self, var_list):
+        """Ends training: with ``use_ema``, copies the moving averages into ``var_list`` (the
+        variables the optimizer was built with, in that order). Keras's ``fit`` calls it last."""
+        if self.use_ema:
+            self._overwrite_model_variables_with_average_value(var_list)
 
     # -- minimize -----------------------------------------------------------------------------
     def minimize(self, loss, var_list, tape=None):
