@@ -18,7 +18,7 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras import _context
+from minikeras import _context, initializers
 from minikeras.backend import floatx
 from minikeras.function import Function
 from minikeras.module import compact_snake_case
@@ -27,6 +27,7 @@ from minikeras.ops.control import cond
 from minikeras.ops.math import cast, equal, floordiv, floormod, minimum, not_equal, where, zeros_like_
 from minikeras.optimizers import schedules as schedules_module
 from minikeras.optimizers.validation import GradientDTypeError, check_variables, gradient_array  # noqa: F401
+from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -134,7 +135,6 @@ class Optimizer:
 
     def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="mean", name=None):
         """Creates a non-trainable optimizer Variable (tracked in ``variables``)."""
-        from minikeras import initializers
         init = initializers.get(initializer)
         dtype = dtype or floatx()
         shape = tuple(int(n) for n in shape)
@@ -450,7 +450,6 @@ class Optimizer:
 
     def compute_gradients(self, loss, var_list, tape=None):
         """``[(gradient, variable), ...]`` for ``loss`` (see ``minimize``)."""
-        from minikeras.tape import GradientTape
         if not callable(loss) and tape is None:
             raise ValueError(f"`tape` is required when a `Tensor` loss is passed. Received: loss={loss!r}, tape=None. "
                              "Pass the GradientTape that computed it, or pass the loss as a callable.")
