@@ -24,6 +24,11 @@ from minikeras.tensor import Tensor, Variable
 class Trainer:
     """Mixin that gives Models compile/fit/evaluate/predict (see ``Model``)."""
 
+    # The attributes below: training state, not part of the model's weights.
+    TRAINING_STATE = frozenset({"optimizer", "loss", "compiled", "stop_training", "history", "_trainer_steps",
+                                "_trainer_metrics", "_trainer_loss_tracker", "_trainer_metric_specs", "_trainer_jit",
+                                "_trainer_steps_per_execution", "_trainer_distribution"})
+
     def __init__(self):
         self.optimizer = None
         self.loss = None
