@@ -100,7 +100,7 @@ floormod = _comparison("floormod", "FloorMod", jnp.mod)
 mod = floormod
 
 
-# -- casting ----------------------------------------------------------------------------------
+# -- casting --------------------------------------------------------------------------
 _cast = Primitive("cast", lambda x, *, dtype: x.astype(dtype))
 
 

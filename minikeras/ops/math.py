@@ -121,7 +121,7 @@ def squared_difference(x, y, name=None):
     return _squared_difference(*binary_args("SquaredDifference", x, y))
 
 
-# -- selection and casting -----------------------------------------------------------------
+# -- selection ------------------------------------------------------------------------
 _where = Primitive("where", jnp.where)
 
 
