@@ -92,8 +92,14 @@ def test_callback_list_converts_logs_and_sets_params():
     cbs.on_epoch_end(0, {"loss": np.float32(0.5), "acc": np.array(1.0)})
     assert type(seen["loss"]) is float and seen == {"loss": 0.5, "acc": 1.0}
     assert any(isinstance(c, callbacks.ProgbarLogger)
-               for c in callbacks.CallbackList([], progbar=callbacks.ProgbarLogger, model=FakeModel(), epochs=1, steps=1,
-                                          verbose=1).callbacks)
+               for c in callbacks.CallbackList([], progbar=callbacks.ProgbarLogger, model=FakeModel(), epochs=1,
+                                          steps=1, verbose=1).callbacks)
+    assert not any(isinstance(c, callbacks.ProgbarLogger)  # the caller passes the bar to build
+                   for c in callbacks.CallbackList([], model=FakeModel(), epochs=1, steps=1, verbose=1).callbacks)
+    mine = callbacks.ProgbarLogger()
+    built = callbacks.CallbackList([mine], progbar=callbacks.ProgbarLogger, model=FakeModel(), epochs=1, steps=1,
+                                   verbose=1).callbacks
+    assert [c for c in built if isinstance(c, callbacks.ProgbarLogger)] == [mine]
     with pytest.raises(TypeError, match="Callback"):
         callbacks.CallbackList([lambda: None])
 

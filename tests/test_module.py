@@ -136,5 +136,6 @@ def test_model_layers_and_variables_skip_training_state():
     model.fit(np.ones((4, 3), np.float32), np.ones((4, 2), np.float32), verbose=0)
     assert [type(layer).__name__ for layer in model.layers] == ["Dense"]
     assert [v.name for v in model.variables] == ["kernel", "bias"]  # no optimizer slots, no loss tracker
-    assert model.optimizer.variables and not {id(v) for v in model.optimizer.variables} & {id(v) for v in model.variables}
+    slots = {id(v) for v in model.optimizer.variables}
+    assert slots and not slots & {id(v) for v in model.variables}
     assert mk.models.Model.TRAINING_STATE <= model._NOT_TRACKED

@@ -93,8 +93,8 @@ class Sequential(Model):
     def from_config(cls, config, custom_objects=None):
         """The Sequential described by ``get_config()``, built when it records an input shape.
 
-        Layer classes are found by ``mk.saving.get_registered_object`` (minikeras's own, those
-        registered with ``register_keras_serializable``) or in ``custom_objects``.
+        Layer classes are found in mk.saving's registry (minikeras's own, and those registered
+        with ``mk.saving.register_keras_serializable``) or in ``custom_objects``.
         """
         model = cls([deserialize_keras_object(spec, custom_objects, "layer") for spec in config.get("layers", [])],
                     name=config.get("name"))
