@@ -18,6 +18,7 @@ import numpy as np
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
 from minikeras.module import compact_snake_case
+from minikeras.ops.random import initializer_rng
 from minikeras.tensor import Tensor, to_array
 
 # std of a unit normal truncated to [-2, 2]: VarianceScaling divides by it so the *truncated*
@@ -186,7 +187,6 @@ class RandomInitializer(Initializer):
 
     def _key(self):
         """A NumPy Generator: seeded by ``seed``, else the next of mk.random's initializer stream."""
-        from minikeras.ops.random import initializer_rng
         return initializer_rng(self.seed)
 
     def get_config(self):

@@ -33,28 +33,49 @@ def clear_session():
     _name_counts.clear()
 
 
-def _walk(value, seen, out_variables, out_modules, exclude):
-    """Collects Variables and Modules found in ``value`` (attributes, lists, tuples, dicts),
-    not entering Modules of the types in ``exclude``."""
-    if id(value) in seen:
-        return
-    if isinstance(value, Variable):
-        seen.add(id(value))
-        out_variables.append(value)
-    elif isinstance(value, Module):
-        seen.add(id(value))
-        if exclude and out_modules and isinstance(value, exclude):
-            return
-        out_modules.append(value)
-        for key, attribute in vars(value).items():
-            if key not in value._NOT_TRACKED:
-                _walk(attribute, seen, out_variables, out_modules, exclude)
+def tracked_items(module):
+    """The Variables and Modules held by ``module``'s attributes: the one walker behind
+    ``variables``, ``submodules``, ``Model.layers`` and the layout of weights files.
+
+    The skip rule: attributes named in the class's ``_NOT_TRACKED`` are never searched
+    (a model's optimizer and training state, a layer's call bookkeeping). Every other
+    attribute is searched inside lists, tuples and dicts (nested ones too), but not inside
+    the Variables and Modules found: callers recurse into Modules themselves.
+
+    Yields:
+      ``(attribute, depth, item)`` in attribute-assignment order, items of a container in
+      its order; ``depth`` is 0 for an item held by the attribute itself, 1 for one in a
+      list/tuple/dict there, 2 for one in a container inside that, and so on.
+    """
+    skipped = getattr(module, "_NOT_TRACKED", ())
+    for key, value in list(vars(module).items()):
+        if key not in skipped:
+            yield from _items(key, value, 0)
+
+
+def _items(key, value, depth):
+    if isinstance(value, (Variable, Module)):
+        yield key, depth, value
     elif isinstance(value, (list, tuple)):
         for item in value:
-            _walk(item, seen, out_variables, out_modules, exclude)
+            yield from _items(key, item, depth + 1)
     elif isinstance(value, dict):
         for item in value.values():
-            _walk(item, seen, out_variables, out_modules, exclude)
+            yield from _items(key, item, depth + 1)
+
+
+def _walk(module, seen, out_variables, out_modules, untracked):
+    """Collects the Variables and Modules below ``module`` (depth first), not entering
+    sub-Modules of the ``untracked`` types (their state is not ``module``'s)."""
+    for _, _, item in tracked_items(module):
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, Variable):
+            out_variables.append(item)
+        elif not (untracked and isinstance(item, untracked)):
+            out_modules.append(item)
+            _walk(item, seen, out_variables, out_modules, untracked)
 
 
 class Module:
@@ -71,7 +92,7 @@ class Module:
     [(2, 1)]
     """
 
-    _NOT_TRACKED = frozenset()  # attribute names never searched for state
+    _NOT_TRACKED = frozenset()  # attribute names never searched for state (see tracked_items)
     _name = None
 
     def __init__(self, name=None):
@@ -89,8 +110,8 @@ class Module:
 
     def _collect(self):
         variables, modules = [], []
-        _walk(self, set(), variables, modules, self._untracked_types())
-        return variables, modules[1:]
+        _walk(self, {id(self)}, variables, modules, self._untracked_types())
+        return variables, modules
 
     @property
     def variables(self):

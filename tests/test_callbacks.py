@@ -44,7 +44,8 @@ class FakeModel:
 def run(cbs, epoch_logs, model=None, steps=2, verbose=0, batch_losses=None):
     """Drives callbacks the way fit does; epoch e's weights are [e, e]; stops like fit."""
     model = model or FakeModel()
-    cbs = callbacks.CallbackList(cbs, model=model, epochs=len(epoch_logs), steps=steps, verbose=verbose)
+    cbs = callbacks.CallbackList(cbs, progbar=callbacks.ProgbarLogger, model=model, epochs=len(epoch_logs), steps=steps,
+                                 verbose=verbose)
     cbs.on_train_begin()
     ran = 0
     for epoch, logs in enumerate(epoch_logs):
@@ -84,13 +85,21 @@ def test_callback_list_converts_logs_and_sets_params():
             seen.update(logs)
 
     spy = Spy()
-    cbs = callbacks.CallbackList([spy], model=FakeModel(), epochs=3, steps=4, verbose=0)
+    cbs = callbacks.CallbackList([spy], progbar=callbacks.ProgbarLogger, model=FakeModel(), epochs=3, steps=4,
+                                 verbose=0)
     assert spy.params == {"epochs": 3, "steps": 4, "verbose": 0}
     assert not any(isinstance(c, callbacks.ProgbarLogger) for c in cbs.callbacks)
     cbs.on_epoch_end(0, {"loss": np.float32(0.5), "acc": np.array(1.0)})
     assert type(seen["loss"]) is float and seen == {"loss": 0.5, "acc": 1.0}
     assert any(isinstance(c, callbacks.ProgbarLogger)
-               for c in callbacks.CallbackList([], model=FakeModel(), epochs=1, steps=1, verbose=1).callbacks)
+               for c in callbacks.CallbackList([], progbar=callbacks.ProgbarLogger, model=FakeModel(), epochs=1,
+                                          steps=1, verbose=1).callbacks)
+    assert not any(isinstance(c, callbacks.ProgbarLogger)  # the caller passes the bar to build
+                   for c in callbacks.CallbackList([], model=FakeModel(), epochs=1, steps=1, verbose=1).callbacks)
+    mine = callbacks.ProgbarLogger()
+    built = callbacks.CallbackList([mine], progbar=callbacks.ProgbarLogger, model=FakeModel(), epochs=1, steps=1,
+                                   verbose=1).callbacks
+    assert [c for c in built if isinstance(c, callbacks.ProgbarLogger)] == [mine]
     with pytest.raises(TypeError, match="Callback"):
         callbacks.CallbackList([lambda: None])
 
@@ -295,7 +304,8 @@ def test_progress_silent_and_evaluate_predict(capsys):
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
     # evaluate: a bar of its own outside fit
-    cbs = callbacks.CallbackList([], add_history=False, model=FakeModel(), epochs=1, steps=2, verbose=1)
+    cbs = callbacks.CallbackList([], add_history=False, progbar=callbacks.ProgbarLogger, model=FakeModel(), epochs=1,
+                                 steps=2, verbose=1)
     cbs.on_test_begin()
     for step in range(2):
         cbs.on_test_batch_end(step, {"loss": 0.3})
@@ -305,7 +315,8 @@ def test_progress_silent_and_evaluate_predict(capsys):
     cbs.on_predict_end()
     text = capsys.readouterr().out
     assert "Evaluate" in text and "loss=0.3000" in text and "Predict" in text
-    cbs = callbacks.CallbackList([], add_history=False, model=FakeModel(), epochs=1, steps=2, verbose=2)
+    cbs = callbacks.CallbackList([], add_history=False, progbar=callbacks.ProgbarLogger, model=FakeModel(), epochs=1,
+                                 steps=2, verbose=2)
     cbs.on_test_begin()
     cbs.on_test_batch_end(0, {"loss": 0.3})
     cbs.on_test_batch_end(1, {"loss": 0.3})
@@ -315,7 +326,7 @@ def test_progress_silent_and_evaluate_predict(capsys):
 
 def test_validation_inside_fit_draws_no_bar(capsys):
     model = FakeModel()
-    cbs = callbacks.CallbackList([], model=model, epochs=1, steps=1, verbose=2)
+    cbs = callbacks.CallbackList([], progbar=callbacks.ProgbarLogger, model=model, epochs=1, steps=1, verbose=2)
     cbs.on_train_begin()
     cbs.on_epoch_begin(0)
     cbs.on_train_batch_end(0, {"loss": 1.0})

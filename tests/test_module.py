@@ -95,3 +95,47 @@ def test_module_without_super_init_still_has_a_name():
     bare = Bare()
     assert len(bare.variables) == 1
     assert bare.name == "bare"
+
+
+# -- the one walker and its skip rule --------------------------------------------------------------
+class Skipping(mk.Module):
+    _NOT_TRACKED = frozenset({"cache"})
+
+    def __init__(self):
+        super().__init__()
+        self.kept = mk.Variable(1.0, name="kept")
+        self.cache = [mk.Variable(2.0, name="cached"), Leaf(0.0, name="cached_leaf")]  # named in _NOT_TRACKED
+        self.children = [Leaf(3.0, name="child"), {"deep": [Leaf(4.0, name="deep")]}]
+
+
+def test_tracked_items_skip_not_tracked_names_and_give_depths():
+    from minikeras.module import tracked_items
+    module = Skipping()
+    found = [(key, depth, getattr(item, "name", None)) for key, depth, item in tracked_items(module)]
+    assert [(key, depth) for key, depth, _ in found] == [("kept", 0), ("children", 1), ("children", 3)]
+    assert [name for _, _, name in found][1:] == ["child", "deep"]
+    assert [v.name for v in module.variables] == ["kept", "w", "w"]
+    assert [m.name for m in module.submodules] == ["child", "deep"]
+
+
+def test_untracked_types_are_left_out_of_variables_but_walked_past():
+    class WithMetric(mk.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.tracker = mk.metrics.Mean(name="tracker")   # a Layer's Metrics are not its weights
+            self.scale = self.add_weight("scale", (2,), "ones")
+
+    layer = WithMetric()
+    assert [v.name for v in layer.variables] == ["scale"]
+    assert layer.submodules == []
+
+
+def test_model_layers_and_variables_skip_training_state():
+    model = mk.Sequential([mk.layers.Input((3,)), mk.layers.Dense(2)])
+    model.compile("adam", "mse")
+    model.fit(np.ones((4, 3), np.float32), np.ones((4, 2), np.float32), verbose=0)
+    assert [type(layer).__name__ for layer in model.layers] == ["Dense"]
+    assert [v.name for v in model.variables] == ["kernel", "bias"]  # no optimizer slots, no loss tracker
+    slots = {id(v) for v in model.optimizer.variables}
+    assert slots and not slots & {id(v) for v in model.variables}
+    assert mk.models.Model.TRAINING_STATE <= model._NOT_TRACKED

@@ -453,3 +453,34 @@ def test_model_own_variables_and_bfloat16(tmp_path):
     assert other.scale.dtype == ml_dtypes.bfloat16
     np.testing.assert_array_equal(other.scale.numpy().astype(np.float32), [1.5, -2.0, 0.25])
     assert int(other.counter.numpy()) == 3
+
+
+def test_weights_file_walks_the_attributes_variables_walk(tmp_path):
+    """The weights file searches the same attributes as ``variables`` (``_NOT_TRACKED`` skipped:
+    no optimizer, loss tracker or compiled steps under the model), and keeps the state of a
+    Metric held by an attribute, as Keras 3 does, though it is not among the variables."""
+    class Tracked(mk.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = layers.Dense(2)
+            self.seen = mk.metrics.Mean(name="seen")
+
+        def call(self, x, training=None):
+            return self.dense(x)
+
+    model = Tracked()
+    model.compile("adam", "mse")
+    model.fit(np.ones((4, 3), np.float32), np.ones((4, 2), np.float32), verbose=0)
+    model.seen.update_state([2.0, 4.0])
+    path = tmp_path / "tracked.weights.h5"
+    model.save_weights(path)
+    groups, datasets = file_tree(path)
+    assert {g for g in groups if g.endswith("/vars") or g == "vars"} == {
+        "vars", "layers/dense/vars", "seen/vars", "optimizer/vars"}
+    assert [v.name for v in model.variables] == ["kernel", "bias"]
+    with h5py.File(path, "r") as f:
+        np.testing.assert_allclose([f["seen/vars/0"][()], f["seen/vars/1"][()]], [6.0, 2.0])  # total, count
+    sequential = mk.Sequential([layers.Input((3,)), layers.Dense(2)])
+    sequential.save_weights(tmp_path / "seq.weights.h5")
+    groups, _ = file_tree(tmp_path / "seq.weights.h5")
+    assert {g for g in groups if g.endswith("vars")} == {"vars", "layers/dense/vars"}  # no group for the Input

@@ -131,8 +131,9 @@ class CallbackList(Callback):
     Args:
       callbacks: a list of Callbacks (or None).
       add_history: append a History unless one is in the list.
-      add_progbar: append a ProgbarLogger unless one is in the list; default: when
-        ``verbose`` is not 0.
+      progbar: what makes the progress bar (``ProgbarLogger``, which fit, evaluate and
+        predict pass), called when ``verbose`` is not 0 and appended unless a callback of the
+        kind it makes is in the list already; None adds no bar.
       model: the model, given to every callback (and ``model.history`` set to the History).
       **params: ``epochs``, ``steps``, ``verbose``: given to every callback's ``set_params``.
 
@@ -141,9 +142,8 @@ class CallbackList(Callback):
     next ones (History, CSVLogger, the progress bar), which come last.
     """
 
-    def __init__(self, callbacks=None, add_history=True, add_progbar=None, model=None, **params):
+    def __init__(self, callbacks=None, add_history=True, progbar=None, model=None, **params):
         super().__init__()
-        from minikeras.callbacks.progbar import ProgbarLogger
         if callbacks is None:
             callbacks = []
         elif isinstance(callbacks, Callback):
@@ -153,14 +153,14 @@ class CallbackList(Callback):
             if not isinstance(callback, Callback):
                 raise TypeError(f"callbacks must be mk.callbacks.Callback instances, received {callback!r} of type "
                                 f"{type(callback).__name__}")
-        if add_progbar is None:
-            add_progbar = params.get("verbose", 0) != 0
         self._history = next((c for c in self.callbacks if isinstance(c, History)), None)
         if self._history is None and add_history:
             self._history = History()
             self.callbacks.append(self._history)
-        if add_progbar and not any(isinstance(c, ProgbarLogger) for c in self.callbacks):
-            self.callbacks.append(ProgbarLogger())
+        if progbar is not None and params.get("verbose", 0) != 0:
+            bar = progbar()
+            if not any(isinstance(c, type(bar)) for c in self.callbacks):
+                self.callbacks.append(bar)
         if model is not None:
             self.set_model(model)
         if params:

@@ -1,7 +1,6 @@
 """``mk.data``: input pipelines (``tf.data``'s Dataset, the subset that tutorials use)."""
 import types as _types
 
-from minikeras.data import _rows, _streams  # noqa: F401  (the dataset kinds)
 from minikeras.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset  # noqa: F401
 
 

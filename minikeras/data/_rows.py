@@ -1,4 +1,4 @@
-"""Datasets of rows of in-memory arrays: index plans until ``batch``, then one gather per batch."""
+"""Pipeline stages over rows of in-memory arrays: index plans until ``batch``, then one gather per batch."""
 import functools
 import threading
 
@@ -6,9 +6,8 @@ import jax
 import numpy as np
 
 from minikeras.data import _indices
+from minikeras.data._streams import Stream, Zip
 from minikeras.data._structure import call_on_element, flatten, leaf_names, to_host_array
-from minikeras.data.dataset import (
-    Dataset, _check_cache_filename, _check_callable, _count, _positive, _repeat_count, _shuffle_seed)
 
 _UNBATCHED_BLOCK = 1024  # rows gathered at a time when iterating element by element
 
@@ -124,7 +123,7 @@ def _map_error(fn, error):
         return RuntimeError(message)
 
 
-class RowDataset(Dataset):
+class RowDataset(Stream):
     """Rows of a Source, visited in the order of an index plan, with element functions."""
 
     def __init__(self, source, plan=None, fns=()):
@@ -150,37 +149,33 @@ class RowDataset(Dataset):
                     yield element
 
     # -- transformations on the index plan ----------------------------------------------
-    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
-        buffer_size = _positive(buffer_size, "shuffle(buffer_size)")
-        return self._derive(_indices.Shuffle(self.plan, buffer_size, _shuffle_seed(seed),
-                                             bool(reshuffle_each_iteration)))
+    def shuffle(self, buffer_size, seed, reshuffle_each_iteration):
+        return self._derive(_indices.Shuffle(self.plan, buffer_size, seed, reshuffle_each_iteration))
 
-    def repeat(self, count=None, name=None):
-        return self._derive(_indices.Repeat(self.plan, _repeat_count(count)))
+    def repeat(self, count):
+        return self._derive(_indices.Repeat(self.plan, count))
 
-    def take(self, count, name=None):
-        return self._derive(_indices.Take(self.plan, _count(count, "take")))
+    def take(self, count):
+        return self._derive(_indices.Take(self.plan, count))
 
-    def skip(self, count, name=None):
-        return self._derive(_indices.Skip(self.plan, _count(count, "skip")))
+    def skip(self, count):
+        return self._derive(_indices.Skip(self.plan, count))
 
-    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
-        _check_callable(map_func, "map")
-        return self._derive(fns=self.fns + (map_func,))
+    def map(self, fn):
+        return self._derive(fns=self.fns + (fn,))
 
-    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
-        return BatchedRows(self, _positive(batch_size, "batch(batch_size)"), bool(drop_remainder))
+    def batch(self, batch_size, drop_remainder):
+        return BatchedRows(self, batch_size, drop_remainder)
 
-    def cache(self, filename="", name=None):
-        _check_cache_filename(filename)
+    def cache(self):
         if not self.fns and isinstance(self.plan, _indices.Range) and self.plan.n == self.source.n:
             return self  # the rows are in memory already
         if self.plan.cardinality() < 0:
-            return super().cache(filename)  # infinite: cache element by element, as tf.data does
+            return super().cache()  # infinite: cache element by element, as tf.data does
         return RowDataset(CachedSource(self.source, self.plan, self.fns))
 
 
-class BatchedRows(Dataset):
+class BatchedRows(Stream):
     """Batches of a RowDataset: per batch, one host gather per component and one transfer."""
 
     def __init__(self, rows, batch_size, drop_remainder):
@@ -199,10 +194,25 @@ class BatchedRows(Dataset):
             batch = source.treedef.unflatten(jax.device_put(source.gather(index)))
             yield apply(batch) if apply is not None else batch
 
-    def unbatch(self, name=None):
+    def unbatch(self):
         rows = self.rows
         if self.drop_remainder:
             n = rows._cardinality()
             if n >= 0:
                 rows = rows.take(n // self.batch_size * self.batch_size)
         return rows
+
+
+def zip_streams(streams):
+    """The stage of ``Dataset.zip``: elements of ``streams`` (a tuple or dict of stages) side by
+    side; plain rows of arrays are zipped into rows of one nest of arrays."""
+    members, treedef = flatten(streams)
+    plain = all(isinstance(d, RowDataset) and not d.fns and isinstance(d.plan, _indices.Range)
+                and d.plan.n == d.source.n for d in members)
+    if plain:  # rows of arrays side by side are rows of one nest of arrays
+        n = min(d.source.n for d in members)
+        nest = treedef.unflatten([d.source.treedef.unflatten([leaf[:n] for leaf in d.source.leaves])
+                                  for d in members])
+        leaves, merged = flatten(nest)
+        return RowDataset(Source(leaves, merged))
+    return Zip(streams)

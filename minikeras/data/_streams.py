@@ -1,4 +1,9 @@
-"""Datasets that stream elements: transformations after ``batch``, zip, cache and prefetch."""
+"""Pipeline stages that stream elements: transformations after ``batch``, zip, cache and prefetch.
+
+A ``Dataset`` (dataset.py) holds one stage; its methods check their arguments and ask the
+stage for the next one. ``Stream`` gives the streaming version of each transformation;
+the stages over in-memory rows (``_rows``) override some with index plans.
+"""
 import itertools
 import queue
 import threading
@@ -8,10 +13,48 @@ import numpy as np
 
 from minikeras.data import _indices
 from minikeras.data._structure import call_on_element, first_dims, flatten
-from minikeras.data.dataset import Dataset
 
 
-class _Unary(Dataset):
+class Stream:
+    """A pipeline stage: ``_elements()`` yields nests of arrays (NumPy or jax) and
+    ``_cardinality()`` counts them (``_indices.INFINITE``/``UNKNOWN`` when it cannot). The
+    transformations take checked arguments (see ``Dataset``) and return the next stage."""
+
+    def _elements(self):
+        raise NotImplementedError
+
+    def _cardinality(self):
+        raise NotImplementedError
+
+    def map(self, fn):
+        return Map(self, fn)
+
+    def batch(self, batch_size, drop_remainder):
+        return Batch(self, batch_size, drop_remainder)
+
+    def shuffle(self, buffer_size, seed, reshuffle_each_iteration):
+        return Shuffle(self, buffer_size, seed, reshuffle_each_iteration)
+
+    def repeat(self, count):
+        return Repeat(self, count)
+
+    def take(self, count):
+        return Take(self, count)
+
+    def skip(self, count):
+        return Skip(self, count)
+
+    def unbatch(self):
+        return Unbatch(self)
+
+    def prefetch(self, buffer_size):
+        return Prefetch(self, buffer_size)
+
+    def cache(self):
+        return Cache(self)
+
+
+class _Unary(Stream):
     def __init__(self, upstream):
         self.upstream = upstream
 
@@ -146,9 +189,8 @@ class Unbatch(_Unary):
             for i in range(n):
                 yield treedef.unflatten([leaf[i] for leaf in leaves])
 
-    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
-        from minikeras.data.dataset import _positive
-        return Rebatch(self.upstream, _positive(batch_size, "batch(batch_size)"), bool(drop_remainder))
+    def batch(self, batch_size, drop_remainder):
+        return Rebatch(self.upstream, batch_size, drop_remainder)
 
 
 def _concat(parts):
@@ -199,10 +241,12 @@ class Cache(_Unary):
                 self._cached = recorded
 
 
-class Zip(Dataset):
-    def __init__(self, datasets):
-        self.datasets = datasets
-        self._members, self._treedef = flatten(datasets)
+class Zip(Stream):
+    """Elements of several stages side by side, nested as ``streams`` (a tuple or dict)."""
+
+    def __init__(self, streams):
+        self.streams = streams
+        self._members, self._treedef = flatten(streams)
 
     def _cardinality(self):
         counts = [d._cardinality() for d in self._members]
@@ -214,22 +258,6 @@ class Zip(Dataset):
     def _elements(self):
         for parts in zip(*[d._elements() for d in self._members]):
             yield self._treedef.unflatten(list(parts))
-
-
-def zip_datasets(datasets):
-    from minikeras.data._rows import RowDataset, Source
-    members, treedef = flatten(datasets)
-    if not members or not all(isinstance(d, Dataset) for d in members):
-        raise TypeError(f"Dataset.zip expects a tuple or dict of Datasets, received {datasets!r}")
-    plain = all(isinstance(d, RowDataset) and not d.fns and isinstance(d.plan, _indices.Range)
-                and d.plan.n == d.source.n for d in members)
-    if plain:  # rows of arrays side by side are rows of one nest of arrays
-        n = min(d.source.n for d in members)
-        nest = treedef.unflatten([d.source.treedef.unflatten([leaf[:n] for leaf in d.source.leaves])
-                                  for d in members])
-        leaves, merged = flatten(nest)
-        return RowDataset(Source(leaves, merged))
-    return Zip(datasets)
 
 
 _ITEM, _END, _ERROR = "item", "end", "error"

@@ -4,9 +4,12 @@ import inspect
 import jax
 import numpy as np
 
+from minikeras import initializers
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
+from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
+from minikeras.ops.math import cast
 from minikeras.tensor import Tensor, Variable, to_array
 
 _training_stack = []  # training flags of the Layer calls in progress, outermost first
@@ -69,7 +72,6 @@ class Layer(Module):
         # A model's metrics (its loss tracker, compiled metrics, trackers a custom train_step
         # keeps as attributes) hold state that is not a weight: Keras leaves it out of
         # weights, weights files and count_params.
-        from minikeras.metrics.base import Metric
         return (Metric,)
 
     # -- configuration ------------------------------------------------------------------
@@ -115,7 +117,6 @@ class Layer(Module):
           initializer: an initializer object or name; default 'glorot_uniform' for floats,
             'zeros' otherwise.
         """
-        from minikeras import initializers
         dtype = as_dtype(dtype) if dtype is not None else self._dtype
         shape = tuple(int(n) for n in (shape or ()))
         if initializer is None:
@@ -213,7 +214,6 @@ class Layer(Module):
             else:
                 tensor = Tensor(to_array(x))
             if tensor.dtype.kind == "f" and tensor.dtype != self._dtype:
-                from minikeras.ops.math import cast
                 tensor = cast(tensor, self._dtype)
             return tensor
         if isinstance(inputs, (list, tuple)):

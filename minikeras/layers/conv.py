@@ -1,5 +1,7 @@
 """Conv2D: 2-D convolution over channels_last images."""
 from minikeras.layers.kernel_bias import KernelBiasLayer
+from minikeras.ops.nn import conv2d
+from minikeras.saving.registry import register_builtin
 
 
 def normalize_tuple(value, n, name, layer):
@@ -27,6 +29,7 @@ def normalize_padding(padding, layer):
     return padding
 
 
+@register_builtin("minikeras.layers")
 class Conv2D(KernelBiasLayer):
     """2-D convolution: (batch, height, width, channels) -> (batch, h', w', filters).
 
@@ -67,7 +70,6 @@ class Conv2D(KernelBiasLayer):
                              f"received shape {inputs.shape}")
 
     def call(self, inputs):
-        from minikeras.ops.nn import conv2d
         return self._kernel_bias_output(conv2d(inputs, self.kernel, strides=self.strides,
                                                padding=self.padding.upper(), dilations=self.dilation_rate))
 

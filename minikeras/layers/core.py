@@ -7,8 +7,11 @@ from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.module import unique_name
 from minikeras.ops.array import reshape
 from minikeras.ops.linalg import matmul
+from minikeras.ops.nn import dropout
+from minikeras.saving.registry import register_builtin
 
 
+@register_builtin("minikeras.layers")
 class Dense(KernelBiasLayer):
     """``activation(inputs @ kernel + bias)`` on the last axis.
 
@@ -58,6 +61,7 @@ def _dot_last_axis(inputs, kernel):
     return reshape(matmul(flat, kernel), inputs.shape[:-1] + (kernel.shape[1],))
 
 
+@register_builtin("minikeras.layers")
 class Activation(Layer):
     """Applies an activation function (by name or callable)."""
 
@@ -75,6 +79,7 @@ class Activation(Layer):
         return {**super().get_config(), "activation": activations.serialize(self.activation)}
 
 
+@register_builtin("minikeras.layers")
 class Flatten(Layer):
     """Flattens every axis but the batch axis: (batch, ...) -> (batch, n)."""
 
@@ -93,6 +98,7 @@ class Flatten(Layer):
         return (input_shape[0], None if None in rest else int(np.prod(rest, dtype=np.int64)))
 
 
+@register_builtin("minikeras.layers")
 class Reshape(Layer):
     """Reshapes every example to ``target_shape`` (one -1 allowed); the batch axis is kept."""
 
@@ -119,6 +125,7 @@ class Reshape(Layer):
         return {**super().get_config(), "target_shape": self.target_shape}
 
 
+@register_builtin("minikeras.layers")
 class Dropout(Layer):
     """Sets a fraction ``rate`` of inputs to 0 when ``training=True`` and scales the rest by
     ``1 / (1 - rate)``; the identity otherwise. Each call draws a fresh mask (also compiled)."""
@@ -134,7 +141,6 @@ class Dropout(Layer):
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
             return inputs
-        from minikeras.ops.nn import dropout
         return dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed)
 
     def compute_output_shape(self, input_shape):
@@ -144,6 +150,7 @@ class Dropout(Layer):
         return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}
 
 
+@register_builtin("minikeras.layers")
 class InputLayer(Layer):
     """Marks the shape of a model's input; passes inputs through unchanged."""
 

@@ -4,8 +4,10 @@ from minikeras.layers.base import Layer
 from minikeras.ops.math import rsqrt
 from minikeras.ops.reduce import reduce_mean
 from minikeras.ops.array import reshape
+from minikeras.saving.registry import register_builtin
 
 
+@register_builtin("minikeras.layers")
 class BatchNormalization(Layer):
     """Normalizes each feature over the batch (training) or with moving statistics (inference).
 

@@ -1,7 +1,9 @@
 """Max and average pooling over channels_last images, and their global variants."""
 from minikeras.layers.base import Layer
 from minikeras.layers.conv import conv_output_length, normalize_padding, normalize_tuple
+from minikeras.ops import nn
 from minikeras.ops.reduce import reduce_max, reduce_mean
+from minikeras.saving.registry import register_builtin
 
 
 class _Pooling2D(Layer):
@@ -19,7 +21,6 @@ class _Pooling2D(Layer):
         self.padding = normalize_padding(padding, type(self).__name__)
 
     def call(self, inputs):
-        from minikeras.ops import nn
         pool = nn.max_pool2d if self._kind == "max" else nn.avg_pool2d
         return pool(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding.upper())
 
@@ -32,12 +33,14 @@ class _Pooling2D(Layer):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides, "padding": self.padding}
 
 
+@register_builtin("minikeras.layers")
 class MaxPooling2D(_Pooling2D):
     """The maximum of each ``pool_size`` window (default 2x2, strides = pool_size)."""
 
     _kind = "max"
 
 
+@register_builtin("minikeras.layers")
 class AveragePooling2D(_Pooling2D):
     """The mean of each ``pool_size`` window (for 'same' padding, over the valid values only)."""
 
@@ -67,12 +70,14 @@ class _GlobalPooling2D(Layer):
         return {**super().get_config(), "keepdims": self.keepdims}
 
 
+@register_builtin("minikeras.layers")
 class GlobalAveragePooling2D(_GlobalPooling2D):
     """The mean over height and width: (batch, h, w, c) -> (batch, c) (or (batch, 1, 1, c) with keepdims)."""
 
     _reduce = staticmethod(reduce_mean)
 
 
+@register_builtin("minikeras.layers")
 class GlobalMaxPooling2D(_GlobalPooling2D):
     """The maximum over height and width: (batch, h, w, c) -> (batch, c) (or (batch, 1, 1, c) with keepdims)."""
 

@@ -186,7 +186,7 @@ class LossFunctionWrapper(Loss):
     def from_config(cls, config):
         config = dict(config)
         if cls is LossFunctionWrapper:
-            from minikeras.losses import get
+            from minikeras.losses import get  # the loss functions by name are defined above this module
             fn = config.pop("fn")
             return cls(get(fn) if isinstance(fn, str) else fn, **config)
         return cls(**config)

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras import initializers
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
 from minikeras.module import Module, snake_case
@@ -75,7 +76,6 @@ def _initial_value(initializer, shape, dtype):
             return np.zeros(shape, dtype)
         if name == "ones":
             return np.ones(shape, dtype)
-        from minikeras import initializers  # the general registry, for any other name
         return initializers.get(initializer)(shape, dtype=dtype)
     if callable(initializer):
         return initializer(shape, dtype=dtype)
@@ -269,7 +269,7 @@ class MeanMetricWrapper(Mean):
         config = dict(config)
         fn = config.pop("fn")
         if isinstance(fn, str):
-            from minikeras import metrics
+            from minikeras import metrics  # the metric functions by name are defined above this module
             fn = getattr(metrics, fn)
         return cls(fn, **config)
 

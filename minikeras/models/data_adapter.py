@@ -6,6 +6,7 @@ import math
 import jax
 import numpy as np
 
+from minikeras.data import Dataset
 from minikeras.tensor import Tensor, Variable, _canonical_dtype
 
 
@@ -29,7 +30,6 @@ def _num_samples(structure, what):
 
 
 def is_dataset(x):
-    from minikeras.data import Dataset
     return isinstance(x, Dataset)
 
 

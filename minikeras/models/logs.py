@@ -7,6 +7,7 @@ the next step cannot be dispatched while the device still computes the current o
 import jax
 import numpy as np
 
+from minikeras.callbacks import Callback
 from minikeras.tensor import Tensor, Variable
 
 TRAIN_BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
@@ -43,7 +44,6 @@ def to_floats(logs):
 def wants_batch_logs(callbacks, hooks):
     """Whether any of ``callbacks`` overrides one of the batch ``hooks`` (by subclassing, or as
     LambdaCallback does, on the instance). When none does, the loop skips those hooks."""
-    from minikeras.callbacks import Callback
     for callback in callbacks:
         for hook in hooks:
             if hook in vars(callback) or getattr(type(callback), hook) is not getattr(Callback, hook):

@@ -1,9 +1,11 @@
 """Model: a Layer with sub-layers, a summary, weights files and (see training.py) fit."""
 import jax
 
+from minikeras import saving
 from minikeras.layers.base import Layer
 from minikeras.models.summary import format_summary
 from minikeras.models.training import Trainer
+from minikeras.module import tracked_items
 from minikeras.tensor import Tensor
 
 
@@ -21,9 +23,14 @@ class Model(Trainer, Layer):
     ...         return self.out(self.hidden(x))
     """
 
-    # Training state (optimizer, loss tracker, metrics) is not part of the model's variables.
-    _NOT_TRACKED = frozenset({"_inbound", "optimizer", "loss", "_trainer_steps", "_trainer_metrics",
-                              "_trainer_loss_tracker", "_trainer_metric_specs", "history"})
+    # Training state (optimizer, loss, metrics, compiled steps) is not part of the model's
+    # variables, layers or weights file.
+    _NOT_TRACKED = Layer._NOT_TRACKED | Trainer.TRAINING_STATE
+    # Read by mk.saving, which asks the model rather than importing models: a model's weights
+    # file holds its ``layers`` under ``layers/<class>[_n]``; Keras 3 itself files a subclassed
+    # model's layers under their attribute names (read with ``keras_subclass_paths``).
+    saves_layers = True
+    keras_files_layers_by_attribute = True
 
     def __init__(self, *args, **kwargs):
         if args or "inputs" in kwargs or "outputs" in kwargs:
@@ -35,31 +42,34 @@ class Model(Trainer, Layer):
     @property
     def layers(self):
         """The layers assigned to this model's attributes (directly, or in lists/dicts), in order."""
-        found, seen = [], set()
-
-        def visit(value):
-            if isinstance(value, Layer):
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    found.append(value)
-            elif isinstance(value, (list, tuple)):
-                for item in value:
-                    visit(item)
-            elif isinstance(value, dict):
-                for item in value.values():
-                    visit(item)
-
-        for key, value in vars(self).items():
-            if key not in self._NOT_TRACKED and not key.startswith("_trainer"):
-                visit(value)
-        return found
+        found = {}
+        for _, _, item in tracked_items(self):
+            if isinstance(item, Layer):
+                found.setdefault(id(item), item)
+        return list(found.values())
 
     def build(self, input_shape=None):
         """Builds every layer by evaluating the model abstractly on ``input_shape``."""
         if input_shape is None:
             raise ValueError(f"Model '{self.name}': build needs an input_shape such as (None, 784)")
         self._trace_shapes(input_shape)
+        self._build_input_shape = tuple(input_shape)
         self.built = True
+
+    def get_build_config(self):
+        """What ``build_from_config`` needs to build a model like this one: ``{"input_shape": ...}``
+        (None before ``build``). ``load_model`` uses it to build the model it rebuilds."""
+        shape = getattr(self, "_build_input_shape", None)
+        return None if shape is None else {"input_shape": shape}
+
+    def build_from_config(self, config):
+        """Builds the model from ``get_build_config()``'s result."""
+        self.build(tuple(config["input_shape"]))
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """The model rebuilt from ``get_config()``: ``cls(**config)`` (override both for other arguments)."""
+        return cls(**config)
 
     def _trace_shapes(self, input_shape):
         batch_shape = tuple(1 if n is None else n for n in input_shape)
@@ -82,17 +92,17 @@ class Model(Trainer, Layer):
 
     def save_weights(self, filepath, overwrite=True):
         """Writes all weights (and the optimizer's state) to an HDF5 ``.weights.h5`` file, atomically."""
-        from minikeras import saving
         saving.save_weights(self, filepath, overwrite=overwrite)
 
     def save(self, filepath, overwrite=True):
-        """Writes the model (Sequential: its layer configs and weights) to a ``.keras`` file."""
-        from minikeras import saving
+        """Writes the model (its class, ``get_config()``, weights and compile settings) to a ``.keras`` file.
+
+        Sequential models and classes registered with ``mk.saving.register_keras_serializable``
+        can be saved so; ``mk.saving.load_model`` rebuilds them."""
         saving.save_model(self, filepath, overwrite=overwrite)
 
     def load_weights(self, filepath, skip_mismatch=False):
         """Loads weights written by ``save_weights`` (or by Keras 3 / legacy Keras 2 HDF5)."""
-        from minikeras import saving
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
 

@@ -2,8 +2,10 @@
 from minikeras.layers.base import Layer
 from minikeras.layers.core import InputLayer
 from minikeras.models.model import Model
+from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 
 
+@register_builtin("minikeras.models")
 class Sequential(Model):
     """A linear stack of layers.
 
@@ -13,6 +15,10 @@ class Sequential(Model):
     >>> model = mk.Sequential([mk.layers.Dense(64, activation="relu", input_shape=(784,)),
     ...                        mk.layers.Dense(10)])
     """
+
+    # The Input placeholder holds no state, and Keras 3 files no group for it.
+    _NOT_TRACKED = Model._NOT_TRACKED | {"_input_layer"}
+    keras_files_layers_by_attribute = False  # Keras 3 files a Sequential's layers under layers/ too
 
     def __init__(self, layers=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
@@ -78,5 +84,23 @@ class Sequential(Model):
         return x
 
     def get_config(self):
-        return {"name": self.name, "layers": [{"class_name": type(l).__name__, "config": l.get_config()}
-                                              for l in self._layers]}
+        """``name``, the layers (each as ``mk.saving.serialize_keras_object`` gives it) and the input
+        shape the model was built for: what ``from_config`` needs to rebuild it."""
+        return {"name": self.name, "layers": [serialize_keras_object(layer) for layer in self._layers],
+                "build_input_shape": getattr(self, "_batch_input_shape", None)}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """The Sequential described by ``get_config()``, built when it records an input shape.
+
+        Layer classes are found in mk.saving's registry (minikeras's own, and those registered
+        with ``mk.saving.register_keras_serializable``) or in ``custom_objects``.
+        """
+        model = cls([deserialize_keras_object(spec, custom_objects, "layer") for spec in config.get("layers", [])],
+                    name=config.get("name"))
+        if not model.built and config.get("build_input_shape"):
+            model.build(tuple(config["build_input_shape"]))
+        return model
+
+    def get_build_config(self):
+        return None  # get_config() carries the input shape, as Keras 3's Sequential does

@@ -8,16 +8,26 @@ customise training, as in Keras ("customizing what happens in fit").
 import jax
 import numpy as np
 
+from minikeras import losses, metrics as metrics_module, optimizers
+from minikeras.callbacks import CallbackList, ProgbarLogger
+from minikeras.distribute import DataParallel, get_distribution
 from minikeras.function import function
+from minikeras.losses.base import Loss, LossFunctionWrapper
 from minikeras.models import data_adapter
 from minikeras.models.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
 from minikeras.models.step_runner import StepRunner
+from minikeras.ops.random import numpy_seed
 from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable
 
 
 class Trainer:
     """Mixin that gives Models compile/fit/evaluate/predict (see ``Model``)."""
+
+    # The attributes below: training state, not part of the model's weights.
+    TRAINING_STATE = frozenset({"optimizer", "loss", "compiled", "stop_training", "history", "_trainer_steps",
+                                "_trainer_metrics", "_trainer_loss_tracker", "_trainer_metric_specs", "_trainer_jit",
+                                "_trainer_steps_per_execution", "_trainer_distribution"})
 
     def __init__(self):
         self.optimizer = None
@@ -46,7 +56,6 @@ class Trainer:
           distribution: a ``mk.distribute.DataParallel``: the compiled steps of this model run on its
             devices (batches split, weights replicated). None: the global one, if set.
         """
-        from minikeras import losses, metrics as metrics_module, optimizers
         self.optimizer = optimizers.get(optimizer)
         self.loss = _as_loss_object(losses.get(loss)) if loss is not None else None
         if metrics is not None and not isinstance(metrics, (list, tuple)):
@@ -88,7 +97,6 @@ class Trainer:
     def _resolve_metrics(self, y, y_pred):
         if self._trainer_metrics is not None:
             return
-        from minikeras import metrics as metrics_module
         y_shape = None if y is None else tuple(np.shape(y))
         self._trainer_metrics = [metrics_module.resolve(m, self.loss, y_shape, tuple(y_pred.shape))
                                  for m in self._trainer_metric_specs]
@@ -166,8 +174,7 @@ class Trainer:
 
     def _check_distributed_batches(self, data):
         """A batch size the devices cannot share evenly fails before the first step."""
-        from minikeras import distribute
-        distribution = getattr(self, "_trainer_distribution", None) or distribute.get_distribution()
+        distribution = getattr(self, "_trainer_distribution", None) or get_distribution()
         if distribution is not None and getattr(self, "_trainer_jit", True):
             distribution.check_batches(data)
 
@@ -181,7 +188,6 @@ class Trainer:
         ``x`` may be arrays/Tensors (with ``y``) or an ``mk.data.Dataset`` of ``(x, y)``.
         ``verbose``: 1 (a progress bar per epoch), 2 (one line per epoch), 0 (silent).
         """
-        from minikeras import callbacks as callbacks_module
         self._require_compiled("fit")
         if class_weight is not None:
             raise NotImplementedError("fit(class_weight=...) is not supported yet; use sample_weight")
@@ -196,8 +202,8 @@ class Trainer:
         train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
         self._check_distributed_batches(train)
         verbose = 1 if verbose == "auto" else int(verbose)
-        callback_list = callbacks_module.CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
-                                                      model=self, verbose=verbose, epochs=epochs, steps=train.steps)
+        callback_list = CallbackList(callbacks, add_history=True, progbar=ProgbarLogger,
+                                     model=self, verbose=verbose, epochs=epochs, steps=train.steps)
         rng = _numpy_rng()
         self.stop_training = False
         callback_list.on_train_begin()
@@ -238,13 +244,12 @@ class Trainer:
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False, _internal=False):
         """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
-        from minikeras import callbacks as callbacks_module
         self._require_compiled("evaluate")
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = (0 if _internal else 1) if verbose == "auto" else int(verbose)
-        callback_list = callbacks_module.CallbackList(callbacks, add_history=False, add_progbar=verbose != 0,
-                                                      model=self, verbose=verbose, epochs=1, steps=data.steps)
+        callback_list = CallbackList(callbacks, add_history=False, progbar=ProgbarLogger,
+                                     model=self, verbose=verbose, epochs=1, steps=data.steps)
         for metric in self.metrics:
             metric.reset_state()
         callback_list.on_test_begin()
@@ -265,12 +270,11 @@ class Trainer:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x``, computed in batches (default 32), as NumPy arrays."""
-        from minikeras import callbacks as callbacks_module
         data = data_adapter.make_batches(x, None, None, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = 1 if verbose == "auto" else int(verbose)
-        callback_list = callbacks_module.CallbackList(callbacks, add_history=False, add_progbar=verbose != 0,
-                                                      model=self, verbose=verbose, epochs=1, steps=data.steps)
+        callback_list = CallbackList(callbacks, add_history=False, progbar=ProgbarLogger,
+                                     model=self, verbose=verbose, epochs=1, steps=data.steps)
         callback_list.on_predict_begin()
         outputs = []
         for i, batch in enumerate(data.epoch(None)):
@@ -312,7 +316,6 @@ class Trainer:
 
 
 def _check_distribution(distribution):
-    from minikeras.distribute import DataParallel
     if distribution is not None and not isinstance(distribution, DataParallel):
         raise TypeError(f"distribution must be a mk.distribute.DataParallel or None, received "
                         f"{type(distribution).__name__}")
@@ -329,7 +332,6 @@ def _batch_size(x, y_pred):
 
 def _as_loss_object(loss):
     """A loss function (e.g. from the string 'mse') wrapped as a Loss, as Keras's compile does."""
-    from minikeras.losses.base import Loss, LossFunctionWrapper
     return loss if isinstance(loss, Loss) else LossFunctionWrapper(loss, name=getattr(loss, "__name__", None))
 
 
@@ -361,8 +363,7 @@ def _unpack_validation(validation_data):
 
 def _numpy_rng():
     """The generator of fit's shuffling: repeatable after ``mk.random.set_seed``."""
-    from minikeras.ops import random
-    return _LazyGenerator(random.numpy_seed())
+    return _LazyGenerator(numpy_seed())
 
 
 class _LazyGenerator:

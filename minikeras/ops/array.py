@@ -1,42 +1,23 @@
-"""Shape and indexing ops: reshape, transpose, concat, stack, gather, slicing, one_hot, ..."""
+"""Shape and indexing ops: transpose, concat, stack, gather, slicing, one_hot, ...
+
+``reshape`` (reshape.py) and ``broadcast_to`` (reduce.py, beside its adjoint ``reduce_sum``) stand
+below this module and are re-exported here.
+"""
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras.backend import floatx
+from minikeras.dtypes import as_dtype
 from minikeras.ops.convert import normalize_axis
 from minikeras.ops.primitive import Primitive
+from minikeras.ops.reduce import broadcast_to
+from minikeras.ops.reshape import reshape, static_shape
 from minikeras.tensor import Tensor, Variable, to_array
 
 
 def _t(x):
     return x if isinstance(x, (Tensor, Variable)) else Tensor(to_array(x))
-
-
-def _static_shape(shape, what):
-    if isinstance(shape, (Tensor, Variable)):
-        shape = np.asarray(shape).tolist()
-    try:
-        return tuple(int(n) for n in (shape if isinstance(shape, (list, tuple)) else np.asarray(shape).tolist()))
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} expects a shape as a list/tuple of ints, received {shape!r}") from None
-
-
-# -- reshape, transpose, broadcast -------------------------------------------------------------
-_reshape = Primitive("reshape", lambda x, *, shape: jnp.reshape(x, shape))
-_reshape.defgrad(lambda g, out, x, *, shape: reshape(g, x.shape))
-
-
-def reshape(tensor, shape, name=None):
-    """Gives ``tensor`` a new shape with the same number of elements (one -1 is inferred)."""
-    x = _t(tensor)
-    shape = _static_shape(shape, "reshape")
-    known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
-    size = x.size
-    if shape.count(-1) > 1 or (-1 not in shape and known != size) or (-1 in shape and (known == 0 or size % known)):
-        raise ValueError(
-            f"Cannot reshape a tensor with {size} elements to shape {list(shape)} ({known} elements); input shape "
-            f"{x.shape}")
-    return _reshape(x, shape=shape)
 
 
 _transpose = Primitive("transpose", lambda x, *, perm: jnp.transpose(x, perm))
@@ -50,30 +31,6 @@ def transpose(a, perm=None, name=None):
     if sorted(perm) != list(range(x.ndim)):
         raise ValueError(f"transpose: perm {list(perm)} is not a permutation of the {x.ndim} axes of shape {x.shape}")
     return _transpose(x, perm=perm)
-
-
-_broadcast_to = Primitive("broadcast_to", lambda x, *, shape: jnp.broadcast_to(x, shape))
-
-
-@_broadcast_to.defgrad
-def _(g, out, x, *, shape):
-    from minikeras.ops.math import unbroadcast
-    return unbroadcast(g, x.shape)
-
-
-def broadcast_to(input, shape, name=None):  # noqa: A002
-    """Broadcasts ``input`` to ``shape`` (NumPy rules)."""
-    x = _t(input)
-    shape = _static_shape(shape, "broadcast_to")
-    if x.shape == shape:
-        return x
-    try:
-        compatible = np.broadcast_shapes(x.shape, shape) == shape
-    except ValueError:
-        compatible = False
-    if not compatible:
-        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
-    return _broadcast_to(x, shape=shape)
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002
@@ -174,7 +131,7 @@ def slice_along(x, axis, start, stop):
 def tile(input, multiples, name=None):  # noqa: A002
     """Repeats ``input`` ``multiples[i]`` times along axis i."""
     x = _t(input)
-    multiples = _static_shape(multiples, "tile")
+    multiples = static_shape(multiples, "tile")
     if len(multiples) != x.ndim:
         raise ValueError(f"tile: multiples {list(multiples)} must have one entry per axis of shape {x.shape}")
     expanded = reshape(x, tuple(d for n in x.shape for d in (1, n)))
@@ -322,8 +279,6 @@ _one_hot = Primitive(
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     """One-hot vectors of length ``depth`` (out-of-range indices give all ``off_value``)."""
-    from minikeras.dtypes import as_dtype
-    from minikeras.backend import floatx
     dtype = as_dtype(dtype) if dtype is not None else floatx()
     idx = _t(indices)
     if idx.dtype.kind not in "iu":

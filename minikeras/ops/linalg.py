@@ -1,9 +1,14 @@
 """Matrix products and norms."""
 import jax.numpy as jnp
+import numpy as np
 
+from minikeras.ops.array import transpose
 from minikeras.ops.convert import binary_args
-from minikeras.ops.math import unbroadcast
+from minikeras.ops.elementwise import abs as abs_, sqrt, square
+from minikeras.ops.math import where
 from minikeras.ops.primitive import Primitive
+from minikeras.ops.reduce import reduce_max, reduce_sum, unbroadcast
+from minikeras.ops.reshape import reshape
 
 
 def _matmul_forward(a, b, *, transpose_a, transpose_b):
@@ -51,8 +56,6 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):  # noqa
 
     The Euclidean norm's gradient at 0 is 0 (not NaN).
     """
-    from minikeras.ops.math import abs as abs_, sqrt, square, where
-    from minikeras.ops.reduce import reduce_max, reduce_sum
     if ord in ("euclidean", 2, 2.0, "fro"):
         squared = reduce_sum(square(tensor), axis=axis, keepdims=keepdims)
         safe = where(squared > 0, squared, 1.0)
@@ -66,9 +69,6 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):  # noqa
 
 def tensordot(a, b, axes, name=None):
     """Tensor contraction over ``axes`` (an int or a pair of axis lists), via reshape and matmul."""
-    import numpy as np
-
-    from minikeras.ops.array import reshape, transpose
     a, b = binary_args("TensorDot", a, b)
     if isinstance(axes, int):
         axes_a, axes_b = list(range(a.ndim - axes, a.ndim)), list(range(axes))

@@ -1,10 +1,17 @@
-"""Reductions over axes: sum, mean, max, min, prod, logsumexp, any/all, argmax/argmin."""
+"""Reductions over axes: sum, mean, max, min, prod, logsumexp, any/all, argmax/argmin.
+
+``broadcast_to`` and ``unbroadcast`` stand here beside ``reduce_sum``: each is the other's gradient.
+"""
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras.dtypes import as_dtype
 from minikeras.ops.convert import normalize_axis
+from minikeras.ops.elementwise import cast, equal, exp, sqrt, square
 from minikeras.ops.primitive import Primitive
-from minikeras.tensor import Tensor, to_array
+from minikeras.ops.reshape import reshape, static_shape
+from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
 
 
 def _as_input(x):
@@ -13,7 +20,6 @@ def _as_input(x):
 
 def _restore_reduced(g, x_shape, axis, keepdims):
     """Reshapes a reduced gradient back to rank of x (size-1 reduced axes) and broadcasts it."""
-    from minikeras.ops.array import broadcast_to, reshape
     if not keepdims:
         axes = range(len(x_shape)) if axis is None else axis
         kept = tuple(1 if i in axes else n for i, n in enumerate(x_shape))
@@ -26,6 +32,38 @@ def _count(x_shape, axis):
     return int(np.prod([x_shape[i] for i in axes], dtype=np.int64))
 
 
+def unbroadcast(g, shape):
+    """Sums ``g`` over the axes that broadcasting added or stretched, so it has ``shape``."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
+    if axes:
+        g = reduce_sum(g, axis=axes)
+    return reshape(g, shape) if g.shape != shape else g
+
+
+_broadcast_to = Primitive("broadcast_to", lambda x, *, shape: jnp.broadcast_to(x, shape))
+_broadcast_to.defgrad(lambda g, out, x, *, shape: unbroadcast(g, x.shape))
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002
+    """Broadcasts ``input`` to ``shape`` (NumPy rules)."""
+    x = input if isinstance(input, (Tensor, Variable)) else Tensor(to_array(input))
+    shape = static_shape(shape, "broadcast_to")
+    if x.shape == shape:
+        return x
+    try:
+        compatible = np.broadcast_shapes(x.shape, shape) == shape
+    except ValueError:
+        compatible = False
+    if not compatible:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
+    return _broadcast_to(x, shape=shape)
+
+
 _sum = Primitive("reduce_sum", lambda x, *, axis, keepdims: jnp.sum(x, axis=axis, keepdims=keepdims))
 _mean = Primitive("reduce_mean", lambda x, *, axis, keepdims: jnp.mean(x, axis=axis, keepdims=keepdims))
 _max = Primitive("reduce_max", lambda x, *, axis, keepdims: jnp.max(x, axis=axis, keepdims=keepdims))
@@ -33,7 +71,7 @@ _min = Primitive("reduce_min", lambda x, *, axis, keepdims: jnp.min(x, axis=axis
 _prod = Primitive("reduce_prod", lambda x, *, axis, keepdims: jnp.prod(x, axis=axis, keepdims=keepdims))
 _logsumexp = Primitive(
     "reduce_logsumexp",
-    lambda x, *, axis, keepdims: __import__("jax").nn.logsumexp(x, axis=axis, keepdims=keepdims))
+    lambda x, *, axis, keepdims: jax.nn.logsumexp(x, axis=axis, keepdims=keepdims))
 
 
 @_sum.defgrad
@@ -47,7 +85,6 @@ def _(g, out, x, *, axis, keepdims):
 
 
 def _extremum_rule(g, out, x, *, axis, keepdims):
-    from minikeras.ops.math import cast, equal
     out_full = _restore_reduced(out, x.shape, axis, keepdims)
     hits = cast(equal(x, out_full), g.dtype)
     ties = _restore_reduced(reduce_sum(hits, axis=axis, keepdims=keepdims), x.shape, axis, keepdims)
@@ -65,7 +102,6 @@ def _(g, out, x, *, axis, keepdims):
 
 @_logsumexp.defgrad
 def _(g, out, x, *, axis, keepdims):
-    from minikeras.ops.math import exp
     return _restore_reduced(g, x.shape, axis, keepdims) * exp(x - _restore_reduced(out, x.shape, axis, keepdims))
 
 
@@ -96,7 +132,6 @@ reduce_all = _reducer(_all, "Logical and over ``axis``.")
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
     """Variance over ``axis`` (population variance, as ``tf.math.reduce_variance``)."""
-    from minikeras.ops.math import square
     x = _as_input(input_tensor)
     mean = reduce_mean(x, axis=axis, keepdims=True)
     return reduce_mean(square(x - mean), axis=axis, keepdims=keepdims)
@@ -104,12 +139,10 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """Standard deviation over ``axis``."""
-    from minikeras.ops.math import sqrt
     return sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
 
 
 def _index_dtype(output_type):
-    from minikeras.dtypes import as_dtype
     return as_dtype(output_type or "int64") if output_type else np.dtype("int32")
 
 
@@ -124,7 +157,6 @@ def argmax(input, axis=None, output_type=None, name=None):  # noqa: A002 - Tenso
     """
     x = _as_input(input)
     axis = 0 if axis is None else normalize_axis(axis, x.ndim, "argmax")[0]
-    from minikeras.tensor import _canonical_dtype
     return _argmax(x, axis=axis, dtype=_canonical_dtype(_index_dtype(output_type)))
 
 
@@ -132,5 +164,4 @@ def argmin(input, axis=None, output_type=None, name=None):  # noqa: A002
     """Index of the smallest value along ``axis`` (default 0); not differentiable."""
     x = _as_input(input)
     axis = 0 if axis is None else normalize_axis(axis, x.ndim, "argmin")[0]
-    from minikeras.tensor import _canonical_dtype
     return _argmin(x, axis=axis, dtype=_canonical_dtype(_index_dtype(output_type)))

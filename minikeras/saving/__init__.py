@@ -2,9 +2,10 @@
 
     model.save_weights("mnist.weights.h5")     # atomic: a temp file, then a rename
     model.load_weights("mnist.weights.h5")     # also Keras 3 files, Keras 2 '.h5', '.keras'
-    save_model(model, "mnist.keras"); load_model("mnist.keras")   # Sequential models
+    save_model(model, "mnist.keras"); load_model("mnist.keras")   # Sequential and registered models
 
-See ``weights_h5`` for the exact layout, ``legacy_h5`` for Keras 2's, ``model_file`` for ``.keras``.
+See ``weights_h5`` for the exact layout, ``legacy_h5`` for Keras 2's, ``model_file`` for ``.keras``
+and ``registry`` for how a ``.keras`` file's classes are found again.
 """
 import os
 
@@ -13,6 +14,9 @@ import h5py
 from minikeras.saving import legacy_h5, weights_h5
 from minikeras.saving._files import atomic_write, open_h5_for_reading
 from minikeras.saving.model_file import load_model, save_model  # noqa: F401
+from minikeras.saving.registry import (  # noqa: F401
+    deserialize_keras_object, get_registered_name, get_registered_object, register_keras_serializable,
+    serialize_keras_object)
 
 
 def _require_built(model, what):

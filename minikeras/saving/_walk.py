@@ -7,13 +7,14 @@ the layers of a Sequential (and here of every Model) in ``layers/<snake_case cla
 ``<path>/<attribute>`` (a list or dict attribute adds ``/<snake_case class>[_n]``), and the
 optimizer in ``optimizer``. A layer's own variables are its trainable ones, then its
 non-trainable ones, each in creation order.
-"""
-from minikeras.module import Module, snake_case
-from minikeras.tensor import Variable
 
-# A Sequential's layer list (saved as ``layers``) and input placeholder (Keras saves neither
-# under these names), and add_weight's bookkeeping.
-_SKIPPED_ATTRIBUTES = frozenset({"_layers", "_input_layer", "_weight_declarations"})
+The attributes searched are those of ``module.tracked_items``, the walker behind
+``variables`` and ``Model.layers``, with its one skip rule (``_NOT_TRACKED``). Unlike
+``variables``, a weights file keeps the state of Metrics held by attributes, as Keras 3 does.
+A model says how its layers are filed (``saves_layers``, ``keras_files_layers_by_attribute``).
+"""
+from minikeras.module import Module, snake_case, tracked_items
+from minikeras.tensor import Variable
 
 
 class Entry:
@@ -37,16 +38,6 @@ class Entry:
         return f"{kind} '{self.name}'" if self.path else f"model '{self.name}'"
 
 
-def _is_model(module):
-    from minikeras.models.model import Model
-    return isinstance(module, Model)
-
-
-def _is_sequential(module):
-    from minikeras.models.sequential import Sequential
-    return isinstance(module, Sequential)
-
-
 def own_variables(module):
     """The variables ``module`` holds itself (not through sub-modules): trainable first."""
     declared = {}
@@ -54,20 +45,9 @@ def own_variables(module):
     if get_declared is not None:
         declared = {id(v): trainable for v, trainable in get_declared()}
     found = {}
-
-    def visit(value):
-        if isinstance(value, Variable):
-            found.setdefault(id(value), value)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                visit(item)
-        elif isinstance(value, dict):
-            for item in value.values():
-                visit(item)
-
-    for key, value in vars(module).items():
-        if not _skipped(module, key):
-            visit(value)
+    for _, _, item in tracked_items(module):
+        if isinstance(item, Variable):
+            found.setdefault(id(item), item)
     if get_declared is not None:
         for v, _ in get_declared():
             found.setdefault(id(v), v)
@@ -76,22 +56,22 @@ def own_variables(module):
     return trainable + [v for v in ordered if not declared.get(id(v), v.trainable)]
 
 
-def _skipped(module, key):
-    if key in _SKIPPED_ATTRIBUTES or key in getattr(module, "_NOT_TRACKED", ()):
-        return True
-    return (key == "optimizer" or key.startswith("_trainer")) and _is_model(module)  # saved apart / not state
-
-
 def _name_key(name):
     return "~" + name if name.startswith("_") else name  # private attributes last, as Keras
 
 
 def _children(module, layers_first):
-    if layers_first and _is_model(module):
+    """(attribute, sub-modules) of ``module`` in file order: a model's ``layers`` first, then
+    the other attributes by name; a module in a container nested in a container is not filed."""
+    if layers_first:
         yield "layers", module.layers
-    for key in sorted(vars(module), key=_name_key):
-        if not _skipped(module, key):
-            yield key, vars(module)[key]
+    by_attribute = {}
+    for key, depth, item in tracked_items(module):
+        if isinstance(item, Module) and depth <= 1:
+            by_attribute.setdefault(key, (depth, []))[1].append(item)
+    for key in sorted(by_attribute, key=_name_key):
+        depth, items = by_attribute[key]
+        yield key, items[0] if depth == 0 else items
 
 
 def _join(path, name):
@@ -111,18 +91,18 @@ def entries(model, keras_subclass_paths=False):
             return
         visited.add(id(module))
         out.append(Entry(path, module, own_variables(module)))
-        layers_first = not keras_subclass_paths or _is_sequential(module)
+        layers_first = getattr(module, "saves_layers", False) and not (
+            keras_subclass_paths and module.keras_files_layers_by_attribute)
         for name, value in _children(module, layers_first):
             child_path = _join(path, name)
             if isinstance(value, Module):
                 visit(value, child_path)
-            elif isinstance(value, (list, tuple, dict)):
+            else:
                 used = {}
-                for item in (value.values() if isinstance(value, dict) else value):
-                    if isinstance(item, Module):
-                        base = snake_case(type(item).__name__)
-                        used[base] = used.get(base, -1) + 1
-                        visit(item, _join(child_path, base if used[base] == 0 else f"{base}_{used[base]}"))
+                for item in value:
+                    base = snake_case(type(item).__name__)
+                    used[base] = used.get(base, -1) + 1
+                    visit(item, _join(child_path, base if used[base] == 0 else f"{base}_{used[base]}"))
 
     visit(model, "")
     return out

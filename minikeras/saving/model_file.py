@@ -1,13 +1,17 @@
-"""Whole-model files (``.keras``) for Sequential models, in Keras 3's archive layout.
+"""Whole-model files (``.keras``), in Keras 3's archive layout.
 
 A ``.keras`` file is a zip archive of
-  ``config.json``        {"module", "class_name": "Sequential", "config": {"name", "layers": [
-                           {"module", "class_name", "config", "registered_name"}, ...],
-                           "build_input_shape"}, "compile_config": {...} or null}
+  ``config.json``        {"module", "class_name", "config": the model's ``get_config()``,
+                           "registered_name", ["build_config",] "compile_config": {...} or null};
+                           a Sequential's config is {"name", "layers": [{"module", "class_name",
+                           "config", "registered_name"}, ...], "build_input_shape"}
   ``metadata.json``      {"keras_version", "minikeras_version", "date_saved"}
   ``model.weights.h5``   the weights in the ``.weights.h5`` layout (see ``weights_h5``)
 The layer configs are minikeras's own ``get_config`` (Keras 3 cannot rebuild them), so the
-archive round-trips within minikeras; its weights part is Keras 3's layout.
+archive round-trips within minikeras; its weights part is Keras 3's layout. The model asks
+nothing of this module's callers: its class is found again through ``registry`` (Sequential,
+and the classes registered with ``register_keras_serializable``), rebuilt with
+``from_config`` and built with ``build_from_config``.
 """
 import datetime
 import io
@@ -18,8 +22,11 @@ import zipfile
 
 import h5py
 
+import minikeras
+from minikeras import losses, optimizers
 from minikeras.saving import weights_h5
 from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
+from minikeras.saving.registry import deserialize_keras_object, is_serializable, serialize_keras_object
 
 CONFIG, METADATA = "config.json", "metadata.json"
 
@@ -35,7 +42,6 @@ def _json_default(value):
 def _compile_config(model):
     if not getattr(model, "compiled", False) or getattr(model, "optimizer", None) is None:
         return None
-    from minikeras import losses, optimizers
     config = {"optimizer": optimizers.serialize(model.optimizer), "loss": None, "metrics": []}
     if model.loss is not None:
         try:
@@ -52,21 +58,25 @@ def _compile_config(model):
 
 
 def model_config(model):
-    from minikeras.models.sequential import Sequential
-    if not isinstance(model, Sequential):
+    """The ``config.json`` of ``model``: its class, ``get_config()``, build and compile settings."""
+    if not is_serializable(model):
         raise NotImplementedError(
-            f"model.save('*.keras') supports Sequential models; '{model.name}' is a {type(model).__name__}. Save its "
-            "weights with model.save_weights('name.weights.h5') and rebuild it in code before load_weights")
-    layers = [{"module": "minikeras.layers", "class_name": type(layer).__name__, "config": layer.get_config(),
-               "registered_name": None} for layer in model.layers]
-    config = {"name": model.name, "layers": layers, "build_input_shape": getattr(model, "_batch_input_shape", None)}
-    return {"module": "minikeras.models", "class_name": "Sequential", "config": config, "registered_name": None,
-            "compile_config": _compile_config(model)}
+            f"model.save('*.keras'): '{model.name}' is a {type(model).__name__}, a class load_model could not find "
+            f"again. Register it with @mk.saving.register_keras_serializable() (its get_config() and from_config() "
+            "rebuild it), use a Sequential model, or save its weights with model.save_weights('name.weights.h5') "
+            "and rebuild it in code before load_weights")
+    config = serialize_keras_object(model)
+    build_config = model.get_build_config()
+    if build_config is not None:
+        config["build_config"] = build_config
+    config["compile_config"] = _compile_config(model)
+    return config
 
 
 def save_model(model, filepath, overwrite=True):
-    """Writes a Sequential model (architecture, weights, optimizer state) to a ``.keras`` file, atomically."""
-    import minikeras
+    """Writes a model (architecture, weights, optimizer state) to a ``.keras`` file, atomically.
+
+    The model is a Sequential or of a class registered with ``register_keras_serializable``."""
     path = os.fspath(filepath)
     if not str(path).endswith(".keras"):
         raise ValueError(f"Invalid filepath extension for saving: expected a `.keras` extension. Received: "
@@ -90,15 +100,6 @@ def save_model(model, filepath, overwrite=True):
     atomic_write(path, write, overwrite=overwrite)
 
 
-def _layer_from_config(spec, custom_objects, path):
-    from minikeras import layers
-    name = spec.get("class_name")
-    cls = (custom_objects or {}).get(name) or getattr(layers, str(name), None)
-    if not (isinstance(cls, type) and issubclass(cls, layers.Layer)):
-        raise ValueError(f"'{path}': unknown layer class {name!r}; pass it in custom_objects={{'{name}': ...}}")
-    return cls.from_config(dict(spec.get("config") or {}))
-
-
 def _read_archive(path):
     if not os.path.exists(path):
         raise FileNotFoundError(f"No model file found at '{path}'")
@@ -115,21 +116,22 @@ def _read_archive(path):
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Rebuilds a model saved by ``save_model`` / ``model.save('*.keras')``: layers, weights,
-    and (with ``compile=True``) its compile settings and optimizer state."""
-    from minikeras import losses, optimizers
-    from minikeras.models.sequential import Sequential
+    and (with ``compile=True``) its compile settings and optimizer state.
+
+    Args:
+      custom_objects: classes by name, for layers or models that are not registered.
+    """
     path = os.fspath(filepath)
     if not str(path).endswith(".keras"):
         raise ValueError(f"File format not supported: filepath={path}. minikeras loads whole models from `.keras` "
                          "files; for weights files use model.load_weights")
     config, weights = _read_archive(path)
-    if config.get("class_name") != "Sequential":
-        raise ValueError(f"'{path}' holds a {config.get('class_name')!r} model; only Sequential models can be loaded")
-    inner = config.get("config") or {}
-    model = Sequential([_layer_from_config(spec, custom_objects, path) for spec in inner.get("layers", [])],
-                       name=inner.get("name"))
-    if not model.built and inner.get("build_input_shape"):
-        model.build(tuple(inner["build_input_shape"]))
+    try:
+        model = deserialize_keras_object(config, custom_objects, "model")
+    except ValueError as error:
+        raise ValueError(f"'{path}': {error}") from error
+    if not model.built and config.get("build_config"):
+        model.build_from_config(config["build_config"])
     compile_config = config.get("compile_config")
     if compile and compile_config:
         model.compile(optimizer=optimizers.deserialize(compile_config["optimizer"]),

@@ -1,0 +1,38 @@
+"""``reshape``, the one shape op below the others: reductions, broadcasting and the other shape
+ops (array.py) are all written with it, so it depends on none of them."""
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras.ops.primitive import Primitive
+from minikeras.tensor import Tensor, Variable, to_array
+
+
+def static_shape(shape, what):
+    """``shape`` (a list, tuple, array or Tensor of ints) as a tuple of Python ints.
+
+    Raises:
+      TypeError naming ``what`` (the op asking) when ``shape`` is not a list of ints.
+    """
+    if isinstance(shape, (Tensor, Variable)):
+        shape = np.asarray(shape).tolist()
+    try:
+        return tuple(int(n) for n in (shape if isinstance(shape, (list, tuple)) else np.asarray(shape).tolist()))
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} expects a shape as a list/tuple of ints, received {shape!r}") from None
+
+
+_reshape = Primitive("reshape", lambda x, *, shape: jnp.reshape(x, shape))
+_reshape.defgrad(lambda g, out, x, *, shape: reshape(g, x.shape))
+
+
+def reshape(tensor, shape, name=None):
+    """Gives ``tensor`` a new shape with the same number of elements (one -1 is inferred)."""
+    x = tensor if isinstance(tensor, (Tensor, Variable)) else Tensor(to_array(tensor))
+    shape = static_shape(shape, "reshape")
+    known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+    size = x.size
+    if shape.count(-1) > 1 or (-1 not in shape and known != size) or (-1 in shape and (known == 0 or size % known)):
+        raise ValueError(
+            f"Cannot reshape a tensor with {size} elements to shape {list(shape)} ({known} elements); input shape "
+            f"{x.shape}")
+    return _reshape(x, shape=shape)
