@@ -1,6 +1,9 @@
 """TensorFlow's dtype names, as NumPy dtypes (``mk.float32 == np.float32`` holds)."""
+import jax
 import jax.numpy as jnp
 import numpy as np
+
+from minikeras.backend import floatx
 
 float16 = np.dtype("float16")
 bfloat16 = np.dtype(jnp.bfloat16)
@@ -25,6 +28,21 @@ def as_dtype(value):
         return np.dtype(jnp.dtype(value))
     except TypeError:
         raise TypeError(f"Expected a dtype such as 'float32' or mk.int32, received {value!r}") from None
+
+
+def canonical_dtype(dtype):
+    """float64 -> float32 and int64 -> int32 unless JAX runs with x64 enabled."""
+    dtype = np.dtype(dtype)
+    if not jax.config.jax_enable_x64:
+        if dtype == np.float64:
+            return np.dtype(floatx()) if floatx() != np.float16 else np.dtype("float32")
+        if dtype == np.int64:
+            return np.dtype("int32")
+        if dtype == np.uint64:
+            return np.dtype("uint32")
+        if dtype == np.complex128:
+            return np.dtype("complex64")
+    return dtype
 
 
 def is_floating(dtype):

@@ -18,7 +18,8 @@ import jax
 import numpy as np
 
 from minikeras import _context, compiler
-from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
+from minikeras.dtypes import canonical_dtype
+from minikeras.tensor import Tensor, Variable, to_array
 
 _MAX_DISCOVERY_PASSES = 8
 RUN_EAGERLY = False  # set by mk.config.run_functions_eagerly
@@ -83,7 +84,7 @@ def _signature(leaves):
     key = []
     for leaf in leaves:
         if _is_array_leaf(leaf):
-            key.append(("T", tuple(leaf.shape), _canonical_dtype(leaf.dtype).name))
+            key.append(("T", tuple(leaf.shape), canonical_dtype(leaf.dtype).name))
         elif isinstance(leaf, Variable):
             key.append(("V", id(leaf)))
         else:

@@ -12,22 +12,7 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.backend import floatx, is_tracer
-from minikeras.dtypes import as_dtype
-
-
-def _canonical_dtype(dtype):
-    """float64 -> float32 and int64 -> int32 unless JAX runs with x64 enabled."""
-    dtype = np.dtype(dtype)
-    if not jax.config.jax_enable_x64:
-        if dtype == np.float64:
-            return np.dtype(floatx()) if floatx() != np.float16 else np.dtype("float32")
-        if dtype == np.int64:
-            return np.dtype("int32")
-        if dtype == np.uint64:
-            return np.dtype("uint32")
-        if dtype == np.complex128:
-            return np.dtype("complex64")
-    return dtype
+from minikeras.dtypes import as_dtype, canonical_dtype
 
 
 def to_array(value, dtype=None):
@@ -52,7 +37,7 @@ def to_array(value, dtype=None):
         np_value = np.asarray(value)
         if np_value.dtype == object:
             raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} to a Tensor")
-        array = jnp.asarray(np_value, dtype=_canonical_dtype(np_value.dtype))
+        array = jnp.asarray(np_value, dtype=canonical_dtype(np_value.dtype))
     if dtype is not None and array.dtype != dtype:
         array = array.astype(dtype)
     return array

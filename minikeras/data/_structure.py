@@ -6,7 +6,8 @@ array), so ``from_tensor_slices([1, 2, 3])`` has three scalar elements.
 import jax
 import numpy as np
 
-from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
+from minikeras.dtypes import canonical_dtype
+from minikeras.tensor import Tensor, Variable, to_array
 
 
 def _is_leaf(x):
@@ -34,7 +35,7 @@ def to_host_array(value, what):
     if array.dtype.kind not in "biufc":
         raise TypeError(f"{what}: component of dtype {array.dtype} cannot become an mk.Tensor "
                         f"(numbers and booleans only); received {type(value).__name__}")
-    return np.asarray(array, dtype=_canonical_dtype(array.dtype))
+    return np.asarray(array, dtype=canonical_dtype(array.dtype))
 
 
 def to_tensors(element):

@@ -15,7 +15,8 @@ import jax
 import numpy as np
 
 from minikeras.models.data_adapter import ArrayGroup
-from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
+from minikeras.dtypes import canonical_dtype
+from minikeras.tensor import Tensor, Variable, to_array
 
 _function_module = importlib.import_module("minikeras.function")  # the module (mk.function hides it)
 
@@ -45,7 +46,7 @@ def _host_leaves(batch):
         elif not isinstance(leaf, (np.ndarray, jax.Array)):
             leaf = np.asarray(leaf)
         dtype = leaf.dtype
-        canonical = _canonical_dtype(dtype)
+        canonical = canonical_dtype(dtype)
         if canonical != dtype:  # e.g. float64 NumPy data for a float32 model: cast on the host
             leaf = np.asarray(leaf, canonical) if isinstance(leaf, np.ndarray) else leaf.astype(canonical)
         arrays.append(leaf)

@@ -11,7 +11,8 @@ from minikeras.ops.convert import normalize_axis
 from minikeras.ops.elementwise import cast, equal, exp, sqrt, square
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reshape import reshape, static_shape
-from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
+from minikeras.dtypes import canonical_dtype
+from minikeras.tensor import Tensor, Variable, to_array
 
 
 def _as_input(x):
@@ -157,11 +158,11 @@ def argmax(input, axis=None, output_type=None, name=None):  # noqa: A002 - Tenso
     """
     x = _as_input(input)
     axis = 0 if axis is None else normalize_axis(axis, x.ndim, "argmax")[0]
-    return _argmax(x, axis=axis, dtype=_canonical_dtype(_index_dtype(output_type)))
+    return _argmax(x, axis=axis, dtype=canonical_dtype(_index_dtype(output_type)))
 
 
 def argmin(input, axis=None, output_type=None, name=None):  # noqa: A002
     """Index of the smallest value along ``axis`` (default 0); not differentiable."""
     x = _as_input(input)
     axis = 0 if axis is None else normalize_axis(axis, x.ndim, "argmin")[0]
-    return _argmin(x, axis=axis, dtype=_canonical_dtype(_index_dtype(output_type)))
+    return _argmin(x, axis=axis, dtype=canonical_dtype(_index_dtype(output_type)))
