@@ -3,45 +3,18 @@ single step's compiled program. Its lifted Variables are the scan's carry, and s
 step's outputs (nothing is stacked per step).
 
 The scan gets its batches in one of two ways: stacked on the host into one (steps, batch, ...)
-array per input (``run_stacked``: Datasets, mk.distribute, groups with a short batch), or, for
-in-memory arrays, taken inside the scan from the whole training arrays, given only the batch
-start offsets and the epoch's permutation (``run_program_gathered``).
+array per input (``run_program_stacked``: Datasets, mk.distribute, groups with a short batch),
+or, for in-memory arrays, taken inside the scan from the whole training arrays, given only the
+batch start offsets and the epoch's permutation (``run_program_gathered``). Both take a traced
+step's compiled program (``function._Program``); ``models.step_runner`` finds it for a batch.
 """
-import importlib
 import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from minikeras import compiler
-from minikeras.function import _flatten, _signature
+from minikeras import _context, compiler
 from minikeras.tensor import Tensor
-
-function_module = importlib.import_module("minikeras.function")  # the module (mk.function hides it)
-
-
-def run_stacked(step, batches):
-    """Runs the ``mk.function`` ``step`` on each batch in order, in one XLA call when possible.
-
-    Args:
-      step: the compiled train step (an ``mk.function``) taking one batch tuple.
-      batches: a list of ``(x, y, sample_weight)`` with identical shapes.
-
-    Returns:
-      The logs of the last step.
-    """
-    from minikeras.models.step_runner import as_tensors
-    first = (as_tensors(batches[0]),)
-    leaves, treedef = _flatten((first, {}))
-    program = step._programs.get((treedef, _signature(leaves)))
-    if program is None:  # not traced yet: run this group step by step (the first call traces)
-        logs = None
-        for batch in batches:
-            logs = step(as_tensors(batch))
-        return logs
-    per_batch = [[np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(batch)] for batch in batches]
-    return run_program_stacked(program, [np.stack(column) for column in zip(*per_batch)])
 
 
 def run_program_stacked(program, stacked):
@@ -51,7 +24,7 @@ def run_program_stacked(program, stacked):
     Returns:
       The step's outputs for the last row.
     """
-    distribution = function_module.DISTRIBUTION
+    distribution = _context.execution.distribution
     if distribution is None:
         loop = _scan_of(program)
     else:  # mk.distribute: state replicated, batches split on their dim 1
