@@ -2,7 +2,7 @@
 import jax
 
 from minikeras import _context
-from minikeras.host_memory import reuse_freed_host_memory  # noqa: F401  (mk.config.reuse_freed_host_memory)
+from minikeras.xla_cpu.host_memory import reuse_freed_host_memory  # noqa: F401  (mk.config.reuse_freed_host_memory)
 
 
 def list_devices(device_type=None):

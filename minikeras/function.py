@@ -17,8 +17,9 @@ import weakref
 import jax
 import numpy as np
 
-from minikeras import _context, compiler
+from minikeras import _context
 from minikeras.tensor import Tensor, Variable, _canonical_dtype, to_array
+from minikeras.xla_cpu import jit
 
 _MAX_DISCOVERY_PASSES = 8
 
@@ -146,7 +147,7 @@ class _Program:
         self.strict = False  # set during Function's fast call: a retrace there means new avals
         n_state = len(self.variables)
         # flat positional arrays in and out: the cheapest call jax.jit's dispatcher has
-        self.jitted = compiler.jit(lambda *flat: self._pure(flat[:n_state], flat[n_state:]))
+        self.jitted = jit(lambda *flat: self._pure(flat[:n_state], flat[n_state:]))
 
     def _pure(self, state, dynamic_values):
         if self.strict and self.traced:

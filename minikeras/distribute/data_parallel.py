@@ -19,8 +19,9 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from minikeras import _context, compiler
+from minikeras import _context
 from minikeras.distribute import multi_host
+from minikeras.xla_cpu import jit
 
 BATCH_AXIS = "batch"
 _scopes = []            # DataParallel objects entered with ``with``, innermost last
@@ -213,7 +214,7 @@ def _jit_program(program, distribution):
         state = [jax.lax.with_sharding_constraint(v, replicated) for v in results[n_out:]]
         return tuple(results[:n_out]) + tuple(state)
 
-    jitted = compiler.jit(run)
+    jitted = jit(run)
     if not distribution.multi_process:
         return jitted
 

@@ -13,8 +13,9 @@ import math
 import jax
 import jax.numpy as jnp
 
-from minikeras import _context, compiler
+from minikeras import _context
 from minikeras.tensor import Tensor
+from minikeras.xla_cpu import jit, tuning
 
 
 def run_program_stacked(program, stacked):
@@ -91,16 +92,10 @@ def _scan_steps(program, assigned_values, readonly_values, xs, batch_of):
         assigned, _ = carry
         return step(assigned, x), None
 
-    unroll = UNROLL if _work(jaxpr.jaxpr) <= TINY_STEP else 1
+    # XLA:CPU's while loop costs about a microsecond per trip: tiny steps run several per trip
+    unroll = tuning.SCAN_UNROLL if _work(jaxpr.jaxpr) <= tuning.SCAN_TINY_STEP else 1
     (final, outs), _ = jax.lax.scan(body, (list(assigned_values), zeros), xs, unroll=unroll)
     return outs, final
-
-
-# XLA's while loop on CPU costs about a microsecond per trip, as much as a whole tiny step (a
-# linear regression on 1000 points): such steps are unrolled, so that a trip runs several. A
-# bigger step would gain nothing and take UNROLL times longer to compile.
-UNROLL = 8
-TINY_STEP = 1 << 17  # elements read and written per step, summed over its operations
 
 
 def _work(jaxpr):
@@ -130,7 +125,7 @@ def _gather_scan_of(program, batch_size, shuffled):
                 return [leaf.at[index].get(mode="promise_in_bounds") for leaf in data]
             return [jax.lax.dynamic_slice_in_dim(leaf, start, batch_size) for leaf in data]
         return _scan_steps(program, assigned_values, readonly_values, starts, batch_of)
-    return compiler.jit(run)
+    return jit(run)
 
 
 def _scan_of(program, state_sharding=None):
@@ -142,5 +137,5 @@ def _scan_of(program, state_sharding=None):
             if state_sharding is not None:
                 final = [jax.lax.with_sharding_constraint(v, state_sharding) for v in final]
             return outs, final
-        return compiler.jit(run)
+        return jit(run)
     return _cached_loop(program, state_sharding, build)
