@@ -16,7 +16,6 @@ hit XLA:CPU's fast paths, plain ``lax.conv_general_dilated`` elsewhere), ``reduc
 the pooling forwards (below), and ``minikeras.xla_cpu.pool``'s gradients. All work on NHWC
 arrays with HWIO filters; 'NCHW' callers are transposed in the public functions.
 """
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -28,7 +27,6 @@ from minikeras.tensor import Tensor, Variable, to_array
 from minikeras.xla_cpu.conv import conv2d_filter_grad, conv2d_forward, conv2d_input_grad
 from minikeras.xla_cpu.pool import avg_pool2d_grad, max_pool2d_grad, max_pool2d_grad_grad
 
-_DIMENSIONS = ("NHWC", "HWIO", "NHWC")
 _TO_NHWC, _TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
