@@ -1,4 +1,4 @@
-"""conv2d forward / input-gradient / filter-gradient: minikeras.ops.conv_impl vs plain lax, on CPU.
+"""conv2d forward / input-gradient / filter-gradient: minikeras.xla_cpu.conv vs plain lax, on CPU.
 
 Per shape (MNIST/CIFAR-style layers, the classic Keras MNIST CNN's two convolutions first) it
 prints GFLOP/s of
@@ -12,12 +12,12 @@ interleaved rounds and reported as medians; compare ratios within a run (the mac
     python benchmarks/conv.py --quick    # the MNIST convs and two CIFAR ones, fewer rounds
     python benchmarks/conv.py --methods  # also every formulation of each of the three
     python benchmarks/conv.py --step     # MNIST CNN train step (jit + optax.adam, batch 128):
-                                         # lax conv vs conv_impl wired in with jax.custom_vjp
+                                         # lax conv vs xla_cpu.conv wired in with jax.custom_vjp
     --no-mmap                            # glibc: never give XLA fresh mmap'd pages (see below)
 
 glibc serves allocations over 32 MiB with fresh mmap'd pages, and XLA:CPU allocates a program's
 temporaries as one block, so a program with more than 32 MiB of temporaries page-faults through
-all of them on every call; ``--no-mmap`` (``minikeras.host_memory.reuse_freed_host_memory``:
+all of them on every call; ``--no-mmap`` (``minikeras.xla_cpu.host_memory.reuse_freed_host_memory``:
 mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=1 GiB, like
 GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1073741824) shows the cost.
 """
@@ -33,9 +33,9 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from minikeras import compiler  # noqa: E402
-from minikeras.host_memory import reuse_freed_host_memory  # noqa: E402
-from minikeras.ops import conv_impl, dropout_impl, pool_impl  # noqa: E402
+from minikeras.xla_cpu import compiler, conv, jit, pool  # noqa: E402
+from minikeras.xla_cpu.dropout import dropout_mask  # noqa: E402
+from minikeras.xla_cpu.host_memory import reuse_freed_host_memory  # noqa: E402
 
 from common import CpuSteal  # noqa: E402  (this script's folder is on sys.path)
 
@@ -61,11 +61,11 @@ def race(candidates, rounds=5, budget_s=0.15):
     """{name: (fn, args)} -> {name: median seconds per call}: jit, warm up, then interleaved rounds.
 
     Names ending in 'ref' (what a jax user writes) compile with ``jax.jit``, the others the way
-    minikeras compiles its programs (``minikeras.compiler.jit``: on CPU, convolutions on Eigen).
+    minikeras compiles its programs (``minikeras.xla_cpu.jit``: on CPU, convolutions on Eigen).
     Each round calls every candidate enough times to take about ``budget_s``, so that load
     from other processes hits all candidates alike.
     """
-    jitted = {name: ((jax.jit if name.endswith("ref") else compiler.jit)(fn), args)
+    jitted = {name: ((jax.jit if name.endswith("ref") else jit)(fn), args)
               for name, (fn, args) in candidates.items()}
     reps = {}
     for name, (fn, args) in jitted.items():
@@ -93,7 +93,7 @@ def gemm_gflops(n=2048, rounds=5):
 
 # -- per-shape table ---------------------------------------------------------------------------
 def _reference(x, w, strides, padding):
-    return lax.conv_general_dilated(x, w, strides, padding, dimension_numbers=conv_impl.DIMENSION_NUMBERS)
+    return lax.conv_general_dilated(x, w, strides, padding, dimension_numbers=conv.DIMENSION_NUMBERS)
 
 
 def shape_candidates(x, w, dy, strides, padding, methods):
@@ -101,20 +101,20 @@ def shape_candidates(x, w, dy, strides, padding, methods):
     ref_dw = lambda x, dy: jax.vjp(lambda w_: _reference(x, w_, strides, padding), w)[1](dy)[0]
     c = {
         "fwd ref": (lambda x, w: _reference(x, w, strides, padding), (x, w)),
-        "fwd ours": (lambda x, w: conv_impl.conv2d_forward(x, w, strides, padding), (x, w)),
+        "fwd ours": (lambda x, w: conv.conv2d_forward(x, w, strides, padding), (x, w)),
         "dgrad ref": (ref_dx, (dy, w)),
-        "dgrad ours": (lambda dy, w: conv_impl.conv2d_input_grad(dy, w, x.shape, strides, padding), (dy, w)),
+        "dgrad ours": (lambda dy, w: conv.conv2d_input_grad(dy, w, x.shape, strides, padding), (dy, w)),
         "wgrad ref": (ref_dw, (x, dy)),
-        "wgrad ours": (lambda x, dy: conv_impl.conv2d_filter_grad(x, dy, w.shape, strides, padding), (x, dy)),
+        "wgrad ours": (lambda x, dy: conv.conv2d_filter_grad(x, dy, w.shape, strides, padding), (x, dy)),
     }
     if methods:
-        for m in conv_impl.FORWARD_METHODS:
-            c[f"fwd {m}"] = (lambda x, w, m=m: conv_impl.conv2d_forward(x, w, strides, padding, method=m), (x, w))
-        for m in conv_impl.INPUT_GRAD_METHODS:
-            c[f"dgrad {m}"] = (lambda dy, w, m=m: conv_impl.conv2d_input_grad(
+        for m in conv.FORWARD_METHODS:
+            c[f"fwd {m}"] = (lambda x, w, m=m: conv.conv2d_forward(x, w, strides, padding, method=m), (x, w))
+        for m in conv.INPUT_GRAD_METHODS:
+            c[f"dgrad {m}"] = (lambda dy, w, m=m: conv.conv2d_input_grad(
                 dy, w, x.shape, strides, padding, method=m), (dy, w))
-        for m in conv_impl.FILTER_GRAD_METHODS:
-            c[f"wgrad {m}"] = (lambda x, dy, m=m: conv_impl.conv2d_filter_grad(
+        for m in conv.FILTER_GRAD_METHODS:
+            c[f"wgrad {m}"] = (lambda x, dy, m=m: conv.conv2d_filter_grad(
                 x, dy, w.shape, strides, padding, method=m), (x, dy))
     return c
 
@@ -137,9 +137,8 @@ def run_shapes(names, rounds, methods):
         flops = 2 * y.size * k * k * c
         t = race(shape_candidates(x, w, dy, (s, s), padding, methods), rounds=rounds)
         for kind in ("fwd", "dgrad", "wgrad"):
-            via = conv_impl.formulation({"fwd": "forward", "dgrad": "input_grad", "wgrad": "filter_grad"}[kind],
-                                        x.shape, w.shape, (s, s), padding,
-                                        eigen=compiler.cpu_options() is not None)
+            via = conv.formulation({"fwd": "forward", "dgrad": "input_grad", "wgrad": "filter_grad"}[kind],
+                                   x.shape, w.shape, (s, s), padding, eigen=compiler.cpu_options() is not None)
             others = "  ".join(f"{m.split()[1]}={flops / t[m] / 1e9:.0f}" for m in t
                                if m.startswith(kind + " ") and m.split()[1] not in ("ref", "ours"))
             ours = flops / t[kind + " ours"] / 1e9
@@ -153,17 +152,17 @@ def run_shapes(names, rounds, methods):
 # -- the MNIST CNN training step ---------------------------------------------------------------
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
 def fast_conv(x, w, strides, padding):
-    return conv_impl.conv2d_forward(x, w, strides, padding)
+    return conv.conv2d_forward(x, w, strides, padding)
 
 
 def _fast_conv_fwd(x, w, strides, padding):
-    return conv_impl.conv2d_forward(x, w, strides, padding), (x, w)
+    return conv.conv2d_forward(x, w, strides, padding), (x, w)
 
 
 def _fast_conv_bwd(strides, padding, res, dy):
     x, w = res
-    return (conv_impl.conv2d_input_grad(dy, w, x.shape, strides, padding),
-            conv_impl.conv2d_filter_grad(x, dy, w.shape, strides, padding))
+    return (conv.conv2d_input_grad(dy, w, x.shape, strides, padding),
+            conv.conv2d_filter_grad(x, dy, w.shape, strides, padding))
 
 
 fast_conv.defvjp(_fast_conv_fwd, _fast_conv_bwd)
@@ -171,17 +170,17 @@ fast_conv.defvjp(_fast_conv_fwd, _fast_conv_bwd)
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3))
 def fast_max_pool(x, ksize, strides, padding):
-    return pool_impl.max_pool2d_forward(x, ksize, strides, padding)
+    return pool.max_pool2d_forward(x, ksize, strides, padding)
 
 
 def _fast_max_pool_fwd(x, ksize, strides, padding):
-    y = pool_impl.max_pool2d_forward(x, ksize, strides, padding)
+    y = pool.max_pool2d_forward(x, ksize, strides, padding)
     return y, (x, y)
 
 
 def _fast_max_pool_bwd(ksize, strides, padding, res, dy):
     x, y = res
-    return (pool_impl.max_pool2d_grad(x, dy, ksize, strides, padding, y=y),)
+    return (pool.max_pool2d_grad(x, dy, ksize, strides, padding, y=y),)
 
 
 fast_max_pool.defvjp(_fast_max_pool_fwd, _fast_max_pool_bwd)
@@ -193,7 +192,7 @@ PLAIN = dict(
 FAST = dict(
     conv=lambda x, w: fast_conv(x, w, (1, 1), "VALID"),
     pool=lambda x: fast_max_pool(x, (2, 2), (2, 2), "VALID"),
-    mask=dropout_impl.dropout_mask)
+    mask=dropout_mask)
 
 
 def init_params(key):
@@ -230,8 +229,8 @@ def make_step(ops):
 
 def run_step(rounds, batch=128):
     variants = {"jax (lax.conv, reduce_window, bernoulli)": PLAIN,
-                "conv_impl only": dict(PLAIN, conv=FAST["conv"]),
-                "conv_impl + pool_impl + dropout_impl": FAST}
+                "xla_cpu conv only": dict(PLAIN, conv=FAST["conv"]),
+                "xla_cpu conv + pool + dropout": FAST}
     p = init_params(jax.random.key(0))
     x = jax.random.normal(jax.random.key(1), (batch, 28, 28, 1), jnp.float32)
     y = jax.random.randint(jax.random.key(2), (batch,), 0, 10)

@@ -1,4 +1,4 @@
-"""Pooling and dropout masks: minikeras.ops.pool_impl / dropout_impl vs plain jax, on CPU.
+"""Pooling and dropout masks: minikeras.xla_cpu.pool / dropout vs plain jax, on CPU.
 
 Max pooling: ``lax.reduce_window`` max and its ``jax.vjp`` (select_and_scatter) vs
 ``max_pool2d_forward`` / ``max_pool2d_grad``; average pooling likewise. Dropout: the keep-mask
@@ -21,7 +21,8 @@ from jax import lax
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from conv import race  # noqa: E402
-from minikeras.ops import dropout_impl, pool_impl  # noqa: E402
+from minikeras.xla_cpu import pool  # noqa: E402
+from minikeras.xla_cpu.dropout import dropout_mask  # noqa: E402
 
 # name, input shape, ksize, strides, padding
 POOLS = [
@@ -54,13 +55,13 @@ def pool_rows(rounds, quick):
                     / lax.reduce_window(ones, 0.0, lax.add, window, steps, padding))
         t = race({
             "max fwd ref": (ref_max, (x,)),
-            "max fwd ours": (lambda x: pool_impl.max_pool2d_forward(x, ksize, strides, padding), (x,)),
+            "max fwd ours": (lambda x: pool.max_pool2d_forward(x, ksize, strides, padding), (x,)),
             "max grad ref": (lambda x, dy: jax.vjp(ref_max, x)[1](dy)[0], (x, dy)),
-            "max grad ours": (lambda x, dy: pool_impl.max_pool2d_grad(x, dy, ksize, strides, padding), (x, dy)),
+            "max grad ours": (lambda x, dy: pool.max_pool2d_grad(x, dy, ksize, strides, padding), (x, dy)),
             "avg fwd ref": (ref_avg, (x,)),
-            "avg fwd ours": (lambda x: pool_impl.avg_pool2d_forward(x, ksize, strides, padding), (x,)),
+            "avg fwd ours": (lambda x: pool.avg_pool2d_forward(x, ksize, strides, padding), (x,)),
             "avg grad ref": (lambda x, dy: jax.vjp(ref_avg, x)[1](dy)[0], (x, dy)),
-            "avg grad ours": (lambda x, dy: pool_impl.avg_pool2d_grad(dy, x.shape, ksize, strides, padding), (x, dy)),
+            "avg grad ours": (lambda x, dy: pool.avg_pool2d_grad(dy, x.shape, ksize, strides, padding), (x, dy)),
         }, rounds=rounds)
         for kind in ("max fwd", "max grad", "avg fwd", "avg grad"):
             ref, ours = t[kind + " ref"], t[kind + " ours"]
@@ -91,7 +92,7 @@ def mask_rows(rounds, quick):
             cands[impl] = (lambda k: jax.random.bernoulli(k, 1.0 - rate, shape), (key,))
         key = jax.random.key(0)
         cands["murmur"] = (lambda k: _murmur_mask(k, shape, rate), (key,))
-        cands["ours"] = (lambda k: dropout_impl.dropout_mask(k, shape, rate), (key,))
+        cands["ours"] = (lambda k: dropout_mask(k, shape, rate), (key,))
         t = race(cands, rounds=rounds)
         same = bool((jax.jit(cands["ours"][0])(key) == jax.random.bernoulli(key, 1.0 - rate, shape)).all())
         print(f"{name:<16}{int(np.prod(shape)):>10}  " + "  ".join(f"{v * 1e3:>8.2f} ms" for v in t.values())

@@ -4,7 +4,7 @@ For each model, in one run and timed in turn (so machine load hits all alike):
   * jax:      a hand-written ``jax.jit`` step (``lax.conv_general_dilated``, ``reduce_window``,
               ``jax.random.bernoulli`` dropout, optax.adam),
   * jax eigen: the same step compiled with the XLA:CPU setting minikeras compiles its programs
-              with (``minikeras.compiler.CPU_OPTIONS``: convolutions on Eigen), on CPU,
+              with (``minikeras.xla_cpu.compiler.CPU_OPTIONS``: convolutions on Eigen), on CPU,
   * mk tape:  a ``mk.function`` GradientTape step with ``optimizer.apply_gradients``,
   * mk fit:   ``model.fit`` (one epoch over the timed batches),
   * tf:       when TensorFlow is installed (``pip install -e ".[bench]"``), the TF 2 tutorial's
@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from common import CpuSteal, block, interleaved  # noqa: E402
 
 import minikeras as mk  # noqa: E402
-from minikeras import compiler  # noqa: E402
+from minikeras.xla_cpu import compiler  # noqa: E402
 
 
 # -- the models in minikeras --------------------------------------------------------------------

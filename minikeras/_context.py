@@ -4,7 +4,8 @@
   and, when true, calls each entry's ``record``/``read_variable`` (the tape protocol,
   documented in ``minikeras.tape``). Code outside the tape changes the list only through
   ``recording_with`` below.
-- ``traces``: the ``mk.function`` trace contexts tracing now, innermost last.
+- ``traces``: the ``mk.function`` trace contexts tracing now, innermost last. ``outside_traces``
+  below hides them for a block that creates process state.
 - ``execution``: process-wide execution settings (``mk.config.run_functions_eagerly``,
   the active ``mk.distribute`` strategy), read where they take effect and written only by
   the public functions that own them.
@@ -52,3 +53,17 @@ def recording_with(replacement):
         yield
     finally:
         tapes[:] = saved
+
+
+@contextlib.contextmanager
+def outside_traces():
+    """Runs the block as if no ``mk.function`` were tracing (the role of TF's ``tf.init_scope``):
+    a Variable created there is process state that exists from then on, not one the function
+    being traced creates. For state made on first use, such as ``mk.random``'s generator.
+    """
+    saved = traces[:]
+    traces[:] = []
+    try:
+        yield
+    finally:
+        traces[:] = saved

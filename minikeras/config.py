@@ -1,9 +1,8 @@
 """Devices and execution settings (``tf.config``'s subset)."""
-import importlib
-
 import jax
 
-from minikeras.host_memory import reuse_freed_host_memory  # noqa: F401  (mk.config.reuse_freed_host_memory)
+from minikeras import _context
+from minikeras.xla_cpu.host_memory import reuse_freed_host_memory  # noqa: F401  (mk.config.reuse_freed_host_memory)
 
 
 def list_devices(device_type=None):
@@ -24,11 +23,9 @@ list_logical_devices = list_devices
 
 def run_functions_eagerly(run_eagerly):
     """Makes every ``mk.function`` run its Python function eagerly (for debugging) when True."""
-    # ``minikeras.function`` the attribute is the decorator, which hides the module of that name
-    function_module = importlib.import_module("minikeras.function")
-    function_module.RUN_EAGERLY = bool(run_eagerly)
+    _context.execution.run_functions_eagerly = bool(run_eagerly)
 
 
 def functions_run_eagerly():
     """Whether ``run_functions_eagerly(True)`` is in effect."""
-    return importlib.import_module("minikeras.function").RUN_EAGERLY
+    return _context.execution.run_functions_eagerly

@@ -17,13 +17,12 @@ import weakref
 import jax
 import numpy as np
 
-from minikeras import _context, compiler
+from minikeras import _context
 from minikeras.dtypes import canonical_dtype
 from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.xla_cpu import jit
 
 _MAX_DISCOVERY_PASSES = 8
-RUN_EAGERLY = False  # set by mk.config.run_functions_eagerly
-DISTRIBUTION = None  # the active mk.distribute.DataParallel (set by minikeras.distribute), or None
 
 
 class _TraceContext:
@@ -149,7 +148,7 @@ class _Program:
         self.strict = False  # set during Function's fast call: a retrace there means new avals
         n_state = len(self.variables)
         # flat positional arrays in and out: the cheapest call jax.jit's dispatcher has
-        self.jitted = compiler.jit(lambda *flat: self._pure(flat[:n_state], flat[n_state:]))
+        self.jitted = jit(lambda *flat: self._pure(flat[:n_state], flat[n_state:]))
 
     def _pure(self, state, dynamic_values):
         if self.strict and self.traced:
@@ -186,8 +185,9 @@ class _Program:
 
     def __call__(self, dynamic_values):
         jitted = self.jitted
-        if DISTRIBUTION is not None:  # mk.distribute: state replicated and batches split over its mesh
-            jitted, dynamic_values = DISTRIBUTION.prepare_call(self, dynamic_values)
+        distribution = _context.execution.distribution
+        if distribution is not None:  # mk.distribute: state replicated and batches split over its mesh
+            jitted, dynamic_values = distribution.prepare_call(self, dynamic_values)
         return self._finish(jitted(*map(_value_of, self.variables), *dynamic_values))
 
     def _finish(self, results):
@@ -269,12 +269,13 @@ class Function:
         return bound
 
     def __call__(self, *args, **kwargs):
-        if not self.jit_compile or RUN_EAGERLY or _context.traces or _context.tapes:
+        execution = _context.execution
+        if not self.jit_compile or execution.run_functions_eagerly or _context.traces or _context.tapes:
             # Eager: debugging, nested inside another mk.function (inlined), or under a
             # recording tape (which must see every op to differentiate through the call).
             return self.python_function(*args, **kwargs)
         program = self._last_program
-        if len(args) == self._last_arity and not kwargs and DISTRIBUTION is None:
+        if len(args) == self._last_arity and not kwargs and execution.distribution is None:
             # The common call, f(tensor, ...) again: no pytree walk and no signature built here;
             # jax.jit's dispatcher compares the avals, and a mismatch aborts the call.
             arrays = []

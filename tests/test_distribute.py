@@ -451,6 +451,24 @@ def test_initialize_after_arrays_exist_is_a_clear_error():
     assert float(mk.reduce_sum(mk.constant([1.0, 2.0]))) == 3.0  # the backend is untouched
 
 
+LATE_INITIALIZE = r'''
+import minikeras as mk
+mk.config.list_devices()   # starts JAX's backend, though no array exists
+try:
+    mk.distribute.initialize("127.0.0.1:1", 2, 0)
+except RuntimeError as error:
+    print("RuntimeError:", error)
+'''
+
+
+def test_initialize_after_the_backend_started_is_a_clear_error(tmp_path):
+    worker = _run_script(LATE_INITIALIZE, tmp_path, "late.py", env_devices=1)
+    output = worker.communicate(timeout=TIMEOUT)[0]
+    assert worker.returncode == 0, output[-4000:]
+    assert "RuntimeError: mk.distribute.initialize must be called before JAX starts its backend" in output, output
+    assert "asked JAX for its devices" in output and "right after `import minikeras as mk`" in output
+
+
 def test_device_scope_on_the_default_device():
     with mk.device("/CPU:0"):
         x = mk.constant([1.0])

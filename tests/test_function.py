@@ -283,10 +283,12 @@ def test_run_functions_eagerly():
 
     mk.config.run_functions_eagerly(True)
     try:
+        assert mk.config.functions_run_eagerly() is True
         f(mk.constant(3.0))
     finally:
         mk.config.run_functions_eagerly(False)
     assert seen == [3.0]
+    assert mk.config.functions_run_eagerly() is False
 
 
 def test_method_decorated_with_function():

@@ -92,6 +92,28 @@ def test_shuffle_permutes_the_first_axis():
     assert not np.array_equal(out, x)
 
 
+def test_generator_is_made_on_first_use_as_process_state(monkeypatch):
+    from minikeras.ops import random as random_ops
+    monkeypatch.setitem(random_ops._state, "generator", None)  # as in a fresh process
+
+    @mk.function
+    def f(x, noisy):
+        return x + mk.random.normal(x.shape) if noisy else x
+
+    np.testing.assert_array_equal(f(mk.zeros(3), False).numpy(), np.zeros(3))  # first trace: no draw
+    a = f(mk.zeros(3), True)  # a later trace makes the generator: not a Variable the function creates
+    generator = mk.random.get_global_generator()
+    assert random_ops._state["generator"] is generator and generator.name == "random_generator"
+    before = generator.numpy().copy()
+    b = f(mk.zeros(3), True)  # the compiled call reads and advances it
+    assert not np.array_equal(before, generator.numpy())
+    assert not np.allclose(a.numpy(), b.numpy())
+    mk.random.set_seed(4)
+    c = f(mk.zeros(3), True)
+    mk.random.set_seed(4)
+    np.testing.assert_array_equal(f(mk.zeros(3), True).numpy(), c.numpy())
+
+
 def test_generator_state_is_a_non_trainable_variable():
     generator = mk.random.get_global_generator()
     assert isinstance(generator, mk.Variable) and not generator.trainable

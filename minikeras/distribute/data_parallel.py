@@ -13,24 +13,25 @@ A batch whose size is not a multiple of the device count is an error, not padded
 with a masked loss would still change BatchNormalization's statistics and the metrics, so
 results would silently differ from single-device training.
 """
-import importlib
 import math
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from minikeras import compiler
+from minikeras import _context
 from minikeras.distribute import multi_host
+from minikeras.xla_cpu import jit
 
 BATCH_AXIS = "batch"
-_function = importlib.import_module("minikeras.function")  # the module; mk.function hides it
 _scopes = []            # DataParallel objects entered with ``with``, innermost last
 _global = [None]        # set_distribution's value
 
 
 def _sync():
-    _function.DISTRIBUTION = _scopes[-1] if _scopes else _global[0]
+    """Publishes the distribution in effect (innermost scope, else the global one) where
+    ``mk.function`` and ``fit``'s steps read it: ``_context.execution.distribution``."""
+    _context.execution.distribution = _scopes[-1] if _scopes else _global[0]
 
 
 def set_distribution(distribution):
@@ -47,7 +48,7 @@ def set_distribution(distribution):
 def get_distribution():
     """The distribution compiled steps use now: the innermost ``with`` scope, else the one set
     with ``set_distribution``, else None (one device)."""
-    return _function.DISTRIBUTION
+    return _context.execution.distribution
 
 
 class DataParallel:
@@ -213,7 +214,7 @@ def _jit_program(program, distribution):
         state = [jax.lax.with_sharding_constraint(v, replicated) for v in results[n_out:]]
         return tuple(results[:n_out]) + tuple(state)
 
-    jitted = compiler.jit(run)
+    jitted = jit(run)
     if not distribution.multi_process:
         return jitted
 

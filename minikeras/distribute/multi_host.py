@@ -10,7 +10,6 @@ starts from the same weights. Step outputs split on the batch (predictions) come
 rows of this process's batch; reductions (loss, metrics) are the global values everywhere.
 """
 import jax
-import jax.extend.backend as jax_backend
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding
@@ -19,8 +18,9 @@ from jax.sharding import NamedSharding
 def initialize(coordinator_address=None, num_processes=None, process_id=None, local_device_ids=None, **kwargs):
     """Connects this process to the others: ``jax.distributed.initialize`` (see there).
 
-    Call it in every process, right after ``import minikeras as mk`` and before creating any
-    tensor, variable or model. On CPU, the cross-process collectives use gloo.
+    Call it in every process, right after ``import minikeras as mk`` (which starts no JAX
+    backend) and before anything starts one: creating a tensor, variable or model, or asking
+    for devices. On CPU, the cross-process collectives use gloo.
 
     Args:
       coordinator_address: ``"host:port"`` of process 0 (e.g. ``"10.0.0.1:1234"``); None on
@@ -29,46 +29,37 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
       process_id: this process's number, 0 .. num_processes - 1.
       local_device_ids: restricts this process to these local devices.
       **kwargs: passed to ``jax.distributed.initialize`` (e.g. ``initialization_timeout``).
+
+    Raises:
+      RuntimeError: if it was called before, or if JAX has started its backend already.
     """
-    from jax._src import xla_bridge
     if jax.distributed.is_initialized():
         raise RuntimeError("mk.distribute.initialize was already called in this process (call it once)")
+    _check_no_backend_yet()
     try:
         if jax.config.jax_cpu_collectives_implementation in (None, "none", ""):
             jax.config.update("jax_cpu_collectives_implementation", "gloo")
     except AttributeError:  # a JAX without the option uses gloo on CPU already
         pass
-    restore = _release_backend() if xla_bridge.backends_are_initialized() else None
     jax.distributed.initialize(coordinator_address, num_processes, process_id, local_device_ids, **kwargs)
-    if restore is not None:
-        restore()
 
 
-def _release_backend():
-    """``import minikeras`` has already started JAX's backend (the random generator's state is a
-    jax array), which ``jax.distributed.initialize`` refuses. If nothing else holds an array
-    yet, the backend is cleared and that state re-created on the new one afterwards."""
-    from minikeras import tensor
-    from minikeras.ops import random
-    generator = random.get_global_generator()
-    known = {id(generator._value)} | set(tensor._SCALAR_IDS)
-    others = [a for a in jax.live_arrays() if id(a) not in known]
-    if others:
-        shapes = ", ".join(str(tuple(a.shape)) for a in others[:3])
-        raise RuntimeError(
-            f"mk.distribute.initialize must be called before any tensor, variable or model is created, but "
-            f"{len(others)} array(s) exist already (shapes {shapes}...). Call it right after `import minikeras as "
-            "mk`, at the top of the program, in every process.")
-    state = np.asarray(generator._value)
-    tensor._SCALARS.clear()
-    tensor._SCALAR_IDS.clear()
-    generator._value = None
-    jax_backend.clear_backends()
-
-    def restore():
-        generator._value = jnp.asarray(state)
-
-    return restore
+def _check_no_backend_yet():
+    """``jax.distributed.initialize`` refuses to run once a JAX backend has started; say why
+    in minikeras' terms."""
+    from jax._src import xla_bridge
+    if not xla_bridge.backends_are_initialized():
+        return
+    arrays = jax.live_arrays()
+    if arrays:
+        shapes = ", ".join(str(tuple(a.shape)) for a in arrays[:3])
+        started = f"{len(arrays)} array(s) exist already (shapes {shapes}{', ...' if len(arrays) > 3 else ''})"
+    else:
+        started = "something asked JAX for its devices already (e.g. jax.devices() or mk.config.list_devices())"
+    raise RuntimeError(
+        f"mk.distribute.initialize must be called before JAX starts its backend (before any tensor, variable or "
+        f"model is created), but {started}. Call it right after `import minikeras as mk`, at the top of the "
+        "program, in every process.")
 
 
 def shutdown():

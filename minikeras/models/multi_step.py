@@ -3,45 +3,19 @@ single step's compiled program. Its lifted Variables are the scan's carry, and s
 step's outputs (nothing is stacked per step).
 
 The scan gets its batches in one of two ways: stacked on the host into one (steps, batch, ...)
-array per input (``run_stacked``: Datasets, mk.distribute, groups with a short batch), or, for
-in-memory arrays, taken inside the scan from the whole training arrays, given only the batch
-start offsets and the epoch's permutation (``run_program_gathered``).
+array per input (``run_program_stacked``: Datasets, mk.distribute, groups with a short batch),
+or, for in-memory arrays, taken inside the scan from the whole training arrays, given only the
+batch start offsets and the epoch's permutation (``run_program_gathered``). Both take a traced
+step's compiled program (``function._Program``); ``models.step_runner`` finds it for a batch.
 """
-import importlib
 import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from minikeras import compiler
-from minikeras.function import _flatten, _signature
+from minikeras import _context
 from minikeras.tensor import Tensor
-
-function_module = importlib.import_module("minikeras.function")  # the module (mk.function hides it)
-
-
-def run_stacked(step, batches):
-    """Runs the ``mk.function`` ``step`` on each batch in order, in one XLA call when possible.
-
-    Args:
-      step: the compiled train step (an ``mk.function``) taking one batch tuple.
-      batches: a list of ``(x, y, sample_weight)`` with identical shapes.
-
-    Returns:
-      The logs of the last step.
-    """
-    from minikeras.models.step_runner import as_tensors
-    first = (as_tensors(batches[0]),)
-    leaves, treedef = _flatten((first, {}))
-    program = step._programs.get((treedef, _signature(leaves)))
-    if program is None:  # not traced yet: run this group step by step (the first call traces)
-        logs = None
-        for batch in batches:
-            logs = step(as_tensors(batch))
-        return logs
-    per_batch = [[np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(batch)] for batch in batches]
-    return run_program_stacked(program, [np.stack(column) for column in zip(*per_batch)])
+from minikeras.xla_cpu import jit, tuning
 
 
 def run_program_stacked(program, stacked):
@@ -51,7 +25,7 @@ def run_program_stacked(program, stacked):
     Returns:
       The step's outputs for the last row.
     """
-    distribution = function_module.DISTRIBUTION
+    distribution = _context.execution.distribution
     if distribution is None:
         loop = _scan_of(program)
     else:  # mk.distribute: state replicated, batches split on their dim 1
@@ -118,16 +92,10 @@ def _scan_steps(program, assigned_values, readonly_values, xs, batch_of):
         assigned, _ = carry
         return step(assigned, x), None
 
-    unroll = UNROLL if _work(jaxpr.jaxpr) <= TINY_STEP else 1
+    # XLA:CPU's while loop costs about a microsecond per trip: tiny steps run several per trip
+    unroll = tuning.SCAN_UNROLL if _work(jaxpr.jaxpr) <= tuning.SCAN_TINY_STEP else 1
     (final, outs), _ = jax.lax.scan(body, (list(assigned_values), zeros), xs, unroll=unroll)
     return outs, final
-
-
-# XLA's while loop on CPU costs about a microsecond per trip, as much as a whole tiny step (a
-# linear regression on 1000 points): such steps are unrolled, so that a trip runs several. A
-# bigger step would gain nothing and take UNROLL times longer to compile.
-UNROLL = 8
-TINY_STEP = 1 << 17  # elements read and written per step, summed over its operations
 
 
 def _work(jaxpr):
@@ -157,7 +125,7 @@ def _gather_scan_of(program, batch_size, shuffled):
                 return [leaf.at[index].get(mode="promise_in_bounds") for leaf in data]
             return [jax.lax.dynamic_slice_in_dim(leaf, start, batch_size) for leaf in data]
         return _scan_steps(program, assigned_values, readonly_values, starts, batch_of)
-    return compiler.jit(run)
+    return jit(run)
 
 
 def _scan_of(program, state_sharding=None):
@@ -169,5 +137,5 @@ def _scan_of(program, state_sharding=None):
             if state_sharding is not None:
                 final = [jax.lax.with_sharding_constraint(v, state_sharding) for v in final]
             return outs, final
-        return compiler.jit(run)
+        return jit(run)
     return _cached_loop(program, state_sharding, build)

@@ -9,16 +9,15 @@ device itself, far cheaper than a ``jnp.asarray`` each.
 
 The first batch of each new signature takes the general path (it traces and compiles).
 """
-import importlib
-
 import jax
 import numpy as np
 
+from minikeras import _context
+from minikeras.function import _flatten, _signature, _without_jax_additions
 from minikeras.models.data_adapter import ArrayGroup
 from minikeras.dtypes import canonical_dtype
+from minikeras.models.multi_step import run_program_gathered, run_program_stacked
 from minikeras.tensor import Tensor, Variable, to_array
-
-_function_module = importlib.import_module("minikeras.function")  # the module (mk.function hides it)
 
 
 def as_tensors(batch):
@@ -67,8 +66,8 @@ class StepRunner:
         self._programs = {}  # batch signature -> the step's compiled program
 
     def _fast_path_allowed(self):
-        return (self.step.jit_compile and not _function_module.RUN_EAGERLY
-                and _function_module.DISTRIBUTION is None)
+        execution = _context.execution
+        return self.step.jit_compile and not execution.run_functions_eagerly and execution.distribution is None
 
     @property
     def traced(self):
@@ -88,7 +87,7 @@ class StepRunner:
                 outputs = self(batch)
             return outputs
         except Exception as error:
-            _function_module._without_jax_additions(error)
+            _without_jax_additions(error)
             raise
 
     def __call__(self, batch):
@@ -101,8 +100,7 @@ class StepRunner:
             return program(arrays)
         tensors = as_tensors(batch)
         outputs = self.step(tensors)
-        leaves, treedef = _function_module._flatten(((tensors,), {}))
-        program = self.step._programs.get((treedef, _function_module._signature(leaves)))
+        program = self._traced_program(tensors)
         if program is not None and program.out_spec is not None:
             self._programs[signature] = program
         return outputs
@@ -113,21 +111,18 @@ class StepRunner:
 
         ``batches``: a list of ``(x, y, sample_weight)``, or a ``data_adapter.ArrayGroup``, whose
         batches the scan takes from the whole training arrays itself when all are full-size."""
-        if len(batches) > 1 and _function_module.DISTRIBUTION is not None and self.step.jit_compile:
-            from minikeras.models.multi_step import run_stacked  # mk.distribute shards the scan
-            return run_stacked(self.step, list(batches))
+        if len(batches) > 1 and _context.execution.distribution is not None and self.step.jit_compile:
+            return self._run_stacked(list(batches))  # mk.distribute shards the scan
         if len(batches) > 1 and self._fast_path_allowed():
             if isinstance(batches, ArrayGroup):
                 program = self._gather_program(batches)
                 if program is not None:
-                    from minikeras.models.multi_step import run_program_gathered
                     return run_program_gathered(program, batches)
             stacked = [_host_leaves(batch) for batch in batches]
             signatures = {signature for _, signature in stacked}
             if len(signatures) == 1:
                 program = self._programs.get(signatures.pop())
                 if program is not None:
-                    from minikeras.models.multi_step import run_program_stacked
                     columns = [np.stack([np.asarray(arrays[i]) for arrays, _ in stacked])
                                for i in range(len(stacked[0][0]))]
                     return run_program_stacked(program, columns)
@@ -135,6 +130,25 @@ class StepRunner:
         for batch in batches:
             outputs = self(batch)
         return outputs
+
+    def _traced_program(self, tensors):
+        """The step's compiled program for the batch ``tensors`` (``as_tensors``'s result), or
+        None if that signature has not been traced."""
+        leaves, treedef = _flatten(((tensors,), {}))
+        return self.step._programs.get((treedef, _signature(leaves)))
+
+    def _run_stacked(self, batches):
+        """Runs ``batches`` (a list of ``(x, y, sample_weight)`` with identical shapes) in order
+        as one scanned call of the step's compiled program, or step by step while their
+        signature has not been traced (the first call traces). Returns the last outputs."""
+        program = self._traced_program(as_tensors(batches[0]))
+        if program is None:
+            outputs = None
+            for batch in batches:
+                outputs = self.step(as_tensors(batch))
+            return outputs
+        per_batch = [[np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(batch)] for batch in batches]
+        return run_program_stacked(program, [np.stack(column) for column in zip(*per_batch)])
 
     def _gather_program(self, group):
         """The compiled program for ``group``'s batches if they are all full-size and that

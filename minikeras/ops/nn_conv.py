@@ -11,45 +11,26 @@ derivatives of any order work with no special case. Pooling is built the same wa
 max_pool2d's gradient scatters ``g`` to where each window's maximum was; that scatter's
 gradient gathers from the same places, and the gather's gradient is the scatter again.
 
-The kernels are behind the module-level functions ``_conv_forward``, ``_conv_input_grad``,
-``_conv_filter_grad``, ``_max_pool_forward``, ``_max_pool_grad``, ``_max_pool_grad_grad``,
-``_avg_pool_forward`` and ``_avg_pool_grad``: the one place to switch implementations.
-All work on NHWC arrays with HWIO filters; 'NCHW' callers are transposed in the wrappers.
+The primitives' kernels are ``minikeras.xla_cpu.conv``'s three functions (formulations that
+hit XLA:CPU's fast paths, plain ``lax.conv_general_dilated`` elsewhere), ``reduce_window`` for
+the pooling forwards (below), and ``minikeras.xla_cpu.pool``'s gradients. All work on NHWC
+arrays with HWIO filters; 'NCHW' callers are transposed in the public functions.
 """
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-
-from minikeras.ops import conv_impl, pool_impl
 
 from minikeras.ops.array import transpose
 from minikeras.ops.convert import binary_args
 from minikeras.ops.primitive import Primitive
 from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.xla_cpu.conv import conv2d_filter_grad, conv2d_forward, conv2d_input_grad
+from minikeras.xla_cpu.pool import avg_pool2d_grad, max_pool2d_grad, max_pool2d_grad_grad
 
-_DIMENSIONS = ("NHWC", "HWIO", "NHWC")
 _TO_NHWC, _TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
 
 
-# -- kernels (the switch point) ---------------------------------------------------------------
-# conv_impl picks, per shape, formulations that hit XLA:CPU's fast paths (and plain
-# lax.conv_general_dilated elsewhere); each is exactly conv or one of its two transposes.
-def _conv_forward(x, w, strides, padding, dilations):
-    """NHWC x HWIO -> NHWC; ``padding`` is 'SAME', 'VALID' or ((top, bottom), (left, right))."""
-    return conv_impl.conv2d_forward(x, w, strides, padding, dilations)
-
-
-def _conv_input_grad(dy, w, input_shape, strides, padding, dilations):
-    """The transpose of ``_conv_forward`` in ``x``: dx of shape ``input_shape``."""
-    return conv_impl.conv2d_input_grad(dy, w, tuple(input_shape), strides, padding, dilations)
-
-
-def _conv_filter_grad(x, dy, filter_shape, strides, padding, dilations):
-    """The transpose of ``_conv_forward`` in ``w``: dw of shape ``filter_shape``."""
-    return conv_impl.conv2d_filter_grad(x, dy, tuple(filter_shape), strides, padding, dilations)
-
-
+# -- pooling forwards (the gradients are minikeras.xla_cpu.pool's) -----------------------------
 def _window(ksize, strides, padding):
     pads = padding if isinstance(padding, str) else ((0, 0),) + tuple(padding) + ((0, 0),)
     return (1,) + tuple(ksize) + (1,), (1,) + tuple(strides) + (1,), pads
@@ -60,16 +41,6 @@ def _max_pool_forward(x, ksize, strides, padding):
     # a Python scalar init, so that jax sees a max-monoid reduction it can differentiate
     lowest = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
     return lax.reduce_window(x, lowest, lax.max, window, steps, pads)
-
-
-def _max_pool_grad(x, dy, ksize, strides, padding):
-    """Scatters each window's ``dy`` to the (first) position of that window's maximum in ``x``."""
-    return pool_impl.max_pool2d_grad(x, dy, ksize, strides, padding)
-
-
-def _max_pool_grad_grad(x, g, ksize, strides, padding):
-    """Gathers ``g`` (shaped like ``x``) at each window's maximum: the transpose of ``_max_pool_grad``."""
-    return pool_impl.max_pool2d_grad_grad(x, g, ksize, strides, padding)
 
 
 def _avg_pool_forward(x, ksize, strides, padding):
@@ -83,22 +54,20 @@ def _avg_pool_forward(x, ksize, strides, padding):
     return sums / lax.reduce_window(ones, zero, lax.add, window, steps, pads)
 
 
-def _avg_pool_grad(dy, input_shape, ksize, strides, padding):
-    return pool_impl.avg_pool2d_grad(dy, tuple(input_shape), ksize, strides, padding)
-
-
 # -- convolution primitives ---------------------------------------------------------------------
+# 'padding' is 'SAME', 'VALID' or ((top, bottom), (left, right)); each kernel is exactly conv or
+# one of its two transposes, so the three serve as each other's gradient rules.
 _conv2d = Primitive(
     "conv2d",
-    lambda x, w, *, strides, padding, dilations: _conv_forward(x, w, strides, padding, dilations))
+    lambda x, w, *, strides, padding, dilations: conv2d_forward(x, w, strides, padding, dilations))
 _conv2d_backprop_input = Primitive(
     "conv2d_backprop_input",
     lambda dy, w, *, input_shape, strides, padding, dilations:
-        _conv_input_grad(dy, w, input_shape, strides, padding, dilations))
+        conv2d_input_grad(dy, w, input_shape, strides, padding, dilations))
 _conv2d_backprop_filter = Primitive(
     "conv2d_backprop_filter",
     lambda x, dy, *, filter_shape, strides, padding, dilations:
-        _conv_filter_grad(x, dy, filter_shape, strides, padding, dilations))
+        conv2d_filter_grad(x, dy, filter_shape, strides, padding, dilations))
 
 
 @_conv2d.defgrad
@@ -120,11 +89,14 @@ def _(g, out, x, dy, *, filter_shape, **conv):
 # -- pooling primitives ---------------------------------------------------------------------------
 _max_pool = Primitive(
     "max_pool2d", lambda x, *, ksize, strides, padding: _max_pool_forward(x, ksize, strides, padding))
+# the gradient scatters each window's dy to the first maximum of that window in x; its
+# transpose gathers g (shaped like x) there
 _max_pool_grad_op = Primitive(
-    "max_pool2d_grad", lambda x, dy, *, ksize, strides, padding: _max_pool_grad(x, dy, ksize, strides, padding))
+    "max_pool2d_grad",
+    lambda x, dy, *, ksize, strides, padding: max_pool2d_grad(x, dy, ksize, strides, padding))
 _max_pool_grad_grad_op = Primitive(
     "max_pool2d_grad_grad",
-    lambda x, g, *, ksize, strides, padding: _max_pool_grad_grad(x, g, ksize, strides, padding))
+    lambda x, g, *, ksize, strides, padding: max_pool2d_grad_grad(x, g, ksize, strides, padding))
 
 
 @_max_pool.defgrad
@@ -147,7 +119,7 @@ _avg_pool = Primitive(
     "avg_pool2d", lambda x, *, ksize, strides, padding: _avg_pool_forward(x, ksize, strides, padding))
 _avg_pool_grad_op = Primitive(
     "avg_pool2d_grad",
-    lambda dy, *, input_shape, ksize, strides, padding: _avg_pool_grad(dy, input_shape, ksize, strides, padding))
+    lambda dy, *, input_shape, ksize, strides, padding: avg_pool2d_grad(dy, input_shape, ksize, strides, padding))
 
 
 @_avg_pool.defgrad

@@ -4,6 +4,10 @@
 (the generator state is a Variable that the compiled program reads and advances), and
 weight initializers (which draw from a separate, Python-side stream so that layers built
 inside a trace get concrete initial values).
+
+The generator Variable is created on first use (``get_global_generator``), not at import:
+creating a jax array starts a jax backend, and ``import minikeras`` must not, so that
+``mk.distribute.initialize`` (``jax.distributed.initialize``) can still run after it.
 """
 import os
 
@@ -11,13 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras import _context
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
 from minikeras.tensor import Tensor, Variable, to_array
 
-_state = {"seed": None, "initializer_draws": 0}
-_generator = Variable(jax.random.key_data(jax.random.key(int.from_bytes(os.urandom(4), "little"))),
-                      trainable=False, name="random_generator")
+_state = {"seed": None, "initializer_draws": 0, "generator": None}
 
 
 def set_seed(seed):
@@ -26,12 +29,24 @@ def set_seed(seed):
     _state["seed"] = seed
     _state["initializer_draws"] = 0
     _state["numpy_draws"] = 0
-    _generator.assign(jax.random.key_data(jax.random.key(seed)))
+    get_global_generator().assign(jax.random.key_data(jax.random.key(seed)))
 
 
 def get_global_generator():
-    """The Variable holding the random generator's state (advanced by every draw)."""
-    return _generator
+    """The Variable holding the random generator's state (advanced by every draw).
+
+    Created on the first call, from a seed drawn from the OS (``set_seed`` then replaces its
+    state). A first call inside ``mk.function`` creates it as process state all the same:
+    the function reads it like any Variable made before it was traced.
+    """
+    generator = _state["generator"]
+    if generator is None:
+        seed = int.from_bytes(os.urandom(4), "little")
+        with _context.outside_traces():
+            generator = Variable(lambda: jax.random.key_data(jax.random.key(seed)), trainable=False,
+                                 name="random_generator")
+        _state["generator"] = generator
+    return generator
 
 
 _split = jax.jit(lambda data: jax.random.split(jax.random.wrap_key_data(data)))
@@ -39,12 +54,13 @@ _split = jax.jit(lambda data: jax.random.split(jax.random.wrap_key_data(data)))
 
 def next_key(seed=None):
     """A fresh jax PRNG key; advances the global generator (inside ``mk.function`` too)."""
-    data = _generator._read_array()
+    generator = get_global_generator()
+    data = generator._read_array()
     if isinstance(data, jax.core.Tracer):
         pair = jax.random.split(jax.random.wrap_key_data(data))
     else:
         pair = _split(data)
-    _generator.assign(jax.random.key_data(pair[0]))
+    generator.assign(jax.random.key_data(pair[0]))
     key = pair[1]
     if seed is not None:
         key = jax.random.fold_in(key, int(seed))

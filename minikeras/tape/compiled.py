@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from jax.core import Tracer
 from jax.extend.core import Literal
 
-from minikeras import compiler
+from minikeras.xla_cpu import jit
 from minikeras.tape.reverse import reverse_accumulate
 from minikeras.tensor import Tensor
 
@@ -190,14 +190,14 @@ class _Program:
             except Exception:  # noqa: BLE001 - e.g. a rule that looks at values; eager replay reports real errors
                 self.compilable = False
                 return None
-            self._jitted = (compiler.jit(backward), used)
+            self._jitted = (jit(backward), used)
         jitted, used = self._jitted
         return jitted([values[i] for i in used], seeds)
 
     def vectorised(self, values, seeds):
         if self._vmapped is None:
             backward, used = self._prepare(values, [s[0] for s in seeds])
-            self._vmapped = (compiler.jit(jax.vmap(backward, in_axes=(None, 0))), used)
+            self._vmapped = (jit(jax.vmap(backward, in_axes=(None, 0))), used)
         vmapped, used = self._vmapped
         return vmapped([values[i] for i in used], seeds)
 

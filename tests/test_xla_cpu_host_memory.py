@@ -1,4 +1,5 @@
-"""mk.config.reuse_freed_host_memory: large blocks come from the heap afterwards (glibc)."""
+"""minikeras.xla_cpu.host_memory (mk.config.reuse_freed_host_memory): large blocks come from the
+heap afterwards (glibc)."""
 import subprocess
 import sys
 import textwrap
@@ -6,7 +7,8 @@ import textwrap
 import pytest
 
 import minikeras as mk
-from minikeras.host_memory import _glibc
+from minikeras.xla_cpu import host_memory, tuning
+from minikeras.xla_cpu.host_memory import _glibc
 
 needs_glibc = pytest.mark.skipif(_glibc() is None, reason="glibc only")
 
@@ -53,3 +55,9 @@ def test_large_blocks_come_from_the_heap_after_the_call():
 def test_bad_retain_bytes_is_a_clear_error(bad):
     with pytest.raises(ValueError, match="reuse_freed_host_memory: retain_bytes"):
         mk.config.reuse_freed_host_memory(bad)
+
+
+def test_public_name_and_tuned_default():
+    assert mk.config.reuse_freed_host_memory is host_memory.reuse_freed_host_memory
+    default = host_memory.reuse_freed_host_memory.__defaults__[0]
+    assert default == tuning.HOST_MEMORY_RETAIN_BYTES == 1 << 30

@@ -1,8 +1,8 @@
 """2-D convolution and its two VJPs, formulated for XLA:CPU's fast paths.
 
-    conv2d_forward(x, w, strides, padding, dilations)                    -> y
-    conv2d_input_grad(dy, w, input_shape, strides, padding, dilations)   -> dx
-    conv2d_filter_grad(x, dy, filter_shape, strides, padding, dilations) -> dw
+    conv2d_forward(x, w, strides, padding, dilations, *, method, eigen)                    -> y
+    conv2d_input_grad(dy, w, input_shape, strides, padding, dilations, *, method, eigen)   -> dx
+    conv2d_filter_grad(x, dy, filter_shape, strides, padding, dilations, *, method, eigen) -> dw
 
 x and y are NHWC, w is HWIO; ``strides`` and ``dilations`` are 2-tuples (ints are accepted);
 ``padding`` is 'SAME', 'VALID' (TensorFlow semantics: SAME gives out = ceil(in / stride) with the
@@ -11,15 +11,17 @@ the math of ``lax.conv_general_dilated`` (resp. its transpose in x / in w), so a
 can serve as another's gradient rule, and each is differentiable jax code; all shape logic is
 static, so they trace under ``jax.jit``.
 
-On the CPU backend (checked at trace time) each picks a formulation by shape (``formulation``
-says which); elsewhere it is the plain ``lax.conv_general_dilated`` and the transposes jax
-derives from it. ``method=`` forces one of ``FORWARD_METHODS`` / ``INPUT_GRAD_METHODS`` /
-``FILTER_GRAD_METHODS`` (benchmarks and tests use it).
+On the CPU backend (checked at trace time) each picks a formulation by shape and by ``eigen``
+(``formulation`` says which); elsewhere it is the plain ``lax.conv_general_dilated`` and the
+transposes jax derives from it. ``method=`` forces one of ``FORWARD_METHODS`` /
+``INPUT_GRAD_METHODS`` / ``FILTER_GRAD_METHODS`` (benchmarks and tests use it).
 
-Which formulation is fastest depends on which library XLA:CPU gives the convolution to. Inside
-the programs minikeras compiles (``minikeras.compiler.jit``: mk.function, fit) convolutions run
-on XLA's own Eigen code, and ``formulation`` picks (numbers from benchmarks/conv.py on a 2-core
-AVX-512 machine, jax 0.10):
+Which formulation is fastest depends on which library XLA:CPU gives the convolution to, which
+``eigen`` says: True for XLA's own Eigen code, False for YNNPACK. By default it is the context
+value ``minikeras.xla_cpu.compiler.convolutions_on_eigen``, True while ``xla_cpu.jit`` traces
+one of the programs minikeras compiles (mk.function, fit), whose convolutions run on Eigen.
+There ``formulation`` picks (numbers from benchmarks/conv.py on a 2-core AVX-512 machine,
+jax 0.10; the thresholds are in ``xla_cpu.tuning``):
   * the plain convolution ('xla') for every forward pass not done as 'taps' (below): Eigen runs
     it on every core, the MNIST CNN's 32 -> 64 layer at ~100% of GEMM speed, 4x what a plain
     jax.jit program gets from YNNPACK;
@@ -58,7 +60,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from minikeras.compiler import eigen_convolutions
+from minikeras.xla_cpu import tuning
+from minikeras.xla_cpu.compiler import convolutions_on_eigen
 
 DIMENSION_NUMBERS = ("NHWC", "HWIO", "NHWC")
 
@@ -66,17 +69,6 @@ FORWARD_METHODS = ("xla", "padded", "prepadded", "taps", "im2col")
 INPUT_GRAD_METHODS = ("xla", "padded", "prepadded", "col2im")
 FILTER_GRAD_METHODS = ("xla", "split", "im2col", "taps", "chunked")
 
-# the fused multiply-add loop beats a convolution call up to this many input channels (3x3;
-# up to 5x5 where the convolution would run on Eigen)
-_FEW_CHANNELS = 4
-_EIGEN_MAX_TAPS = 25
-# from this many input channels and FLOPs on, explicit zero padding beats the convolution's own
-# padding (YNNPACK splits that path over threads, not the other; it pays off for big layers)
-_PREPAD_CHANNELS, _PREPAD_FLOPS = 16, 1e9
-# patches of one batch chunk in the chunked filter gradient stay about this small
-_CHUNK_BYTES = 3 << 20
-# x and dy of one batch chunk of the split filter gradient: about half a core's L2 here
-_SPLIT_BYTES = 2 << 20
 
 
 # -- shapes and padding -----------------------------------------------------------------------
@@ -131,32 +123,36 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
 
     ``kind`` is 'forward', 'input_grad' or 'filter_grad'; ``x_shape`` is the convolution's input
     shape and ``w_shape`` its filter's, for every kind. Off CPU the answer is always 'xla'.
-    ``eigen``: whether XLA:CPU runs the program's convolutions on Eigen rather than YNNPACK
-    (default: ``minikeras.compiler.eigen_convolutions()``, True inside minikeras' programs).
+    ``eigen``: whether XLA:CPU runs the program's convolutions on Eigen rather than YNNPACK;
+    None (the default) reads ``convolutions_on_eigen``, True while ``xla_cpu.jit`` traces.
+
+    >>> formulation("filter_grad", (128, 26, 26, 32), (3, 3, 32, 64), eigen=True)  # on CPU
+    'split'
     """
     if not _on_cpu():
         return "xla"
     if eigen is None:
-        eigen = eigen_convolutions()
+        eigen = convolutions_on_eigen.get()
     strides, pads, dilations = _normalize(x_shape, w_shape, strides, padding, dilations)
     kh, kw, c_in, c_out = w_shape
+    few_channels = c_in <= tuning.CONV_FEW_CHANNELS
     if kind == "forward":
-        if c_in <= _FEW_CHANNELS and kh * kw <= (_EIGEN_MAX_TAPS if eigen else 9):
+        if few_channels and kh * kw <= (tuning.CONV_MAX_TAPS_EIGEN if eigen else tuning.CONV_MAX_TAPS_YNNPACK):
             return "taps"
         if eigen:
             return "xla"
         out_hw = output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)
         flops = 2 * x_shape[0] * out_hw[0] * out_hw[1] * kh * kw * c_in * c_out
-        big = c_in >= _PREPAD_CHANNELS and flops >= _PREPAD_FLOPS
-        return "prepadded" if big or 1 < c_in <= _FEW_CHANNELS else "padded"
+        big = c_in >= tuning.CONV_PREPAD_CHANNELS and flops >= tuning.CONV_PREPAD_FLOPS
+        return "prepadded" if big or (few_channels and c_in > 1) else "padded"
     if kind == "input_grad":
-        if c_in <= _FEW_CHANNELS or (eigen and strides != (1, 1)):
+        if few_channels or (eigen and strides != (1, 1)):
             return "col2im"
         if strides != (1, 1) and (dilations != (1, 1) or _negative(pads)):
             return "xla"
         return "padded"
     if kind == "filter_grad":
-        if not eigen or c_in <= _FEW_CHANNELS:
+        if not eigen or few_channels:
             return "chunked"
         out_hw = output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)
         return "split" if _split_count(x_shape, (x_shape[0], *out_hw, c_out)) > 1 else "xla"
@@ -210,12 +206,15 @@ def _patches(xp, filter_hw, strides, dilations, out_hw):
 
 
 # -- forward ----------------------------------------------------------------------------------
-def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, method=None):
-    """y = conv(x, w): NHWC x HWIO -> NHWC, exactly ``lax.conv_general_dilated``'s result."""
+def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, method=None, eigen=None):
+    """y = conv(x, w): NHWC x HWIO -> NHWC, exactly ``lax.conv_general_dilated``'s result.
+
+    ``method``: one of ``FORWARD_METHODS``, or None for ``formulation("forward", ..., eigen)``
+    (``eigen`` None: the context value ``convolutions_on_eigen``)."""
     strides, pads, dilations = _normalize(x.shape, w.shape, strides, padding, dilations)
     out_hw = output_hw(x.shape[1:3], w.shape[:2], strides, pads, dilations)
     if method is None:
-        method = formulation("forward", x.shape, w.shape, strides, pads, dilations)
+        method = formulation("forward", x.shape, w.shape, strides, pads, dilations, eigen)
     if min(out_hw) <= 0 or method == "xla":
         return _xla_conv(x, w, strides, pads, dilations)
     if method in ("padded", "prepadded"):
@@ -225,7 +224,7 @@ def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, m
     if method == "taps":
         y = None
         for t, window in enumerate(_taps(xp, (kh, kw), strides, dilations, out_hw)):
-            if c <= _FEW_CHANNELS:  # broadcast multiply-adds: XLA fuses them all into one loop
+            if c <= tuning.CONV_FEW_CHANNELS:  # broadcast multiply-adds: XLA fuses them all into one loop
                 terms = [window[..., k:k + 1] * w[t // kw, t % kw, k] for k in range(c)]
             else:
                 terms = [jnp.einsum("nhwc,co->nhwo", window, w[t // kw, t % kw])]
@@ -302,12 +301,15 @@ def _input_grad_col2im(dy, w, input_shape, strides, pads, dilations):
 
 
 def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilations=(1, 1), *,
-                      method=None):
-    """dx: the transpose of ``conv2d_forward`` in x applied to ``dy`` (x has ``input_shape``)."""
+                      method=None, eigen=None):
+    """dx: the transpose of ``conv2d_forward`` in x applied to ``dy`` (x has ``input_shape``).
+
+    ``method``: one of ``INPUT_GRAD_METHODS``, or None for ``formulation("input_grad", ...,
+    eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``)."""
     input_shape = tuple(input_shape)
     strides, pads, dilations = _normalize(input_shape, w.shape, strides, padding, dilations)
     if method is None:
-        method = formulation("input_grad", input_shape, w.shape, strides, pads, dilations)
+        method = formulation("input_grad", input_shape, w.shape, strides, pads, dilations, eigen)
     if min(dy.shape[1:3]) <= 0 or method == "xla":
         return _xla_input_grad(dy, w, input_shape, strides, pads, dilations)
     if method == "col2im":
@@ -330,10 +332,10 @@ def _xla_filter_grad(x, dy, filter_shape, strides, pads, dilations):
 
 
 def _split_count(x_shape, dy_shape, itemsize=4):
-    """Batch chunks of about ``_SPLIT_BYTES`` of x and dy for the split filter gradient."""
+    """Batch chunks of about ``tuning.CONV_SPLIT_BYTES`` of x and dy for the split filter gradient."""
     n = x_shape[0]
     per_sample = (math.prod(x_shape[1:]) + math.prod(dy_shape[1:])) * itemsize
-    return max(1, min(n, round(n * per_sample / _SPLIT_BYTES)))
+    return max(1, min(n, round(n * per_sample / tuning.CONV_SPLIT_BYTES)))
 
 
 def _filter_grad_split(x, dy, filter_shape, strides, pads, dilations):
@@ -353,8 +355,8 @@ _CONTRACT_ROWS = (((0,), (0,)), ((), ()))
 
 
 def _batch_chunk(n, bytes_per_sample):
-    """Samples per chunk: about ``_CHUNK_BYTES`` of patches, as even as possible over n."""
-    chunks = -(-n // max(1, min(n, _CHUNK_BYTES // max(bytes_per_sample, 1))))
+    """Samples per chunk: about ``tuning.CONV_CHUNK_BYTES`` of patches, as even as possible over n."""
+    chunks = -(-n // max(1, min(n, tuning.CONV_CHUNK_BYTES // max(bytes_per_sample, 1))))
     return -(-n // chunks)
 
 
@@ -393,12 +395,15 @@ def _filter_grad_chunked(xp, dy, filter_shape, strides, dilations):
 
 
 def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dilations=(1, 1), *,
-                       method=None):
-    """dw: the transpose of ``conv2d_forward`` in w applied to ``dy`` (w has ``filter_shape``)."""
+                       method=None, eigen=None):
+    """dw: the transpose of ``conv2d_forward`` in w applied to ``dy`` (w has ``filter_shape``).
+
+    ``method``: one of ``FILTER_GRAD_METHODS``, or None for ``formulation("filter_grad", ...,
+    eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``)."""
     filter_shape = tuple(filter_shape)
     strides, pads, dilations = _normalize(x.shape, filter_shape, strides, padding, dilations)
     if method is None:
-        method = formulation("filter_grad", x.shape, filter_shape, strides, pads, dilations)
+        method = formulation("filter_grad", x.shape, filter_shape, strides, pads, dilations, eigen)
     if min(dy.shape[1:3]) <= 0 or method == "xla":
         return _xla_filter_grad(x, dy, filter_shape, strides, pads, dilations)
     if method == "split":

@@ -6,18 +6,18 @@ convolution runs them on all cores. For the Keras MNIST CNN's second layer, Eige
 convolution is ~2x faster in wall time than the fastest formulation found for YNNPACK, and its
 filter gradient ~1.6x (benchmarks/conv.py); the training step gets ~20-25% faster. So every
 program minikeras compiles at run time (``mk.function``, ``fit``'s steps, the compiled
-backward pass of eager tapes, ``mk.distribute``) goes through ``jit``: on the CPU
-backend it is compiled with YNNPACK kept for matmuls and reductions and convolutions left to
-Eigen, and while it is traced ``eigen_convolutions()`` is True, so ``ops.conv_impl`` picks the
-formulations that are fastest on Eigen. Elsewhere (GPU/TPU, or a jaxlib without the setting)
-``jit`` is plain ``jax.jit``.
+backward pass of eager tapes, ``mk.distribute``) goes through ``jit``: on the CPU backend it is
+compiled with YNNPACK kept for matmuls and reductions and convolutions left to Eigen, and it is
+traced with the context value ``convolutions_on_eigen`` True, so that ``xla_cpu.conv`` picks
+the formulations that are fastest on Eigen. Elsewhere (GPU/TPU, or a jaxlib without the
+setting) ``jit`` is plain ``jax.jit`` and ``convolutions_on_eigen`` stays False.
 
 The setting is an absolute list (jax's compile options cannot remove one entry): the list
 jax 0.10 uses by default minus convolutions, checked equal to XLA_FLAGS'
 ``--xla_cpu_experimental_ynn_fusion_type=-individual_convolution`` on the MNIST CNN's program.
 """
+import contextvars
 import functools
-import threading
 
 import jax
 import numpy as np
@@ -25,7 +25,12 @@ import numpy as np
 CPU_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type":
                "LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT,LIBRARY_FUSION_TYPE_REDUCE"}
 
-_tracing = threading.local()
+# Where XLA:CPU runs the convolutions of the program being traced now: True (Eigen) while
+# ``jit`` traces a program it compiles with ``CPU_OPTIONS``; False (YNNPACK, jax's default)
+# everywhere else -- eager ops, a user's own ``jax.jit``, ``jit`` off the CPU. The functions
+# of ``xla_cpu.conv`` take it as their ``eigen`` argument and default to this value. A
+# ContextVar, so each thread (jax traces in the calling thread) sees its own.
+convolutions_on_eigen = contextvars.ContextVar("convolutions_on_eigen", default=False)
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,27 +45,30 @@ def cpu_options():
     return CPU_OPTIONS
 
 
-def eigen_convolutions():
-    """True while ``jit`` traces a program whose convolutions XLA:CPU runs on Eigen."""
-    return getattr(_tracing, "eigen", False)
-
-
 def jit(fun, **kwargs):
-    """``jax.jit(fun, **kwargs)`` compiled with ``cpu_options()`` and traced with
-    ``eigen_convolutions()`` True, where those options apply; otherwise plain ``jax.jit``.
-    Asks for the backend, so call it when a program is first needed, not at import."""
+    """``jax.jit(fun, **kwargs)``, compiled with ``cpu_options()`` and traced with
+    ``convolutions_on_eigen`` True where those options apply; otherwise plain ``jax.jit``.
+
+    Called inside another jax trace (a user's ``jax.jit``, ``vmap``, ...), the result runs as
+    plain ``jax.jit(fun)`` would: jax takes compiler options on top-level jits only, and the
+    enclosing program decides where its convolutions run. Asks for the backend, so call it
+    when a program is first needed, not at import.
+
+    >>> double = jit(lambda x: 2 * x)
+    >>> double(np.float32(3.0))
+    Array(6., dtype=float32)
+    """
     options = cpu_options()
     if options is None:
         return jax.jit(fun, **kwargs)
 
     @functools.wraps(fun)
     def traced(*args, **kw):
-        previous = eigen_convolutions()
-        _tracing.eigen = True
+        token = convolutions_on_eigen.set(True)
         try:
             return fun(*args, **kw)
         finally:
-            _tracing.eigen = previous
+            convolutions_on_eigen.reset(token)
 
     return _TopLevelOptions(jax.jit(traced, compiler_options=options, **kwargs), jax.jit(fun, **kwargs))
 

@@ -11,11 +11,13 @@ lets the next step reuse the same pages: 10-25% faster CNN steps on a 2-core CPU
 The price is memory: the process keeps up to ``retain_bytes`` of freed heap, and large blocks
 can no longer be handed back individually (the MNIST main job, one epoch on 12,800 images:
 peak RSS 1.02 GB without, 1.44 GB with the default 1 GiB, 1.23 GB with 128 MiB, which keeps
-only about half of the speed-up). The setting is process-wide, so it is an application's choice
+only about half of the speed-up; the default is ``tuning.HOST_MEMORY_RETAIN_BYTES``). The setting is process-wide, so it is an application's choice
 (the main example makes it), not something ``import minikeras`` does behind a program's back.
 """
 import ctypes
 import ctypes.util
+
+from minikeras.xla_cpu import tuning
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
@@ -31,12 +33,13 @@ def _glibc():
     return libc
 
 
-def reuse_freed_host_memory(retain_bytes=1 << 30):
+def reuse_freed_host_memory(retain_bytes=tuning.HOST_MEMORY_RETAIN_BYTES):
     """Makes ``malloc`` serve large blocks from the heap and keep up to ``retain_bytes`` of freed
     heap for reuse instead of returning it to the OS at once (see the module docstring).
 
     Args:
-      retain_bytes: free heap kept before glibc trims it back (default 1 GiB).
+      retain_bytes: free heap kept before glibc trims it back (default
+        ``tuning.HOST_MEMORY_RETAIN_BYTES``, 1 GiB).
 
     Returns:
       True when applied; False where the C library is not glibc (macOS, Windows, musl), where

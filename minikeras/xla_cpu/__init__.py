@@ -1,0 +1,26 @@
+"""minikeras' speed work for jax's CPU backend (XLA:CPU), in one place.
+
+What makes minikeras train small CNNs 4-5x faster than hand-written jax on the CPU is specific
+to XLA:CPU and to the jax version it was measured with, so it lives here, apart from the
+framework:
+
+- ``compiler``: ``jit``, the entry point every program minikeras compiles goes through
+  (``from minikeras.xla_cpu import jit``). On the CPU backend it compiles with convolutions
+  on XLA's own Eigen code (jax 0.10 gives them to single-threaded YNNPACK) and traces with
+  ``compiler.convolutions_on_eigen`` True; on other backends it is plain ``jax.jit``.
+- ``conv``: conv2d and its two gradients, each formulated by shape for the library that
+  will run it (Eigen inside minikeras' programs, YNNPACK elsewhere); plain
+  ``lax.conv_general_dilated`` off the CPU.
+- ``pool``: max/avg pooling gradients without XLA's slow CPU ``select_and_scatter``.
+- ``dropout``: keep-masks from an unrolled threefry (``jax.random.bernoulli``'s bits).
+- ``host_memory``: glibc keeps XLA's large per-step buffers (``mk.config.reuse_freed_host_memory``).
+- ``tuning``: every measured threshold of the above, with the jax version and machine; the
+  table to re-measure (benchmarks/conv.py, benchmarks/pool_dropout.py) when jax changes.
+
+Each formulation in ``conv``, ``pool`` and ``dropout`` computes what its plain jax counterpart
+does (the tests check them against it), and off the CPU they are that counterpart; so where this
+no longer pays (another backend, another jax), dropping it changes speed, not results.
+"""
+from minikeras.xla_cpu.compiler import jit  # noqa: F401  (the entry point other modules import)
+
+__all__ = ["jit"]

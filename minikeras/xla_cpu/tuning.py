@@ -1,0 +1,54 @@
+"""Every tuned threshold of minikeras' XLA:CPU speed work, in one table.
+
+Measured with jax/jaxlib 0.10.2 on an AMD Zen 5 machine with 2 vCPUs (AVX-512); the
+earlier figures (the conv formulations' first tuning) on Zen 4, also 2 vCPUs. When jax,
+XLA or the machine changes, re-measure them and edit this table only:
+
+    python benchmarks/conv.py --methods   # conv thresholds: every formulation per shape
+    python benchmarks/pool_dropout.py     # pooling and dropout (no thresholds: checks they still win)
+    python benchmarks/train_step.py --reuse-host-memory   # HOST_MEMORY_RETAIN_BYTES (speed; its
+                                                          # peak RSS: examples/mnist_cnn.py)
+    python benchmarks/linear_regression.py                # SCAN_UNROLL, SCAN_TINY_STEP
+
+The code reads these as ``tuning.NAME`` at the time it decides, so a test or a benchmark
+can change one (``monkeypatch.setattr(tuning, "CONV_SPLIT_BYTES", ...)``). Pooling and
+dropout pick their formulation by structure (windows that tile the input; a threefry key on
+the CPU backend), not by a measured threshold, so they have no row here.
+"""
+
+# -- xla_cpu.conv: which formulation ``formulation()`` picks ------------------------------------
+# Up to this many input channels a convolution is a handful of multiply-adds per output, which
+# XLA fuses into one elementwise loop 2-5x faster than any convolution call ('taps'); the input
+# gradient of such a layer is a small matmul plus a fused scatter-add ('col2im'), its filter
+# gradient an im2col GEMM per batch chunk ('chunked').
+CONV_FEW_CHANNELS = 4
+# ... for filters of up to this many taps: 5x5 where the convolution would run on Eigen (inside
+# minikeras' programs), 3x3 where it would run on YNNPACK (plain jax.jit, eager ops).
+CONV_MAX_TAPS_EIGEN = 25
+CONV_MAX_TAPS_YNNPACK = 9
+# On YNNPACK, from this many input channels and FLOPs on, explicit zero padding ('prepadded',
+# run on both cores) beats the convolution's own padding (one core) in wall time; it costs
+# 10-30% more CPU time, so only big layers get it.
+CONV_PREPAD_CHANNELS = 16
+CONV_PREPAD_FLOPS = 1e9
+# The 'chunked' filter gradient builds its im2col patches per batch chunk of about this many
+# bytes, so that they stay in cache and the program's temporaries stay small.
+CONV_CHUNK_BYTES = 3 << 20
+# The 'split' filter gradient on Eigen sums the plain filter gradient over batch chunks of
+# about this many bytes of x and dy (about half a core's L2): 1.3-1.7x faster than over the
+# whole batch on the MNIST and CIFAR layers with >= 16x16 outputs.
+CONV_SPLIT_BYTES = 2 << 20
+
+# -- xla_cpu.host_memory ----------------------------------------------------------------------------
+# The default free heap glibc keeps for reuse (``mk.config.reuse_freed_host_memory``). MNIST
+# main job, one epoch: peak RSS 1.02 GB without the setting, 1.44 GB with 1 GiB, 1.23 GB with
+# 128 MiB, which keeps only about half of the 10-25% step speed-up.
+HOST_MEMORY_RETAIN_BYTES = 1 << 30
+
+# -- models.multi_step: the ``steps_per_execution`` scan --------------------------------------------
+# XLA:CPU's while loop costs about a microsecond per trip, as much as a whole tiny step (a linear
+# regression on 1000 points): steps that read and write at most SCAN_TINY_STEP elements (summed
+# over their operations) are unrolled SCAN_UNROLL times. A bigger step would gain nothing and
+# take SCAN_UNROLL times longer to compile.
+SCAN_UNROLL = 8
+SCAN_TINY_STEP = 1 << 17
