@@ -95,10 +95,16 @@ class Trainer:
 
     # -- the steps users may override ------------------------------------------------------
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The compiled loss of ``y_pred`` against ``y`` (plus layers' added losses, if any)."""
-        if self.loss is None:
+        """The compiled loss of ``y_pred`` against ``y``, plus the sum of ``self.losses`` (the
+        layers' regularization penalties and added losses), as Keras 3 adds them."""
+        from minikeras.ops.reduce import reduce_sum
+        extra = self.losses
+        if self.loss is None and not extra:
             raise ValueError("No loss to compute: pass loss= to compile(), or override compute_loss/train_step")
-        return self.loss(y, y_pred, sample_weight=sample_weight)
+        total = self.loss(y, y_pred, sample_weight=sample_weight) if self.loss is not None else 0.0
+        for loss in extra:
+            total = total + reduce_sum(loss)
+        return total
 
     def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
         """TF 2's spelling of ``compute_loss`` (for custom ``train_step`` code written for tf.keras)."""
