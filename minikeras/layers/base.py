@@ -11,6 +11,7 @@ from minikeras.tensor import Tensor, Variable, to_array
 
 _training_stack = []  # training flags of the Layer calls in progress, outermost first
 _call_depth = [0]  # Layer calls in progress: the outermost one clears the losses of the last call
+_holding_losses = [0]  # how many losses the layers' _losses lists hold, all together
 
 
 def current_training():
@@ -120,7 +121,7 @@ class Layer(Module):
         penalties = {}
         for layer in layers:
             penalties.update(vars(layer).get("_weight_regularizers", {}))
-        for variable in self.trainable_weights:
+        for variable in self.trainable_weights if penalties else ():
             regularizer = penalties.get(id(variable))
             if regularizer is not None:
                 found.append(regularizer(variable.value()))
@@ -132,11 +133,16 @@ class Layer(Module):
             if not isinstance(item, (Tensor, Variable)):
                 item = Tensor(to_array(item))
             self._losses.append(item)
+            _holding_losses[0] += 1
 
     def _clear_losses(self):
+        if not _holding_losses[0]:  # the common case, no layer holds a loss: no walk over the sub-layers
+            return
         for layer in [self] + [m for m in self.submodules if isinstance(m, Layer)]:
-            if "_losses" in vars(layer):
-                layer._losses.clear()
+            held = vars(layer).get("_losses")
+            if held:
+                _holding_losses[0] -= len(held)
+                held.clear()
 
     # -- weights ------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
