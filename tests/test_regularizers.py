@@ -161,3 +161,24 @@ def test_regularized_embedding_and_conv1d_train_like_keras():
     model.compile(mk.optimizers.Adam(0.01), "sparse_categorical_crossentropy")
     assert_close(model.evaluate(data["x"], data["y"], verbose=0), data["evaluate"], rtol=1e-5)
     assert_close([model.train_on_batch(data["x"], data["y"]) for _ in range(3)], data["train_on_batch"], rtol=1e-5)
+
+
+def test_losses_in_a_compiled_tape_step():
+    """The TF 2 custom-loop idiom: ``loss + sum(model.losses)`` inside ``mk.function``."""
+    model = mk.Sequential([mk.Input((3,)), L.Dense(2, kernel_regularizer=R.L2(0.5), activity_regularizer=R.L1(0.1))])
+    x = rand(4, 3, seed=7)
+
+    @mk.function
+    def step(x):
+        with mk.GradientTape() as tape:
+            y = model(x)
+            loss = mk.reduce_sum(model.losses[0]) + model.losses[1]
+        return loss, tape.gradient(loss, model.trainable_variables)
+
+    loss, (g_kernel, g_bias) = step(x)
+    kernel, bias = (w.numpy() for w in model.weights)
+    y = x @ kernel + bias
+    assert_close(loss, 0.1 * np.abs(y).sum() / 4 + 0.5 * np.square(kernel).sum())
+    assert_close(g_kernel, 0.1 * x.T @ np.sign(y) / 4 + kernel)
+    assert_close(g_bias, 0.1 * np.sign(y).sum(0) / 4)
+    assert len(model.losses) == 1  # the traced activity loss is not kept after the trace

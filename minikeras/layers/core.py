@@ -16,6 +16,7 @@ class Dense(KernelBiasLayer):
       units: size of the output's last axis.
       activation: name or callable (default: none).
       use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
+      kernel_regularizer, bias_regularizer, activity_regularizer: penalties in ``layer.losses``.
 
     >>> mk.layers.Dense(10)(mk.ones((2, 784))).shape
     (2, 10)
