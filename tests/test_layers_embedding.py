@@ -45,9 +45,14 @@ def test_embedding_errors_name_the_layer_and_the_value():
         layer(np.array([[0, 1, 2], [3, 4, 5]]))
     with pytest.raises(IndexError, match=r"received id -1 .*\[0, 5\)"):
         layer(np.array([[-1]]))
-    # inside mk.function the ids are not checked, but valid ids give the same rows
+    # inside mk.function the ids cannot be checked: valid ids give the same rows, others NaN rows
+    # (Keras 3 on JAX's jnp.take rule: ids in [-n, 0) count from the end)
     compiled = mk.function(lambda ids: layer(ids))
     np.testing.assert_array_equal(compiled(mk.constant(IDS)), layer.embeddings.numpy()[IDS])
+    out = compiled(mk.constant([[0, 5, -1, 99]])).numpy()
+    table = layer.embeddings.numpy()
+    np.testing.assert_array_equal(out[0, [0, 2]], table[[0, -1]])
+    assert np.isnan(out[0, [1, 3]]).all()
 
 
 def layer_norm_ref(axes, epsilon=1e-3, rms=False):
@@ -79,3 +84,20 @@ def test_layer_normalization_config_and_errors():
     with pytest.raises(ValueError, match="was built for inputs of rank 2"):
         layer(np.ones((2, 4), np.float32))
     assert jax.tree_util.tree_leaves(L.LayerNormalization(axis=(1, 2)).get_config()["axis"]) == [1, 2]
+
+
+def test_take_rows_gradient_drops_out_of_range_ids_like_jax():
+    from minikeras.ops.nn_extra import take_rows
+    table = rand(4, 2, seed=9)
+    ids = np.array([1, 7, 1, -1], np.int32)
+
+    @mk.function
+    def grad(t, ids):
+        with mk.GradientTape() as tape:
+            tape.watch(t)
+            loss = mk.reduce_sum(mk.where(mk.math.is_nan(take_rows(t, ids)), 0.0, take_rows(t, ids)) * 3.0)
+        return tape.gradient(loss, t)
+
+    expected = jax.grad(lambda t: jnp.sum(jnp.nan_to_num(jnp.take(t, ids, axis=0, mode="fill",
+                                                                   fill_value=jnp.nan)) * 3.0))(table)
+    np.testing.assert_allclose(grad(mk.constant(table), mk.constant(ids)), expected)

@@ -4,8 +4,8 @@ import numpy as np
 
 from minikeras import initializers, regularizers
 from minikeras.layers.base import Layer
-from minikeras.ops.array import getitem
 from minikeras.ops.math import cast, not_equal
+from minikeras.ops.nn_extra import take_rows
 
 
 def _positive_int(value, name):
@@ -28,8 +28,9 @@ class Embedding(Layer):
       weights: optional initial matrix.
 
     Ids outside [0, input_dim) raise an IndexError naming the layer and the id when the layer
-    runs eagerly (Keras on JAX would return NaN rows, TensorFlow raises); inside
-    ``mk.function`` they are not checked.
+    runs eagerly (Keras 3 on JAX returns NaN rows for them, TensorFlow raises); inside
+    ``mk.function`` they cannot be checked and give NaN rows, as in Keras on JAX (ids in
+    [-input_dim, 0) count from the end there).
 
     >>> mk.layers.Embedding(1000, 64)(mk.constant([[4, 20, 7]])).shape
     (1, 3, 64)
@@ -77,7 +78,7 @@ class Embedding(Layer):
                              f"[0, {self.input_dim})")
 
     def call(self, inputs):
-        return getitem(self.embeddings, inputs)
+        return take_rows(self.embeddings, inputs)
 
     def compute_mask(self, inputs, mask=None):
         if not self.mask_zero:
