@@ -171,7 +171,7 @@ def test_losses_in_a_compiled_tape_step():
     @mk.function
     def step(x):
         with mk.GradientTape() as tape:
-            y = model(x)
+            model(x)
             loss = mk.reduce_sum(model.losses[0]) + model.losses[1]
         return loss, tape.gradient(loss, model.trainable_variables)
 

@@ -1,7 +1,7 @@
 """Activation functions as layers, with Keras 3's arguments: ReLU, LeakyReLU, ELU, Softmax."""
 from minikeras import activations
 from minikeras.layers.base import Layer
-from minikeras.ops.math import cast, exp, minimum, where
+from minikeras.ops.math import exp, minimum, where
 from minikeras.ops.reduce import reduce_logsumexp
 from minikeras.tensor import Tensor, Variable, to_array
 
