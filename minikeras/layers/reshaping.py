@@ -6,7 +6,7 @@ from minikeras.layers.base import Layer
 from minikeras.ops.array import broadcast_to, getitem, pad, reshape, transpose
 from minikeras.ops.linalg import matmul
 
-_INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5")
+_INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic")
 
 
 def _channels_last(layer, data_format):
@@ -56,8 +56,8 @@ class UpSampling2D(Layer):
         _channels_last("UpSampling2D", data_format)
         self.size = _int_pair(size, "size", "UpSampling2D")
         if interpolation not in _INTERPOLATIONS:
-            raise ValueError(f"UpSampling2D: `interpolation` must be one of {_INTERPOLATIONS}, "
-                             f"received interpolation={interpolation!r}")
+            raise ValueError(f"Invalid value for argument `interpolation`. Expected of one {_INTERPOLATIONS}. "
+                             f"Received: interpolation={interpolation}")
         self.interpolation = interpolation
 
     def call(self, inputs):
