@@ -61,7 +61,8 @@ def test_defaults_configs_and_errors():
     assert {k: v for k, v in L.ReLU().get_config().items() if k in ("max_value", "negative_slope", "threshold")} \
         == {"max_value": None, "negative_slope": 0.0, "threshold": 0.0}
     assert L.ELU().get_config()["alpha"] == 1.0 and L.Softmax().get_config()["axis"] == -1
-    with pytest.raises(ValueError, match="max_value of a ReLU layer cannot be a negative value. Received: max_value=-1"):
+    with pytest.raises(ValueError, match="max_value of a ReLU layer cannot be a negative value. Received: "
+                                         "max_value=-1"):
         L.ReLU(max_value=-1)
     with pytest.raises(ValueError, match="negative_slope of a ReLU layer cannot be None or a negative value"):
         L.ReLU(negative_slope=-1)

@@ -55,6 +55,7 @@ def test_argument_errors_are_keras_s():
         L.Permute((2, 1))(np.zeros((1, 2, 3, 4), np.float32))
     with pytest.raises(ValueError, match="Invalid value for argument `interpolation`. Expected of one") as error:
         L.UpSampling2D(interpolation="cubic")
-    assert "'bilinear', 'nearest', 'lanczos3', 'lanczos5', 'bicubic'). Received: interpolation=cubic" in str(error.value)
+    expected = "('bilinear', 'nearest', 'lanczos3', 'lanczos5', 'bicubic'). Received: interpolation=cubic"
+    assert expected in str(error.value)
     with pytest.raises(ValueError, match="expected ndim=2, found ndim=3"):
         L.RepeatVector(2)(np.zeros((1, 2, 3), np.float32))

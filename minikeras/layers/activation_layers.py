@@ -97,8 +97,8 @@ class Softmax(_Elementwise):
         if mask is not None:
             mask = _t(mask)
             if mask.ndim > inputs.ndim or any(m not in (1, n) for m, n in zip(mask.shape[::-1], inputs.shape[::-1])):
-                raise ValueError(f"The `mask` must be broadcastable to `inputs`. Received: inputs.shape={inputs.shape}, "
-                                 f"mask.shape={mask.shape}")
+                raise ValueError(f"The `mask` must be broadcastable to `inputs`. Received: "
+                                 f"inputs.shape={inputs.shape}, mask.shape={mask.shape}")
             if mask.dtype.name != "bool":
                 mask = mask > 0.5
             inputs = where(mask, inputs, _large_negative(inputs.dtype))
