@@ -182,3 +182,16 @@ def test_losses_in_a_compiled_tape_step():
     assert_close(g_kernel, 0.1 * x.T @ np.sign(y) / 4 + kernel)
     assert_close(g_bias, 0.1 * np.sign(y).sum(0) / 4)
     assert len(model.losses) == 1  # the traced activity loss is not kept after the trace
+
+
+def test_tf2_compiled_loss_adds_the_regularization_losses_it_is_given():
+    data = np.load(os.path.join(HERE, "regularized_mlp.npz"))
+    model = _mlp()
+    model.load_weights(os.path.join(HERE, "regularized_mlp.weights.h5"))
+    model.compile(mk.optimizers.SGD(0.1), "mse")
+    y_pred = model(data["x"])
+    plain = float(model.compiled_loss(data["y"], y_pred))
+    assert_close(plain, np.mean(np.square(y_pred.numpy() - data["y"])))
+    total = model.compiled_loss(data["y"], y_pred, regularization_losses=model.losses)
+    assert_close(total, data["evaluate"], rtol=1e-5)  # what Keras's evaluate reports for these weights
+    assert_close(model.compute_loss(data["x"], data["y"], y_pred), data["evaluate"], rtol=1e-5)

@@ -107,8 +107,15 @@ class Trainer:
         return total
 
     def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
-        """TF 2's spelling of ``compute_loss`` (for custom ``train_step`` code written for tf.keras)."""
-        return self.compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)
+        """TF 2's ``compiled_loss`` (for custom ``train_step`` code written for tf.keras): the compiled
+        loss plus the ``regularization_losses`` it is given (TF 2's guide passes ``self.losses``)."""
+        from minikeras.ops.reduce import reduce_sum
+        if self.loss is None:
+            raise ValueError("No loss to compute: pass loss= to compile(), or override compute_loss/train_step")
+        total = self.loss(y, y_pred, sample_weight=sample_weight)
+        for loss in regularization_losses or ():
+            total = total + reduce_sum(loss)
+        return total
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None, loss=None):
         """Updates the loss tracker and metrics; returns ``{name: result}``."""
