@@ -195,3 +195,13 @@ def test_tf2_compiled_loss_adds_the_regularization_losses_it_is_given():
     total = model.compiled_loss(data["y"], y_pred, regularization_losses=model.losses)
     assert_close(total, data["evaluate"], rtol=1e-5)  # what Keras's evaluate reports for these weights
     assert_close(model.compute_loss(data["x"], data["y"], y_pred), data["evaluate"], rtol=1e-5)
+
+
+def test_summary_and_output_shapes_leave_the_losses_of_the_last_call():
+    model = mk.Sequential([mk.Input((3,)), L.Dense(2, activity_regularizer=R.L1(1.0)),
+                           L.Lambda(lambda x: x * 2.0, activity_regularizer=R.L2(1.0))])
+    model(np.ones((2, 3), np.float32))
+    before = [float(v) for v in model.losses]
+    model.summary(print_fn=lambda *args, **kwargs: None)
+    model.layers[1].compute_output_shape((None, 2))
+    assert [float(v) for v in model.losses] == before and len(before) == 2

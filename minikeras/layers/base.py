@@ -11,6 +11,7 @@ from minikeras.tensor import Tensor, Variable, to_array
 
 _training_stack = []  # training flags of the Layer calls in progress, outermost first
 _call_depth = [0]  # Layer calls in progress: the outermost one clears the losses of the last call
+_shape_only = [0]  # compute_output_shape evaluations in progress: they leave the losses alone
 _holding_losses = [0]  # how many losses the layers' _losses lists hold, all together
 
 
@@ -236,7 +237,7 @@ class Layer(Module):
             training = current_training()
         if self._call_takes_training:
             kwargs["training"] = training
-        if not _call_depth[0]:
+        if not _call_depth[0] and not _shape_only[0]:
             self._clear_losses()
         _training_stack.append(training)
         _call_depth[0] += 1
@@ -245,7 +246,7 @@ class Layer(Module):
         finally:
             _training_stack.pop()
             _call_depth[0] -= 1
-        if self.activity_regularizer is not None:
+        if self.activity_regularizer is not None and not _shape_only[0]:
             self._add_activity_losses(outputs)
         if isinstance(outputs, Tensor):
             self._output_shape = (None,) + outputs.shape[1:] if outputs.ndim else ()
@@ -299,7 +300,11 @@ class Layer(Module):
         batch_shape = tuple(1 if n is None else n for n in input_shape)
         if not self.built:
             self._build_from(Tensor(jax.numpy.zeros(batch_shape, self._dtype)))
-        out = jax.eval_shape(lambda x: self(Tensor(x))._value, jax.ShapeDtypeStruct(batch_shape, self._dtype))
+        _shape_only[0] += 1
+        try:
+            out = jax.eval_shape(lambda x: self(Tensor(x))._value, jax.ShapeDtypeStruct(batch_shape, self._dtype))
+        finally:
+            _shape_only[0] -= 1
         shape = tuple(out.shape)
         return (input_shape[0],) + shape[1:] if input_shape and input_shape[0] is None else shape
 
