@@ -31,7 +31,8 @@ from minikeras.tape import GradientTape, UnconnectedGradients  # noqa: F401
 from minikeras.tensor import Tensor, Variable  # noqa: F401
 from minikeras.module import Module  # noqa: F401
 from minikeras import (  # noqa: F401,E402
-    activations, callbacks, data, datasets, initializers, layers, losses, metrics, models, optimizers, saving)
+    activations, callbacks, data, datasets, initializers, layers, losses, metrics, models, optimizers, regularizers,
+    saving)
 from minikeras.models import Model, Sequential  # noqa: F401,E402
 from minikeras.layers import Input  # noqa: F401,E402
 from minikeras import distribute  # noqa: F401,E402

@@ -1,9 +1,20 @@
 """Keras layers (``mk.layers``)."""
 from minikeras.layers.base import Layer  # noqa: F401
+from minikeras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
 from minikeras.layers.conv import Conv2D  # noqa: F401
+from minikeras.layers.conv1d import Conv1D  # noqa: F401
+from minikeras.layers.conv_transpose import Conv2DTranspose  # noqa: F401
 from minikeras.layers.core import Activation, Dense, Dropout, Flatten, Input, InputLayer, Reshape  # noqa: F401
+from minikeras.layers.embedding import Embedding  # noqa: F401
+from minikeras.layers.layer_normalization import LayerNormalization  # noqa: F401
 from minikeras.layers.normalization import BatchNormalization  # noqa: F401
 from minikeras.layers.pooling import (  # noqa: F401
     AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
+from minikeras.layers.pooling1d import (  # noqa: F401
+    AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, MaxPool1D, MaxPooling1D)
+from minikeras.layers.reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
+from minikeras.layers.simple import Identity, Lambda, Rescaling, SpatialDropout2D  # noqa: F401
 
 Convolution2D = Conv2D
+Convolution1D = Conv1D
+Convolution2DTranspose = Conv2DTranspose

@@ -13,6 +13,9 @@ from minikeras.ops.math import cast
 from minikeras.tensor import Tensor, Variable, to_array
 
 _training_stack = []  # training flags of the Layer calls in progress, outermost first
+_call_depth = [0]  # Layer calls in progress: the outermost one clears the losses of the last call
+_shape_only = [0]  # compute_output_shape evaluations in progress: they leave the losses alone
+_holding_losses = [0]  # how many losses the layers' _losses lists hold, all together
 
 
 def current_training():
@@ -34,14 +37,16 @@ class Layer(Module):
       name: unique by default (``dense``, ``dense_1``, ...).
       dtype: the dtype of weights and computation (floating inputs are cast to it).
       input_shape: the shape of one example (no batch axis), for the first layer of a model.
+      activity_regularizer: a regularizer (or name) of the layer's output: after each call,
+        ``regularizer(output) / batch_size`` is in ``layer.losses``.
     """
 
     input_ndim = None
     min_ndim = None
-    _NOT_TRACKED = frozenset({"_inbound"})
+    _NOT_TRACKED = frozenset({"_inbound", "_losses"})
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, batch_input_shape=None,
-                 input_dim=None, **kwargs):
+                 input_dim=None, activity_regularizer=None, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__}.__init__ got unexpected keyword arguments {sorted(kwargs)}")
         super().__init__(name=name or unique_name(snake_case(type(self).__name__)))
@@ -58,6 +63,9 @@ class Layer(Module):
             self._batch_input_shape = None
         self._output_shape = None
         self._call_takes_training = "training" in inspect.signature(self.call).parameters
+        from minikeras import regularizers
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self._losses = []
 
     def __getattr__(self, name):
         # Only reached for missing attributes: a subclass whose __init__ skipped Layer's.
@@ -95,6 +103,9 @@ class Layer(Module):
     def get_config(self):
         """The constructor arguments that rebuild this layer with ``from_config``."""
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        if getattr(self, "activity_regularizer", None) is not None:
+            from minikeras import regularizers
+            config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         return config
@@ -105,8 +116,36 @@ class Layer(Module):
 
     @property
     def losses(self):
-        """Losses added by layers (``add_loss``, regularizers): none are supported yet, so []."""
-        return []
+        """Scalar losses: those added (``add_loss``, activity regularizers) by this layer and its
+        sub-layers during the last call, then the weight regularizers' penalties of the trainable
+        weights, recomputed from the current values on each access (Keras 3's order)."""
+        layers = [self] + [m for m in self.submodules if isinstance(m, Layer)]
+        found = [loss for layer in layers for loss in vars(layer).get("_losses", ()) if _usable(loss)]
+        penalties = {}
+        for layer in layers:
+            penalties.update(vars(layer).get("_weight_regularizers", {}))
+        for variable in self.trainable_weights if penalties else ():
+            regularizer = penalties.get(id(variable))
+            if regularizer is not None:
+                found.append(regularizer(variable.value()))
+        return found
+
+    def add_loss(self, loss):
+        """Adds a scalar (or a tensor, summed by ``fit``) to ``layer.losses``; called from ``call``."""
+        for item in jax.tree_util.tree_leaves(loss, is_leaf=lambda v: isinstance(v, (Tensor, Variable))):
+            if not isinstance(item, (Tensor, Variable)):
+                item = Tensor(to_array(item))
+            self._losses.append(item)
+            _holding_losses[0] += 1
+
+    def _clear_losses(self):
+        if not _holding_losses[0]:  # the common case, no layer holds a loss: no walk over the sub-layers
+            return
+        for layer in [self] + [m for m in self.submodules if isinstance(m, Layer)]:
+            held = vars(layer).get("_losses")
+            if held:
+                _holding_losses[0] -= len(held)
+                held.clear()
 
     # -- weights ------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
@@ -116,6 +155,8 @@ class Layer(Module):
         Args:
           initializer: an initializer object or name; default 'glorot_uniform' for floats,
             'zeros' otherwise.
+          regularizer: a regularizer (or name) whose penalty of this weight is in ``layer.losses``
+            (while the weight is trainable).
         """
         dtype = as_dtype(dtype) if dtype is not None else self._dtype
         shape = tuple(int(n) for n in (shape or ()))
@@ -126,6 +167,11 @@ class Layer(Module):
                             name=name or "variable", dtype=dtype)
         variable.path = f"{self.name}/{variable.name}"
         self._declared_weights().append((variable, bool(trainable)))
+        if regularizer is not None:
+            from minikeras import regularizers
+            if "_weight_regularizers" not in vars(self):
+                self._weight_regularizers = {}
+            self._weight_regularizers[id(variable)] = regularizers.get(regularizer)
         return variable
 
     def _declared_weights(self):
@@ -192,14 +238,29 @@ class Layer(Module):
             training = current_training()
         if self._call_takes_training:
             kwargs["training"] = training
+        if not _call_depth[0] and not _shape_only[0]:
+            self._clear_losses()
         _training_stack.append(training)
+        _call_depth[0] += 1
         try:
             outputs = self.call(inputs, *args, **kwargs)
         finally:
             _training_stack.pop()
+            _call_depth[0] -= 1
+        if self.activity_regularizer is not None and not _shape_only[0]:
+            self._add_activity_losses(outputs)
         if isinstance(outputs, Tensor):
             self._output_shape = (None,) + outputs.shape[1:] if outputs.ndim else ()
         return outputs
+
+    def _add_activity_losses(self, outputs):
+        from minikeras.ops.math import cast
+        for output in jax.tree_util.tree_leaves(outputs, is_leaf=lambda v: isinstance(v, Tensor)):
+            if isinstance(output, Tensor):
+                loss = self.activity_regularizer(output)
+                if output.ndim and output.shape[0]:  # Keras divides by the batch size
+                    loss = loss / cast(output.shape[0], loss.dtype)
+                self.add_loss(loss)
 
     def _build_from(self, inputs):
         shapes = jax.tree_util.tree_map(lambda t: t.shape, inputs,
@@ -239,7 +300,11 @@ class Layer(Module):
         batch_shape = tuple(1 if n is None else n for n in input_shape)
         if not self.built:
             self._build_from(Tensor(jax.numpy.zeros(batch_shape, self._dtype)))
-        out = jax.eval_shape(lambda x: self(Tensor(x))._value, jax.ShapeDtypeStruct(batch_shape, self._dtype))
+        _shape_only[0] += 1
+        try:
+            out = jax.eval_shape(lambda x: self(Tensor(x))._value, jax.ShapeDtypeStruct(batch_shape, self._dtype))
+        finally:
+            _shape_only[0] -= 1
         shape = tuple(out.shape)
         return (input_shape[0],) + shape[1:] if input_shape and input_shape[0] is None else shape
 
@@ -248,3 +313,9 @@ class Layer(Module):
         if self._output_shape is None:
             raise AttributeError(f"The layer '{self.name}' has never been called and thus has no defined output shape")
         return self._output_shape
+
+
+def _usable(loss):
+    """False for a loss left by a call traced inside ``mk.function`` once that trace is over."""
+    from minikeras import _context
+    return _context.traces or not isinstance(getattr(loss, "_value", None), jax.core.Tracer)

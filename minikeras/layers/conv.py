@@ -38,13 +38,15 @@ class Conv2D(KernelBiasLayer):
       kernel_size: an int or (height, width).
       strides: an int or (sh, sw); padding: 'valid' (default) or 'same'; dilation_rate likewise.
       activation, use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
+      kernel_regularizer, bias_regularizer, activity_regularizer: penalties in ``layer.losses``.
     """
 
     input_ndim = 4
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 **kwargs):
         super().__init__(**kwargs)
         if not isinstance(filters, int) or filters <= 0:
             raise ValueError(f"Conv2D: `filters` must be a positive integer, received filters={filters!r}")
@@ -57,7 +59,8 @@ class Conv2D(KernelBiasLayer):
         self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate", "Conv2D")
         if self.strides != (1, 1) and self.dilation_rate != (1, 1):
             raise ValueError("Conv2D: strides > 1 together with dilation_rate > 1 is not supported")
-        self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer)
+        self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                              bias_regularizer)
 
     def build(self, input_shape):
         channels = input_shape[-1]

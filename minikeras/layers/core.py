@@ -19,6 +19,7 @@ class Dense(KernelBiasLayer):
       units: size of the output's last axis.
       activation: name or callable (default: none).
       use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
+      kernel_regularizer, bias_regularizer, activity_regularizer: penalties in ``layer.losses``.
 
     >>> mk.layers.Dense(10)(mk.ones((2, 784))).shape
     (2, 10)
@@ -27,13 +28,15 @@ class Dense(KernelBiasLayer):
     min_ndim = 2
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 **kwargs):
         super().__init__(**kwargs)
         if not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Dense: received an invalid value for `units`, expected a positive integer. "
                              f"Received: units={units!r}")
         self.units = int(units)
-        self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer)
+        self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                              bias_regularizer)
 
     def build(self, input_shape):
         self._build_kernel_bias((input_shape[-1], self.units))

@@ -1,5 +1,5 @@
 """What Dense and Conv2D share: a kernel, an optional bias, an activation and their settings."""
-from minikeras import activations, initializers
+from minikeras import activations, initializers, regularizers
 from minikeras.layers.base import Layer
 
 
@@ -8,7 +8,10 @@ class KernelBiasLayer(Layer):
     ``_set_kernel_bias`` in ``__init__`` and ``_build_kernel_bias`` in ``build``, and give
     ``_kernel_bias_output(linear)`` the linear part from ``call``."""
 
-    def _set_kernel_bias(self, activation, use_bias, kernel_initializer, bias_initializer):
+    def _set_kernel_bias(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer=None,
+                         bias_regularizer=None):
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
@@ -16,11 +19,13 @@ class KernelBiasLayer(Layer):
         self.kernel = None
         self.bias = None
 
-    def _build_kernel_bias(self, kernel_shape):
-        """The kernel of ``kernel_shape`` and, with ``use_bias``, a bias over its last axis."""
-        self.kernel = self.add_weight("kernel", tuple(kernel_shape), self.kernel_initializer)
+    def _build_kernel_bias(self, kernel_shape, bias_axis=-1):
+        """The kernel of ``kernel_shape`` and, with ``use_bias``, a bias over its ``bias_axis``."""
+        self.kernel = self.add_weight("kernel", tuple(kernel_shape), self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
         if self.use_bias:
-            self.bias = self.add_weight("bias", (kernel_shape[-1],), self.bias_initializer)
+            self.bias = self.add_weight("bias", (kernel_shape[bias_axis],), self.bias_initializer,
+                                        regularizer=self.bias_regularizer)
         self.built = True
 
     def _kernel_bias_output(self, linear):
@@ -29,4 +34,6 @@ class KernelBiasLayer(Layer):
     def _kernel_bias_config(self):
         return {"activation": activations.serialize(self.activation), "use_bias": self.use_bias,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
-                "bias_initializer": initializers.serialize(self.bias_initializer)}
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer)}

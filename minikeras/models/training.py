@@ -103,14 +103,27 @@ class Trainer:
 
     # -- the steps users may override ------------------------------------------------------
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """The compiled loss of ``y_pred`` against ``y`` (plus layers' added losses, if any)."""
-        if self.loss is None:
+        """The compiled loss of ``y_pred`` against ``y``, plus the sum of ``self.losses`` (the
+        layers' regularization penalties and added losses), as Keras 3 adds them."""
+        from minikeras.ops.reduce import reduce_sum
+        extra = self.losses
+        if self.loss is None and not extra:
             raise ValueError("No loss to compute: pass loss= to compile(), or override compute_loss/train_step")
-        return self.loss(y, y_pred, sample_weight=sample_weight)
+        total = self.loss(y, y_pred, sample_weight=sample_weight) if self.loss is not None else 0.0
+        for loss in extra:
+            total = total + reduce_sum(loss)
+        return total
 
     def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
-        """TF 2's spelling of ``compute_loss`` (for custom ``train_step`` code written for tf.keras)."""
-        return self.compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)
+        """TF 2's ``compiled_loss`` (for custom ``train_step`` code written for tf.keras): the compiled
+        loss plus the ``regularization_losses`` it is given (TF 2's guide passes ``self.losses``)."""
+        from minikeras.ops.reduce import reduce_sum
+        if self.loss is None:
+            raise ValueError("No loss to compute: pass loss= to compile(), or override compute_loss/train_step")
+        total = self.loss(y, y_pred, sample_weight=sample_weight)
+        for loss in regularization_losses or ():
+            total = total + reduce_sum(loss)
+        return total
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None, loss=None):
         """Updates the loss tracker and metrics; returns ``{name: result}``."""
