@@ -204,3 +204,16 @@ def test_get_every_optimizer_by_name_and_round_trip():
 def test_finalize_before_build_says_so():
     with pytest.raises(ValueError, match=r"length of model variables \(2\).*\(0\).*called on your model"):
         optimizers.Adam(use_ema=True).finalize_variable_values(make_variables())
+
+
+def test_fit_ends_with_the_ema_weights_as_keras_does():
+    mk.random.set_seed(0)
+    model = mk.Sequential([mk.layers.Dense(2)])
+    optimizer = optimizers.SGD(learning_rate=0.1, use_ema=True, ema_momentum=0.5)
+    model.compile(optimizer=optimizer, loss="mse")
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(8, 3)
+    y = np.ones((8, 2), np.float32)
+    model.fit(x, y, batch_size=4, epochs=2, verbose=0, shuffle=False)
+    averages = [v.numpy() for v in optimizer.variables if v.name.endswith("_average")]
+    assert len(averages) == 2
+    assert_same([w.numpy() for w in model.trainable_weights], averages)

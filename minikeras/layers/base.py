@@ -4,7 +4,7 @@ import inspect
 import jax
 import numpy as np
 
-from minikeras import initializers
+from minikeras import _context, initializers, regularizers
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
 from minikeras.metrics.base import Metric
@@ -63,7 +63,6 @@ class Layer(Module):
             self._batch_input_shape = None
         self._output_shape = None
         self._call_takes_training = "training" in inspect.signature(self.call).parameters
-        from minikeras import regularizers
         self.activity_regularizer = regularizers.get(activity_regularizer)
         self._losses = []
 
@@ -104,7 +103,6 @@ class Layer(Module):
         """The constructor arguments that rebuild this layer with ``from_config``."""
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
         if getattr(self, "activity_regularizer", None) is not None:
-            from minikeras import regularizers
             config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
@@ -168,7 +166,6 @@ class Layer(Module):
         variable.path = f"{self.name}/{variable.name}"
         self._declared_weights().append((variable, bool(trainable)))
         if regularizer is not None:
-            from minikeras import regularizers
             if "_weight_regularizers" not in vars(self):
                 self._weight_regularizers = {}
             self._weight_regularizers[id(variable)] = regularizers.get(regularizer)
@@ -254,7 +251,6 @@ class Layer(Module):
         return outputs
 
     def _add_activity_losses(self, outputs):
-        from minikeras.ops.math import cast
         for output in jax.tree_util.tree_leaves(outputs, is_leaf=lambda v: isinstance(v, Tensor)):
             if isinstance(output, Tensor):
                 loss = self.activity_regularizer(output)
@@ -317,5 +313,4 @@ class Layer(Module):
 
 def _usable(loss):
     """False for a loss left by a call traced inside ``mk.function`` once that trace is over."""
-    from minikeras import _context
     return _context.traces or not isinstance(getattr(loss, "_value", None), jax.core.Tracer)

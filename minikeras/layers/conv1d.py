@@ -1,7 +1,8 @@
 """Conv1D: 1-D convolution over (batch, steps, channels), as a conv2d of height 1."""
-from minikeras.layers.conv import normalize_tuple
+from minikeras.layers.conv import conv_output_length, normalize_tuple
 from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.ops.array import concat, reshape, split
+from minikeras.ops.nn import conv2d
 
 
 class Conv1D(KernelBiasLayer):
@@ -64,7 +65,6 @@ class Conv1D(KernelBiasLayer):
                              f"channels (last axis), received shape {inputs.shape}")
 
     def call(self, inputs):
-        from minikeras.ops.nn import conv2d
         k, d = self.kernel_size[0], self.dilation_rate[0]
         if self.padding == "causal":
             padding = [[0, 0], [0, 0], [(k - 1) * d, 0], [0, 0]]
@@ -80,7 +80,6 @@ class Conv1D(KernelBiasLayer):
         return self._kernel_bias_output(reshape(y, (y.shape[0],) + y.shape[2:]))
 
     def compute_output_shape(self, input_shape):
-        from minikeras.layers.conv import conv_output_length
         n = input_shape[1]
         if self.padding == "causal":
             n = None if n is None else n + (self.kernel_size[0] - 1) * self.dilation_rate[0]

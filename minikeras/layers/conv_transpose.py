@@ -1,6 +1,7 @@
 """Conv2DTranspose: the transpose of a 2-D convolution (upsampling by ``strides``), channels_last."""
 from minikeras.layers.conv import normalize_padding, normalize_tuple
 from minikeras.layers.kernel_bias import KernelBiasLayer
+from minikeras.ops.nn import conv2d_transpose
 
 
 def transpose_padding(kernel, stride, dilation, padding, output_padding):
@@ -88,7 +89,6 @@ class Conv2DTranspose(KernelBiasLayer):
         return tuple(out), pads
 
     def call(self, inputs):
-        from minikeras.ops.nn import conv2d_transpose
         (rows, cols), pads = self._geometry(inputs.shape[1:3])
         outputs = conv2d_transpose(inputs, self.kernel, (inputs.shape[0], rows, cols, self.filters),
                                    strides=self.strides, padding=[[0, 0], *pads, [0, 0]],

@@ -2,6 +2,7 @@
 GlobalAveragePooling1D (1-D windows are 2-D windows of height 1)."""
 from minikeras.layers.base import Layer
 from minikeras.layers.conv import conv_output_length, normalize_padding, normalize_tuple
+from minikeras.ops import nn
 from minikeras.ops.array import expand_dims, reshape
 from minikeras.ops.math import cast
 from minikeras.ops.reduce import reduce_mean, reduce_sum
@@ -30,7 +31,6 @@ class _Pooling1D(Layer):
                              f"{inputs.shape[1]} steps of the input (shape {inputs.shape}); use padding='same'")
 
     def call(self, inputs):
-        from minikeras.ops import nn
         pool = nn.max_pool2d if self._kind == "max" else nn.avg_pool2d
         y = pool(expand_dims(inputs, 1), ksize=(1, self.pool_size[0]), strides=(1, self.strides[0]),
                  padding=self.padding.upper())

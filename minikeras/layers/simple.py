@@ -5,6 +5,7 @@ import numpy as np
 
 from minikeras.layers.base import Layer
 from minikeras.ops.math import cast
+from minikeras.ops.nn import dropout
 
 
 class Identity(Layer):
@@ -104,7 +105,6 @@ class SpatialDropout2D(Layer):
     def call(self, inputs, training=None):
         if not training or self.rate == 0:
             return inputs
-        from minikeras.ops.nn import dropout
         if self.rate == 1:
             return inputs * 0.0
         return dropout(inputs, self.rate, noise_shape=(inputs.shape[0], 1, 1, inputs.shape[3]), seed=self.seed)

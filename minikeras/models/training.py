@@ -17,6 +17,7 @@ from minikeras.models import data_adapter
 from minikeras.models.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
 from minikeras.models.step_runner import StepRunner
 from minikeras.ops.random import numpy_seed
+from minikeras.ops.reduce import reduce_sum
 from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable
 
@@ -105,7 +106,6 @@ class Trainer:
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The compiled loss of ``y_pred`` against ``y``, plus the sum of ``self.losses`` (the
         layers' regularization penalties and added losses), as Keras 3 adds them."""
-        from minikeras.ops.reduce import reduce_sum
         extra = self.losses
         if self.loss is None and not extra:
             raise ValueError("No loss to compute: pass loss= to compile(), or override compute_loss/train_step")
@@ -117,7 +117,6 @@ class Trainer:
     def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
         """TF 2's ``compiled_loss`` (for custom ``train_step`` code written for tf.keras): the compiled
         loss plus the ``regularization_losses`` it is given (TF 2's guide passes ``self.losses``)."""
-        from minikeras.ops.reduce import reduce_sum
         if self.loss is None:
             raise ValueError("No loss to compute: pass loss= to compile(), or override compute_loss/train_step")
         total = self.loss(y, y_pred, sample_weight=sample_weight)
@@ -251,6 +250,8 @@ class Trainer:
             callback_list.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
                 break
+        if epochs > initial_epoch and self.optimizer.built:
+            self.optimizer.finalize_variable_values(self.trainable_weights)  # use_ema: the averages, as Keras
         callback_list.on_train_end(epoch_logs)
         return self.history
 

@@ -18,6 +18,7 @@ from minikeras.ops.nn_losses import (  # noqa: F401 - tf.nn names
     _floating, _t, log_softmax, sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits)
 from minikeras.ops.primitive import Primitive
+from minikeras.ops.random import next_key
 from minikeras.ops.reduce import reduce_mean, reduce_sum
 from minikeras.tensor import Tensor, Variable
 from minikeras.xla_cpu.dropout import dropout_mask
@@ -184,7 +185,6 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
                              f"x's dimension or 1 (x shape {x.shape})")
     if rate == 0.0:
         return x
-    from minikeras.ops.random import next_key
     key = next_key(seed)
     make = _scaled_mask if isinstance(key, jax.core.Tracer) else _scaled_mask_jit
     mask = make(key, shape=shape, rate=rate, dtype=x.dtype)

@@ -18,6 +18,7 @@ import numpy as np
 from minikeras import _context
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
+from minikeras.ops.array import gather
 from minikeras.tensor import Tensor, Variable, to_array
 
 _state = {"seed": None, "initializer_draws": 0, "generator": None}
@@ -139,7 +140,6 @@ def _affine(z, scale, shift):
 
 def shuffle(value, seed=None, name=None):
     """Randomly permutes ``value`` along its first axis."""
-    from minikeras.ops.array import gather
     x = value if isinstance(value, (Tensor, Variable)) else Tensor(to_array(value))
     permutation = jax.random.permutation(next_key(seed), x.shape[0])
     return gather(x, permutation)
