@@ -34,15 +34,22 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 
 
 def _select_branches(pred, true_fn, false_fn):
-    ctx = _context.traces[-1] if _context.traces else None
-    candidates = ctx.variables() if ctx is not None else []
-    before = {id(v): v._value for v in candidates}
+    trace = _context.traces[-1] if _context.traces else None
+    before = {id(v): v._value for v in trace.variables()} if trace is not None else {}
+
+    def start_value(v):
+        """The value ``v`` had when the cond began (a Variable first read inside a branch: the
+        value it was lifted with)."""
+        return before[id(v)] if id(v) in before else trace.value_when_lifted(v)
 
     def run(branch):
         out = branch()
-        written = {id(v): (v, v._value) for v in (ctx.variables() if ctx else []) if v._value is not before.get(id(v))}
-        for key, (v, _) in written.items():
-            v._value = before.get(key, v._value)
+        written = {}
+        for v in trace.variables() if trace is not None else ():
+            start = start_value(v)
+            if v._value is not start:
+                written[id(v)] = (v, v._value)
+                v._value = start
         return out, written
 
     out_true, wrote_true = run(true_fn)
@@ -63,8 +70,8 @@ def _select_branches(pred, true_fn, false_fn):
         merged.append(where(pred, a, b))
     for key in set(wrote_true) | set(wrote_false):
         v = (wrote_true.get(key) or wrote_false.get(key))[0]
-        value_true = wrote_true[key][1] if key in wrote_true else before.get(key, v._value)
-        value_false = wrote_false[key][1] if key in wrote_false else before.get(key, v._value)
+        value_true = wrote_true[key][1] if key in wrote_true else start_value(v)
+        value_false = wrote_false[key][1] if key in wrote_false else start_value(v)
         v.assign(where(pred, Tensor(value_true), Tensor(value_false)))
     return jax.tree_util.tree_unflatten(tree_t, merged)
 

@@ -16,6 +16,7 @@ The setting is an absolute list (jax's compile options cannot remove one entry):
 jax 0.10 uses by default minus convolutions, checked equal to XLA_FLAGS'
 ``--xla_cpu_experimental_ynn_fusion_type=-individual_convolution`` on the MNIST CNN's program.
 """
+import contextlib
 import contextvars
 import functools
 
@@ -64,13 +65,21 @@ def jit(fun, **kwargs):
 
     @functools.wraps(fun)
     def traced(*args, **kw):
-        token = convolutions_on_eigen.set(True)
-        try:
+        with tracing_as_jit():
             return fun(*args, **kw)
-        finally:
-            convolutions_on_eigen.reset(token)
 
     return _TopLevelOptions(jax.jit(traced, compiler_options=options, **kwargs), jax.jit(fun, **kwargs))
+
+
+@contextlib.contextmanager
+def tracing_as_jit():
+    """Sets ``convolutions_on_eigen`` as ``jit`` does while it traces: for code that traces a
+    function itself (``mk.function`` traces once into a jaxpr) and compiles it with ``jit`` later."""
+    token = convolutions_on_eigen.set(cpu_options() is not None)
+    try:
+        yield
+    finally:
+        convolutions_on_eigen.reset(token)
 
 
 class _TopLevelOptions:

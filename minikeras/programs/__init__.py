@@ -1,0 +1,1 @@
+"""Compiled programs: tracing a function once (``trace``) and calling the result (``program``)."""

@@ -1,0 +1,104 @@
+"""``Program``: one traced signature of an ``mk.function``, compiled, with its state.
+
+The interface that ``mk.function``, ``fit``'s steps, ``steps_per_execution``'s scan and
+``mk.distribute`` share:
+
+- ``state()``: the current values of the Variables the program reads and writes
+  (``variables``: the ``assigned`` ones first);
+- ``pure(state, inputs) -> (outputs, new_assigned)``: the program as a pure function of
+  arrays, to call inside another jax trace (a scan, a sharded jit);
+- ``write_back(new_assigned)``: the one place where results become Variable values;
+- ``structure(outputs)``: the function's return value (Tensors and static leaves) from the
+  output arrays;
+- ``__call__(inputs)``: all of the above, compiled (``xla_cpu.jit``).
+"""
+import jax
+from jax.extend.core import jaxpr_as_fun
+
+from minikeras import _context
+from minikeras.tensor import Tensor
+from minikeras.xla_cpu import jit
+
+
+class NewSignature(Exception):
+    """``call_strict``'s inputs need another program: nothing ran."""
+
+
+class Program:
+    """A traced ``mk.function`` signature (see the module docstring).
+
+    Attributes:
+      variables: the lifted Variables in state order, the ``assigned`` ones first.
+      assigned: the Variables the program writes.
+      n_outputs: how many arrays the function returns (its other leaves are static).
+      jaxpr: the ClosedJaxpr of ``(*state, *inputs) -> (*outputs, *new_assigned)``.
+    """
+
+    def __init__(self, traced):
+        self.variables = traced.variables
+        self.assigned = traced.variables[:traced.n_assigned]
+        self.n_outputs = sum(traced.out_is_array)
+        self.jaxpr = traced.jaxpr
+        self._out_tree = traced.out_tree
+        self._out_static = traced.out_static
+        self._out_is_array = traced.out_is_array
+        self._single = (len(traced.out_is_array) == 1 and traced.out_is_array[0]
+                        and traced.out_tree == jax.tree_util.tree_structure(0))
+        self._flat = jaxpr_as_fun(traced.jaxpr)
+        self._strict = False
+        self._compiled = False
+        # flat positional arrays in and out: the cheapest call jax.jit's dispatcher has
+        self.jitted = jit(self._jit_body)
+
+    def _jit_body(self, *flat):
+        if self._strict and self._compiled:
+            raise NewSignature  # jax.jit missed its cache: the inputs have other avals
+        self._compiled = True
+        return self._flat(*flat)
+
+    def state(self):
+        """The current values of ``variables``, in order."""
+        return [v._value for v in self.variables]
+
+    def pure(self, state, inputs):
+        """``(outputs, new values of assigned)`` as lists of arrays; traceable."""
+        results = self._flat(*state, *inputs)
+        return list(results[:self.n_outputs]), list(results[self.n_outputs:])
+
+    def write_back(self, new_assigned):
+        """Gives the ``assigned`` Variables their new values (arrays)."""
+        for variable, value in zip(self.assigned, new_assigned):
+            variable._value = value
+
+    def structure(self, outputs):
+        """The function's return value from its output arrays."""
+        if self._single:
+            return Tensor(outputs[0])
+        arrays = iter(outputs)
+        leaves = [Tensor(next(arrays)) if a else s for a, s in zip(self._out_is_array, self._out_static)]
+        return jax.tree_util.tree_unflatten(self._out_tree, leaves)
+
+    def __call__(self, inputs):
+        """Runs the compiled program on ``inputs`` (arrays), writes the state back and returns
+        the function's result. Under ``mk.distribute`` the state is replicated and the inputs
+        split over its mesh."""
+        jitted = self.jitted
+        distribution = _context.execution.distribution
+        if distribution is not None:
+            jitted, inputs = distribution.prepare_call(self, inputs)
+        return self._finish(jitted(*self.state(), *inputs))
+
+    def call_strict(self, inputs):
+        """``self(inputs)`` if ``inputs`` have the avals the program was traced for; raises
+        ``NewSignature`` (before anything runs) otherwise: jax.jit's dispatcher does the check.
+        (Without mk.distribute only.)"""
+        self._strict = True
+        try:
+            results = self.jitted(*self.state(), *inputs)
+        finally:
+            self._strict = False
+        return self._finish(results)
+
+    def _finish(self, results):
+        self.write_back(results[self.n_outputs:])
+        return self.structure(results[:self.n_outputs])
