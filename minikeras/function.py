@@ -7,7 +7,6 @@ and writes the Variables it assigned back (``programs.Program``). As in ``tf.fun
 Python side effects (``print``, appending to a list) happen once per trace, never per call.
 """
 import functools
-import operator
 import types
 import warnings
 import weakref
@@ -74,9 +73,6 @@ def _creation_error(name, variables):
         "singleton mk.Variables created on the first call. Make sure the mk.Variable is only created once (e.g. "
         "`if self.w is None: self.w = mk.Variable(...)`, as layers build their weights) or created outside "
         "mk.function.")
-
-
-_value_of = operator.attrgetter("_value")  # a Variable's array, without a Python frame per call
 
 
 class Function:
@@ -153,6 +149,9 @@ class Function:
         program = self._programs.get(key)
         dynamic_positions = [i for i, x in enumerate(leaves) if _is_array_leaf(x)]
         inputs = [to_array(leaves[i]) for i in dynamic_positions]
+        distribution = _context.execution.distribution
+        if distribution is not None:  # the program is written for the global batch over its mesh
+            inputs = distribution.distribute_inputs(inputs)
         traced = program is None
         if traced and trace_if_new:
             program = self._programs[key] = self._trace(treedef, leaves, dynamic_positions, inputs)
@@ -188,6 +187,15 @@ class Function:
             if traced.created:
                 raise _creation_error(self.__name__, traced.created)
         return Program(traced)
+
+    @property
+    def program_count(self):
+        """How many signatures have been traced and compiled successfully."""
+        return len(self._programs)
+
+    def programs(self):
+        """The ``Program`` of each signature traced so far."""
+        return list(self._programs.values())
 
     @property
     def tracing_count(self):

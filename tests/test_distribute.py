@@ -111,7 +111,7 @@ def fit_dense():
     out["predict_diff"] = max_diff([single.predict(X, batch_size=16, verbose=0)],
                                    [multi.predict(X, batch_size=16, verbose=0)])
     program = next(p for p, _ in CALLS if any(v is multi.optimizer.iterations for v in p.variables))
-    out["compilations"] = program._distributed_jits[dp.mesh]._cache_size()
+    out["compilations"] = program.derived_functions[("distributed", dp.mesh)]._cache_size()
     before = [v._value for v in program.variables]
     dp.distribute_variables(program.variables)  # already placed: nothing is copied again
     out["values_kept"] = all(a is v._value for a, v in zip(before, program.variables))

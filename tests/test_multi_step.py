@@ -45,8 +45,8 @@ def linear(steps_per_execution):
 def scans(model):
     """The scanned loops that ran: ("gather", batch_size, shuffled) for batches taken in the
     scan from the whole arrays, None for batches stacked on the host."""
-    programs = model._step("train").step._programs.values()
-    return {key for p in programs for key in getattr(p, "_scan_loops", {})}
+    step = model._step("train").step
+    return {key[1] for p in step.programs() for key in p.derived_functions if key[0] == "scan"}
 
 
 def fit(model, x, y, **kwargs):

@@ -254,7 +254,7 @@ def test_steps_per_execution_gives_the_same_weights_as_single_steps(sgd, initial
     assert grouped_history.history["loss"] == pytest.approx(single_history.history["loss"], rel=1e-5)
     assert counter.batches == [1, 2] * 2  # one callback per execution
     assert int(grouped.optimizer.iterations.numpy()) == 6
-    assert grouped._step("train").traced and len(grouped._step("train").step._programs) == 1
+    assert grouped._step("train").traced and grouped._step("train").step.program_count == 1
 
 
 def test_shuffle_permutes_each_epoch_and_off_keeps_the_order():

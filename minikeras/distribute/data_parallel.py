@@ -178,10 +178,10 @@ class DataParallel:
 
     # -- the hooks of mk.function and steps_per_execution ------------------------------------
     def prepare_call(self, program, dynamic_values):
-        """For ``_Program.__call__``: places state and inputs; returns (callable, inputs)."""
+        """For ``Program.__call__``: places state and inputs; returns (callable, inputs)."""
         self.distribute_variables(program.variables)
         inputs = self.distribute_inputs(dynamic_values)
-        jitted = _cached(program, "_distributed_jits", self.mesh, lambda: _jit_program(program, self))
+        jitted = program.derived(("distributed", self.mesh), lambda: _jit_program(program, self))
         return jitted, inputs
 
     def prepare_scan(self, program, stacked, make_loop):
@@ -195,24 +195,15 @@ class DataParallel:
         return loop, stacked
 
 
-def _cached(program, attribute, key, build):
-    cache = program.__dict__.setdefault(attribute, {})
-    value = cache.get(key)
-    if value is None:
-        value = cache[key] = build()
-    return value
-
-
 def _jit_program(program, distribution):
     """The program's pure function jitted with its new state constrained to stay replicated."""
     n_state = len(program.variables)
     replicated = distribution.replicated_sharding
 
     def run(*flat):
-        results = program._pure(flat[:n_state], flat[n_state:])
-        n_out = len(results) - program.n_assigned
-        state = [jax.lax.with_sharding_constraint(v, replicated) for v in results[n_out:]]
-        return tuple(results[:n_out]) + tuple(state)
+        outputs, new_assigned = program.pure(flat[:n_state], flat[n_state:])
+        state = [jax.lax.with_sharding_constraint(v, replicated) for v in new_assigned]
+        return tuple(outputs) + tuple(state)
 
     jitted = jit(run)
     if not distribution.multi_process:
@@ -220,7 +211,7 @@ def _jit_program(program, distribution):
 
     def call(*flat):
         results = jitted(*flat)
-        n_out = len(results) - program.n_assigned
+        n_out = program.n_outputs
         return tuple(multi_host.to_process_local(r, distribution) for r in results[:n_out]) + results[n_out:]
 
     return call

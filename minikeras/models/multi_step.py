@@ -14,7 +14,6 @@ import jax
 import jax.numpy as jnp
 
 from minikeras import _context
-from minikeras.tensor import Tensor
 from minikeras.xla_cpu import jit, tuning
 
 
@@ -54,21 +53,14 @@ def _finish(program, loop, *inputs):
     """Calls ``loop(assigned state, read-only state, *inputs)``, writes the new state back and
     returns the outputs as the step returns them."""
     n = program.n_assigned
-    state = [v._value for v in program.variables]
+    state = program.state()
     outs, new_values = loop(state[:n], state[n:], *inputs)
-    for variable, value in zip(program.assigned, new_values):
-        variable._value = value
-    out_tree, static, is_array = program.out_spec[:3]
-    outs = iter(outs)
-    return jax.tree_util.tree_unflatten(out_tree, [Tensor(next(outs)) if a else s for a, s in zip(is_array, static)])
+    program.write_back(new_values)
+    return program.structure(outs)
 
 
 def _cached_loop(program, key, build):
-    loops = program.__dict__.setdefault("_scan_loops", {})
-    loop = loops.get(key)
-    if loop is None:
-        loop = loops[key] = build()
-    return loop
+    return program.derived(("scan", key), build)
 
 
 def _scan_steps(program, assigned_values, readonly_values, xs, batch_of):
@@ -76,17 +68,13 @@ def _scan_steps(program, assigned_values, readonly_values, xs, batch_of):
     returns (last outputs, final assigned state). The last outputs ride in the carry (from
     zeros of their shapes) rather than being stacked for every step and sliced."""
     readonly_values = list(readonly_values)
-    n_out = program.out_spec[4]
 
     def step(assigned, x):
-        results = program._pure(list(assigned) + readonly_values, batch_of(x))
-        return list(results[n_out:]), list(results[:n_out])
+        outputs, new_assigned = program.pure(list(assigned) + readonly_values, batch_of(x))
+        return new_assigned, outputs
 
-    # the single step as jax.jit traced it already (a cache hit, not a new trace of the step)
-    first_x = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), xs)
-    batch = jax.eval_shape(batch_of, first_x)
-    jaxpr = program.jitted.trace(*assigned_values, *readonly_values, *batch).jaxpr
-    zeros = [jnp.zeros(o.shape, o.dtype) for o in jaxpr.out_avals[:n_out]]
+    jaxpr = program.jaxpr
+    zeros = [jnp.zeros(o.shape, o.dtype) for o in jaxpr.out_avals[:program.n_outputs]]
 
     def body(carry, x):
         assigned, _ = carry

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from minikeras import _context
-from minikeras.function import _flatten, _signature, _without_jax_additions
+from minikeras.function import without_jax_additions
 from minikeras.models.data_adapter import ArrayGroup
 from minikeras.dtypes import canonical_dtype
 from minikeras.models.multi_step import run_program_gathered, run_program_stacked
@@ -72,7 +72,7 @@ class StepRunner:
     @property
     def traced(self):
         """Whether the step has been traced successfully at least once."""
-        return bool(getattr(self.step, "_programs", None))
+        return self.step.program_count > 0
 
     def run(self, batches, group=False):
         """Runs ``batches`` in order (as one scanned call when ``group``); returns the last
@@ -87,7 +87,7 @@ class StepRunner:
                 outputs = self(batch)
             return outputs
         except Exception as error:
-            _without_jax_additions(error)
+            without_jax_additions(error)
             raise
 
     def __call__(self, batch):
@@ -101,7 +101,7 @@ class StepRunner:
         tensors = as_tensors(batch)
         outputs = self.step(tensors)
         program = self._traced_program(tensors)
-        if program is not None and program.out_spec is not None:
+        if program is not None:
             self._programs[signature] = program
         return outputs
 
@@ -134,8 +134,7 @@ class StepRunner:
     def _traced_program(self, tensors):
         """The step's compiled program for the batch ``tensors`` (``as_tensors``'s result), or
         None if that signature has not been traced."""
-        leaves, treedef = _flatten(((tensors,), {}))
-        return self.step._programs.get((treedef, _signature(leaves)))
+        return self.step.program_for((tensors,), trace_if_new=False)[0]
 
     def _run_stacked(self, batches):
         """Runs ``batches`` (a list of ``(x, y, sample_weight)`` with identical shapes) in order

@@ -10,14 +10,21 @@ The interface that ``mk.function``, ``fit``'s steps, ``steps_per_execution``'s s
 - ``write_back(new_assigned)``: the one place where results become Variable values;
 - ``structure(outputs)``: the function's return value (Tensors and static leaves) from the
   output arrays;
-- ``__call__(inputs)``: all of the above, compiled (``xla_cpu.jit``).
+- ``__call__(inputs)``: all of the above, compiled (``xla_cpu.jit``);
+- ``derived(key, build)``: a compiled function built from this program once and kept with it
+  (a scan of it, a sharded jit of it).
 """
+import operator
+
 import jax
 from jax.extend.core import jaxpr_as_fun
 
 from minikeras import _context
 from minikeras.tensor import Tensor
 from minikeras.xla_cpu import jit
+
+
+_value_of = operator.attrgetter("_value")  # a Variable's array, without a Python frame per call
 
 
 class NewSignature(Exception):
@@ -47,6 +54,7 @@ class Program:
         self._flat = jaxpr_as_fun(traced.jaxpr)
         self._strict = False
         self._compiled = False
+        self._derived = {}
         # flat positional arrays in and out: the cheapest call jax.jit's dispatcher has
         self.jitted = jit(self._jit_body)
 
@@ -56,9 +64,26 @@ class Program:
         self._compiled = True
         return self._flat(*flat)
 
+    def derived(self, key, build):
+        """``build()``, made once per ``key`` and kept with this program."""
+        value = self._derived.get(key)
+        if value is None:
+            value = self._derived[key] = build()
+        return value
+
+    @property
+    def derived_functions(self):
+        """{key: function} of what ``derived`` has built so far."""
+        return dict(self._derived)
+
+    @property
+    def n_assigned(self):
+        """How many Variables the program writes (the first ``n_assigned`` of ``variables``)."""
+        return len(self.assigned)
+
     def state(self):
         """The current values of ``variables``, in order."""
-        return [v._value for v in self.variables]
+        return list(map(_value_of, self.variables))
 
     def pure(self, state, inputs):
         """``(outputs, new values of assigned)`` as lists of arrays; traceable."""
@@ -86,7 +111,7 @@ class Program:
         distribution = _context.execution.distribution
         if distribution is not None:
             jitted, inputs = distribution.prepare_call(self, inputs)
-        return self._finish(jitted(*self.state(), *inputs))
+        return self.finish(jitted(*self.state(), *inputs))
 
     def call_strict(self, inputs):
         """``self(inputs)`` if ``inputs`` have the avals the program was traced for; raises
@@ -94,11 +119,13 @@ class Program:
         (Without mk.distribute only.)"""
         self._strict = True
         try:
-            results = self.jitted(*self.state(), *inputs)
+            results = self.jitted(*map(_value_of, self.variables), *inputs)
         finally:
             self._strict = False
-        return self._finish(results)
+        return self.finish(results)
 
-    def _finish(self, results):
+    def finish(self, results):
+        """Writes back the new state at the end of ``results`` (the flat outputs of the
+        program: outputs, then new assigned values) and returns the function's result."""
         self.write_back(results[self.n_outputs:])
         return self.structure(results[:self.n_outputs])

@@ -107,7 +107,7 @@ def _window_taps(xp, ksize, strides, out_hw):
 
 def _scatter_taps(parts, padded_hw, ksize, strides, out_hw):
     """Adds each tap's (N, Ho, Wo, C) contribution back at its window offset in the padded input."""
-    (kh, kw), (sh, sw), (ho, wo) = ksize, strides, out_hw
+    (_, kw), (sh, sw), (ho, wo) = ksize, strides, out_hw
     total = None
     for t, part in enumerate(parts):
         i, j = divmod(t, kw)
