@@ -29,6 +29,7 @@ from minikeras.ops.reduce import (  # noqa: F401
     argmax, argmin, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from minikeras.tape import GradientTape, UnconnectedGradients  # noqa: F401
 from minikeras.tensor import Tensor, Variable  # noqa: F401
+from minikeras.tensor_spec import TensorSpec  # noqa: F401
 from minikeras.module import Module  # noqa: F401
 from minikeras import (  # noqa: F401,E402
     activations, callbacks, data, datasets, initializers, layers, losses, metrics, models, optimizers, regularizers,

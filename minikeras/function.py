@@ -16,9 +16,11 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.dtypes import canonical_dtype
+from minikeras.programs.input_signature import bind, check_signature
 from minikeras.programs.program import NewSignature, Program
 from minikeras.programs.trace import trace
 from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.tensor_spec import TensorSpec
 
 # tf.function warns when a function is traced this many times within its last calls.
 FREQUENT_TRACING_THRESHOLD = 5
@@ -29,10 +31,15 @@ def _is_array_leaf(x):
     return isinstance(x, (Tensor, np.ndarray, jax.Array, np.generic))
 
 
+def _is_dynamic_leaf(x):
+    """An array argument, or a TensorSpec standing for one (``get_concrete_function``)."""
+    return _is_array_leaf(x) or isinstance(x, TensorSpec)
+
+
 def _signature(leaves):
     key = []
     for leaf in leaves:
-        if _is_array_leaf(leaf):
+        if _is_dynamic_leaf(leaf):
             key.append(("T", tuple(leaf.shape), canonical_dtype(leaf.dtype).name))
         elif isinstance(leaf, Variable):
             key.append(("V", id(leaf)))
@@ -78,9 +85,12 @@ def _creation_error(name, variables):
 class Function:
     """A compiled callable made by ``mk.function`` (see there)."""
 
-    def __init__(self, python_function, jit_compile=True):
+    def __init__(self, python_function, jit_compile=True, input_signature=None, reduce_retracing=False):
         self.python_function = python_function
         self.jit_compile = jit_compile
+        self.input_signature = (None if input_signature is None
+                                else check_signature(getattr(python_function, "__name__", "function"), input_signature))
+        self.reduce_retracing = bool(reduce_retracing)
         self._programs = {}        # (treedef, signature) -> Program
         self._last_program = None  # the program of the last call f(tensor, ...), and its arity
         self._last_arity = -1
@@ -106,12 +116,15 @@ class Function:
                 return function(ref(), *args, **kwargs)
 
             functools.update_wrapper(method, function)
-            bound = Function(method, jit_compile=self.jit_compile)
+            bound = Function(method, jit_compile=self.jit_compile, input_signature=self.input_signature,
+                             reduce_retracing=self.reduce_retracing)
             self._bound[key] = bound
             weakref.finalize(instance, self._bound.pop, key, None)
         return bound
 
     def __call__(self, *args, **kwargs):
+        if self.input_signature is not None:
+            args, kwargs = bind(self.__name__, self.python_function, self.input_signature, args, kwargs), {}
         if not self.jit_compile or _context.execution.run_functions_eagerly or _context.traces or _context.tapes:
             # Eager: debugging, nested inside another mk.function (inlined), or under a
             # recording tape (which must see every op to differentiate through the call).
@@ -145,18 +158,47 @@ class Function:
         (the arrays among the arguments). A new signature is traced now, unless
         ``trace_if_new`` is False: then the program is None."""
         leaves, treedef = _flatten((tuple(args), dict(kwargs or {})))
-        key = (treedef, _signature(leaves))
-        program = self._programs.get(key)
         dynamic_positions = [i for i, x in enumerate(leaves) if _is_array_leaf(x)]
         inputs = [to_array(leaves[i]) for i in dynamic_positions]
         distribution = _context.execution.distribution
         if distribution is not None:  # the program is written for the global batch over its mesh
             inputs = distribution.distribute_inputs(inputs)
-        traced = program is None
-        if traced and trace_if_new:
-            program = self._programs[key] = self._trace(treedef, leaves, dynamic_positions, inputs)
-        self._note_call(traced and trace_if_new)
+        program = self._program(treedef, leaves, dynamic_positions, [_aval(v) for v in inputs], trace_if_new)
         return program, inputs
+
+    def _program(self, treedef, leaves, dynamic_positions, avals, trace_if_new=True):
+        key = (treedef, _signature(leaves))
+        program = self._programs.get(key)
+        new = program is None and trace_if_new
+        if new:
+            program = self._programs[key] = self._trace(treedef, leaves, dynamic_positions, avals)
+        self._note_call(new)
+        return program
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The traced program for one signature, as ``tf.function``'s ``get_concrete_function``:
+        give Tensors, or ``mk.TensorSpec``s with every dimension known (XLA compiles for
+        concrete shapes), or nothing when the function has a fully known ``input_signature``.
+        It is traced now if that signature is new. Returns a ``ConcreteFunction``."""
+        name = self.__name__
+        if not args and not kwargs and self.input_signature is not None:
+            args = self.input_signature
+        elif self.input_signature is not None:
+            args, kwargs = bind(name, self.python_function, self.input_signature, args, kwargs), {}
+        leaves, treedef = _flatten((tuple(args), dict(kwargs)))
+        for leaf in leaves:
+            if isinstance(leaf, TensorSpec) and (leaf.shape is None or None in leaf.shape):
+                raise ValueError(f"mk.function({name}).get_concrete_function needs concrete shapes (XLA compiles one "
+                                 f"program per shape); received {leaf}. Pass a Tensor or a TensorSpec with every "
+                                 "dimension given.")
+        dynamic_positions = [i for i, x in enumerate(leaves) if _is_dynamic_leaf(x)]
+        avals = [jax.ShapeDtypeStruct(tuple(leaves[i].shape), canonical_dtype(leaves[i].dtype)) for i in dynamic_positions]
+        program = self._program(treedef, leaves, dynamic_positions, avals)
+        specs = [TensorSpec(a.shape, a.dtype) for a in avals]
+        spec_leaves = list(leaves)
+        for position, spec in zip(dynamic_positions, specs):
+            spec_leaves[position] = spec
+        return ConcreteFunction(name, program, jax.tree_util.tree_unflatten(treedef, spec_leaves), specs)
 
     def _note_call(self, traced):
         calls = self._recent_calls
@@ -170,12 +212,11 @@ class Function:
                 "objects instead of tensors (each new Python value is a new signature).", stacklevel=4)
             calls.clear()
 
-    def _trace(self, treedef, leaves, dynamic_positions, inputs):
+    def _trace(self, treedef, leaves, dynamic_positions, avals):
         first_trace = not self._programs  # a first trace that failed does not count
         self._tracing_count += 1
         positions = set(dynamic_positions)
         static_leaves = [None if i in positions else x for i, x in enumerate(leaves)]
-        avals = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in inputs]
         traced = trace(self.python_function, treedef, static_leaves, dynamic_positions, avals)
         if traced.created:
             if not first_trace:
@@ -207,7 +248,46 @@ class Function:
         return self._tracing_count
 
 
-def function(func=None, jit_compile=True):
+def _aval(array):
+    return jax.ShapeDtypeStruct(array.shape, array.dtype)
+
+
+class ConcreteFunction:
+    """One traced signature of an ``mk.function`` (``tf.function``'s ConcreteFunction): call it
+    with Tensors of exactly that signature's shapes and dtypes.
+
+    Attributes:
+      structured_input_signature: ``(args, kwargs)`` with a TensorSpec for each Tensor argument.
+      structured_outputs: the function's result with a TensorSpec for each Tensor in it.
+      variables, trainable_variables: the Variables the program reads or writes.
+      jaxpr: the traced program (what TensorFlow calls the graph).
+    """
+
+    def __init__(self, name, program, structured_input_signature, input_specs):
+        self._name = name
+        self._program = program
+        self._input_specs = input_specs
+        self.structured_input_signature = structured_input_signature
+        self.structured_outputs = program.structure(
+            [TensorSpec(a.shape, a.dtype) for a in program.jaxpr.out_avals[:program.n_outputs]], wrap=False)
+        self.variables = list(program.variables)
+        self.trainable_variables = [v for v in program.variables if v.trainable]
+        self.jaxpr = program.jaxpr
+
+    def __call__(self, *args, **kwargs):
+        leaves = [leaf for leaf in _flatten((tuple(args), dict(kwargs)))[0] if _is_array_leaf(leaf)]
+        inputs = [to_array(leaf) for leaf in leaves]
+        if len(inputs) != len(self._input_specs) or not all(
+                spec.is_compatible_with(_aval(x)) for spec, x in zip(self._input_specs, inputs)):
+            received = [TensorSpec(x.shape, x.dtype) for x in inputs]
+            raise TypeError(f"ConcreteFunction {self._name} takes Tensors {self._input_specs}, received {received}")
+        return self._program(inputs)
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self._name}{self.structured_input_signature}>"
+
+
+def function(func=None, input_signature=None, jit_compile=True, reduce_retracing=False):
     """Compiles ``func`` into one XLA program, like ``tf.function``.
 
     The function is traced once per new input signature (new shapes or dtypes of its Tensor
@@ -218,8 +298,20 @@ def function(func=None, jit_compile=True):
     trace only (lazily built layers, optimizer slots); as in TensorFlow, a first trace that
     creates Variables is followed by a second one that must not, so such a function's body
     runs twice on its first call. A Python ``if`` on a traced Tensor is an error (use
-    ``mk.cond``). Under a recording GradientTape, or with ``jit_compile=False``,
-    the function runs eagerly.
+    ``mk.cond``). Under a recording GradientTape, or with ``jit_compile=False``, the function
+    runs eagerly.
+
+    Args:
+      func: the function (or use ``@mk.function(...)`` as a decorator).
+      input_signature: a list of ``mk.TensorSpec`` (or nests of them), one per argument: the
+        function then takes exactly such Tensors (Python numbers and arrays are converted; a
+        mismatch is a TypeError). A ``None`` dimension accepts any size; since XLA compiles
+        for concrete shapes, each new size is traced and compiled once.
+      jit_compile: False runs the function eagerly (TensorFlow's default graph mode has no
+        counterpart here: minikeras always compiles with XLA).
+      reduce_retracing: accepted for TensorFlow compatibility. TensorFlow uses it to trace
+        with more general shapes; XLA compiles one program per concrete shape, so it changes
+        nothing here.
 
     >>> v = mk.Variable(1.0)
     >>> @mk.function
@@ -229,6 +321,7 @@ def function(func=None, jit_compile=True):
     >>> step(mk.constant(2.0))
     mk.Tensor(6.0, shape=(), dtype=float32)
     """
-    if func is None:
-        return lambda f: Function(f, jit_compile=jit_compile)
-    return Function(func, jit_compile=jit_compile)
+    def make(f):
+        return Function(f, jit_compile=jit_compile, input_signature=input_signature, reduce_retracing=reduce_retracing)
+
+    return make if func is None else make(func)

@@ -129,3 +129,64 @@ def test_the_program_reads_a_variable_first_touched_inside_a_jax_transformation(
     np.testing.assert_allclose(jac(mk.constant([3.0, 4.0])).numpy(), np.diag([1.0, 2.0]))
     w.assign([5.0, 6.0])
     np.testing.assert_allclose(jac(mk.constant([3.0, 4.0])).numpy(), np.diag([5.0, 6.0]))
+
+
+# -- input_signature, get_concrete_function (tf.function's API) ---------------------------------
+def test_input_signature_converts_python_values_and_checks_tensors():
+    @mk.function(input_signature=[mk.TensorSpec(shape=[None], dtype=mk.int32)])
+    def next_collatz(x):
+        return mk.where(x % 2 == 0, x // 2, 3 * x + 1)
+
+    np.testing.assert_array_equal(next_collatz(mk.constant([1, 2])).numpy(), [4, 1])
+    np.testing.assert_array_equal(next_collatz([3, 4, 5]).numpy(), [10, 2, 16])  # converted to int32
+    with pytest.raises(TypeError, match=r"next_collatz.*dtype float32.*TensorSpec\(shape=\(None,\), dtype=mk.int32"):
+        next_collatz(mk.constant([1.0]))
+    with pytest.raises(TypeError, match=r"next_collatz.*shape \(2, 2\)"):
+        next_collatz(mk.constant([[1, 2], [3, 4]]))
+    with pytest.raises(TypeError, match=r"next_collatz.*1 argument.*received 2"):
+        next_collatz(mk.constant([1]), mk.constant([2]))
+
+
+def test_input_signature_by_keyword_and_nested():
+    @mk.function(input_signature=[(mk.TensorSpec([2]), mk.TensorSpec([]))])
+    def affine(pair):
+        w, b = pair
+        return w * 2.0 + b
+
+    np.testing.assert_allclose(affine(pair=([1.0, 2.0], 1.0)).numpy(), [3.0, 5.0])
+
+
+def test_input_signature_must_hold_tensor_specs():
+    with pytest.raises(TypeError, match="input_signature must contain only mk.TensorSpec"):
+        mk.function(lambda x: x, input_signature=[(2, 3)])
+
+
+def test_get_concrete_function_traces_once_and_runs_that_signature():
+    traced = []
+
+    @mk.function
+    def double(x):
+        traced.append(1)
+        return {"y": x * 2.0, "label": "twice"}
+
+    concrete = double.get_concrete_function(mk.TensorSpec([3], mk.float32))
+    assert concrete.structured_input_signature == ((mk.TensorSpec([3], mk.float32),), {})
+    assert concrete.structured_outputs == {"y": mk.TensorSpec([3], mk.float32), "label": "twice"}
+    out = concrete(mk.constant([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(out["y"].numpy(), [2.0, 4.0, 6.0])
+    double(mk.constant([0.0, 0.0, 0.0]))  # the same signature: no new trace
+    assert len(traced) == 1 and double.experimental_get_tracing_count() == 1
+    with pytest.raises(TypeError, match="ConcreteFunction double takes"):
+        concrete(mk.constant([1.0, 2.0]))
+    with pytest.raises(ValueError, match="concrete shapes"):
+        double.get_concrete_function(mk.TensorSpec([None], mk.float32))
+
+
+def test_tensor_spec():
+    spec = mk.TensorSpec([None, 3], mk.float32)
+    assert repr(spec) == "TensorSpec(shape=(None, 3), dtype=mk.float32, name=None)"
+    assert spec.is_compatible_with(mk.zeros((5, 3)))
+    assert not spec.is_compatible_with(mk.zeros((5, 4)))
+    assert not spec.is_compatible_with(mk.zeros((5, 3), dtype=mk.int32))
+    assert mk.TensorSpec.from_tensor(mk.zeros((2,))) == mk.TensorSpec([2], "float32")
+    assert len({spec, mk.TensorSpec((None, 3), "float32")}) == 1

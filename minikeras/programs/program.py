@@ -95,12 +95,14 @@ class Program:
         for variable, value in zip(self.assigned, new_assigned):
             variable._value = value
 
-    def structure(self, outputs):
-        """The function's return value from its output arrays."""
+    def structure(self, outputs, wrap=True):
+        """The function's return value from its output arrays (put in as they are, not wrapped
+        in Tensors, if not ``wrap``)."""
+        make = Tensor if wrap else (lambda x: x)
         if self._single:
-            return Tensor(outputs[0])
+            return make(outputs[0])
         arrays = iter(outputs)
-        leaves = [Tensor(next(arrays)) if a else s for a, s in zip(self._out_is_array, self._out_static)]
+        leaves = [make(next(arrays)) if a else s for a, s in zip(self._out_is_array, self._out_static)]
         return jax.tree_util.tree_unflatten(self._out_tree, leaves)
 
     def __call__(self, inputs):
