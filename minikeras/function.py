@@ -192,7 +192,8 @@ class Function:
                                  f"program per shape); received {leaf}. Pass a Tensor or a TensorSpec with every "
                                  "dimension given.")
         dynamic_positions = [i for i, x in enumerate(leaves) if _is_dynamic_leaf(x)]
-        avals = [jax.ShapeDtypeStruct(tuple(leaves[i].shape), canonical_dtype(leaves[i].dtype)) for i in dynamic_positions]
+        avals = [jax.ShapeDtypeStruct(tuple(leaves[i].shape), canonical_dtype(leaves[i].dtype))
+                 for i in dynamic_positions]
         program = self._program(treedef, leaves, dynamic_positions, avals)
         specs = [TensorSpec(a.shape, a.dtype) for a in avals]
         spec_leaves = list(leaves)

@@ -11,8 +11,9 @@ lets the next step reuse the same pages: 10-25% faster CNN steps on a 2-core CPU
 The price is memory: the process keeps up to ``retain_bytes`` of freed heap, and large blocks
 can no longer be handed back individually (the MNIST main job, one epoch on 12,800 images:
 peak RSS 1.02 GB without, 1.44 GB with the default 1 GiB, 1.23 GB with 128 MiB, which keeps
-only about half of the speed-up; the default is ``tuning.HOST_MEMORY_RETAIN_BYTES``). The setting is process-wide, so it is an application's choice
-(the main example makes it), not something ``import minikeras`` does behind a program's back.
+only about half of the speed-up; the default is ``tuning.HOST_MEMORY_RETAIN_BYTES``). The
+setting is process-wide, so it is an application's choice (the main example makes it), not
+something ``import minikeras`` does behind a program's back.
 """
 import ctypes
 import ctypes.util
