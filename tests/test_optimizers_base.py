@@ -7,10 +7,10 @@ import optax
 import pytest
 
 import minikeras as mk
-from minikeras import _context, optimizers
-from minikeras.ops import primitive
+from minikeras import optimizers
 from minikeras.optimizers import schedules
-from test_optimizers import GRADS, INIT, STEPS, assert_same, numpy_adam, numpy_sgd, run_mk, run_numpy
+from test_optimizers import (
+    GRADS, INIT, STEPS, assert_same, count_eager_ops, numpy_adam, numpy_sgd, run_mk, run_numpy)
 from test_optimizers_nadam import numpy_nadam
 
 ALL = [optimizers.SGD, optimizers.Adam, optimizers.AdamW, optimizers.Adagrad, optimizers.Adadelta,
@@ -143,15 +143,7 @@ def test_accumulation_and_ema_run_as_one_compiled_call_and_inside_mk_function(mo
 
     variables, optimizer = make()
     apply(optimizer, variables, 1)
-    eager_ops = []
-    original = primitive.Primitive.__call__
-
-    def counting(self, *args, **kwargs):
-        if not _context.traces:
-            eager_ops.append(self.name)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(primitive.Primitive, "__call__", counting)
+    eager_ops = count_eager_ops(monkeypatch)
     for t in range(1, STEPS):
         optimizer.apply_gradients(zip([mk.constant(g) for g in GRADS[t]], variables))
     monkeypatch.undo()

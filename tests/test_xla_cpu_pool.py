@@ -6,16 +6,7 @@ import pytest
 from jax import lax
 
 from minikeras.xla_cpu import pool
-
-
-def _rand(shape, seed):
-    return jnp.asarray(np.random.default_rng(seed).standard_normal(shape), jnp.float32)
-
-
-def _close(actual, expected, what, tol=2e-5):
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    scale = max(1.0, float(jnp.max(jnp.abs(expected)))) if expected.size else 1.0
-    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=tol, atol=tol * scale, err_msg=what)
+from xla_cpu_reference import close as _close, rand as _rand
 
 
 # -- pooling ----------------------------------------------------------------------------------

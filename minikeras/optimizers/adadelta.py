@@ -21,14 +21,8 @@ class Adadelta(Optimizer):
       Other arguments as ``mk.optimizers.Optimizer``.
     """
 
-    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None,
-                 loss_scale_factor=None, gradient_accumulation_steps=None, name=None, **kwargs):
-        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, clipnorm=clipnorm,
-                         clipvalue=clipvalue, global_clipnorm=global_clipnorm, use_ema=use_ema,
-                         ema_momentum=ema_momentum, ema_overwrite_frequency=ema_overwrite_frequency,
-                         loss_scale_factor=loss_scale_factor, gradient_accumulation_steps=gradient_accumulation_steps,
-                         name=name, **kwargs)
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
         self.rho = rho
         self.epsilon = epsilon
 

@@ -25,15 +25,8 @@ class RMSprop(Optimizer):
       Other arguments as ``mk.optimizers.Optimizer``.
     """
 
-    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
-                 clipnorm=None, clipvalue=None, global_clipnorm=None, use_ema=False, ema_momentum=0.99,
-                 ema_overwrite_frequency=None, loss_scale_factor=None, gradient_accumulation_steps=None,
-                 name=None, **kwargs):
-        super().__init__(learning_rate=learning_rate, name=name, weight_decay=weight_decay, clipnorm=clipnorm,
-                         clipvalue=clipvalue, global_clipnorm=global_clipnorm, use_ema=use_ema,
-                         ema_momentum=ema_momentum, ema_overwrite_frequency=ema_overwrite_frequency,
-                         loss_scale_factor=loss_scale_factor, gradient_accumulation_steps=gradient_accumulation_steps,
-                         **kwargs)
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
         self.rho = rho
         self.momentum = momentum
         self.epsilon = epsilon

@@ -17,14 +17,8 @@ class SGD(Optimizer):
       Other arguments as ``mk.optimizers.Optimizer``.
     """
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
-                 clipvalue=None, global_clipnorm=None, use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None,
-                 loss_scale_factor=None, gradient_accumulation_steps=None, name=None, **kwargs):
-        super().__init__(learning_rate=learning_rate, name=name, weight_decay=weight_decay, clipnorm=clipnorm,
-                         clipvalue=clipvalue, global_clipnorm=global_clipnorm, use_ema=use_ema,
-                         ema_momentum=ema_momentum, ema_overwrite_frequency=ema_overwrite_frequency,
-                         loss_scale_factor=loss_scale_factor, gradient_accumulation_steps=gradient_accumulation_steps,
-                         **kwargs)
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
         if isinstance(momentum, bool) or not isinstance(momentum, (int, float)) or not 0 <= momentum <= 1:
             raise ValueError(f"`momentum` must be a float between [0, 1]. Received: momentum={momentum!r}")
         self.momentum = float(momentum)
