@@ -5,11 +5,12 @@ import jax
 import numpy as np
 
 from minikeras import _context, initializers, regularizers
-from minikeras.backend import floatx
+from minikeras.backend import floatx, is_tracer
 from minikeras.dtypes import as_dtype
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
+from minikeras.symbolic import KerasTensor, Node, any_symbolic, flatten, output_spec
 from minikeras.tensor import Tensor, Variable, to_array
 
 _training_stack = []  # training flags of the Layer calls in progress, outermost first
@@ -227,6 +228,8 @@ class Layer(Module):
         raise NotImplementedError(f"Layer {type(self).__name__} must implement call(inputs)")
 
     def __call__(self, inputs, *args, training=None, **kwargs):
+        if any_symbolic(inputs) or (args or kwargs) and any_symbolic((args, kwargs)):
+            return self._symbolic_call(inputs, args, training, kwargs)
         inputs = self._convert_inputs(inputs)
         self._check_input(inputs)
         if not self.built:
@@ -249,6 +252,57 @@ class Layer(Module):
         if isinstance(outputs, Tensor):
             self._output_shape = (None,) + outputs.shape[1:] if outputs.ndim else ()
         return outputs
+
+    # -- the functional API -------------------------------------------------------------
+    def _symbolic_call(self, inputs, args, training, kwargs):
+        """A call on KerasTensors (``mk.Input``'s): builds the layer, finds the output shapes by
+        tracing the call abstractly, records a graph Node and returns symbolic outputs."""
+        if not self.built:
+            self._check_input(inputs)
+            self._build_from(inputs)
+        if training is not None:  # an explicit flag is part of the node, as in Keras
+            kwargs = dict(kwargs, training=training)
+
+        def abstract(inputs, *args, **kwargs):
+            tensors = jax.tree_util.tree_map(lambda v: Tensor(v) if is_tracer(v) else v, (inputs, args, kwargs))
+            _shape_only[0] += 1
+            try:
+                outputs = self(tensors[0], *tensors[1], **tensors[2])
+            finally:
+                _shape_only[0] -= 1
+            return jax.tree_util.tree_map(lambda t: t._value if isinstance(t, Tensor) else t, outputs,
+                                          is_leaf=lambda t: isinstance(t, Tensor))
+        outputs = output_spec(abstract, (inputs,) + tuple(args), kwargs, f"Layer '{self.name}'")
+        self._inbound_nodes().append(Node(self, (inputs,) + tuple(args), kwargs, outputs))
+        first = flatten(outputs)
+        if len(first) == 1:
+            self._output_shape = first[0].shape
+        return outputs
+
+    def _inbound_nodes(self):
+        """The graph Nodes of this layer's calls on KerasTensors, in order."""
+        if "_inbound" not in vars(self):
+            self._inbound = []
+        return self._inbound
+
+    def _node_tensors(self, what):
+        calls = vars(self).get("_inbound")
+        if not calls:
+            raise AttributeError(f"Layer '{self.name}' is not connected: it has never been called on a symbolic "
+                                 f"input (mk.Input), so it has no {what}")
+        node = calls[0]
+        tensors = node.input_tensors if what == "input" else node.output_tensors
+        return tensors[0] if len(tensors) == 1 else list(tensors)
+
+    @property
+    def input(self):
+        """The KerasTensor(s) this layer was first called on while building a functional model."""
+        return self._node_tensors("input")
+
+    @property
+    def output(self):
+        """The KerasTensor(s) the first such call returned."""
+        return self._node_tensors("output")
 
     def _add_activity_losses(self, outputs):
         for output in jax.tree_util.tree_leaves(outputs, is_leaf=lambda v: isinstance(v, Tensor)):
@@ -280,7 +334,7 @@ class Layer(Module):
         return convert(inputs)
 
     def _check_input(self, inputs):
-        if not isinstance(inputs, Tensor):
+        if not isinstance(inputs, (Tensor, KerasTensor)):
             return
         if self.input_ndim is not None and inputs.ndim != self.input_ndim:
             raise ValueError(

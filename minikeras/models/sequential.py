@@ -1,7 +1,8 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 from minikeras.layers.base import Layer
-from minikeras.layers.core import InputLayer
+from minikeras.layers.input_layer import InputLayer
 from minikeras.models.model import Model
+from minikeras.symbolic import is_symbolic
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 
 
@@ -34,6 +35,8 @@ class Sequential(Model):
 
     def add(self, layer, rebuild=True):
         """Appends ``layer`` (an ``mk.Input`` may come first)."""
+        if is_symbolic(layer) and isinstance(layer.node.operation, InputLayer):
+            layer = layer.node.operation  # mk.Input(...)'s tensor stands for its InputLayer
         if not isinstance(layer, Layer):
             raise TypeError(f"Sequential.add expects a Layer, received {type(layer).__name__}: {layer!r}")
         if isinstance(layer, InputLayer):
