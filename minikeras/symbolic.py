@@ -114,10 +114,12 @@ class Node:
       args, kwargs: what it was called with (KerasTensors where the graph's values go).
       outputs: its result: a KerasTensor or a structure of them.
       input_tensors, output_tensors: the KerasTensors among the arguments and the result.
+      index: which call of the operation this is (0 for its first).
     """
 
-    def __init__(self, operation, args, kwargs, outputs):
+    def __init__(self, operation, args, kwargs, outputs, index=0):
         self.operation = operation
+        self.index = index
         self.args = args
         self.kwargs = kwargs
         self.outputs = outputs

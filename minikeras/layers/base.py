@@ -273,7 +273,8 @@ class Layer(Module):
             return jax.tree_util.tree_map(lambda t: t._value if isinstance(t, Tensor) else t, outputs,
                                           is_leaf=lambda t: isinstance(t, Tensor))
         outputs = output_spec(abstract, (inputs,) + tuple(args), kwargs, f"Layer '{self.name}'")
-        self._inbound_nodes().append(Node(self, (inputs,) + tuple(args), kwargs, outputs))
+        nodes = self._inbound_nodes()
+        nodes.append(Node(self, (inputs,) + tuple(args), kwargs, outputs, index=len(nodes)))
         first = flatten(outputs)
         if len(first) == 1:
             self._output_shape = first[0].shape

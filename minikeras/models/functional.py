@@ -67,6 +67,25 @@ class FunctionalGraph:
         """The layers and the ops on symbolic tensors (``x + y``), in the graph's order."""
         return list(self._graph_operations)
 
+    def nodes_of(self, operation):
+        """The graph nodes (calls) of ``operation`` that belong to this model, in order."""
+        nodes = self._graph_nodes + [t.node for t in self._graph_inputs]
+        return sorted((n for n in nodes if n.operation is operation), key=lambda n: n.index)
+
+    def is_sequential_like(self):
+        """Whether the graph is a chain: one node per depth, each with one input, no shared layer
+        (Keras's test for a summary without a "Connected to" column)."""
+        if len(self._graph_inputs) != 1 or len(self._graph_outputs) != 1:
+            return False
+        if any(len(n.input_tensors) > 1 for n in self._graph_nodes):
+            return False
+        consumers = {}
+        for node in self._graph_nodes:
+            for tensor in node.input_tensors:
+                consumers[id(tensor)] = consumers.get(id(tensor), 0) + 1
+        return all(count == 1 for count in consumers.values()) and \
+            all(len(self.nodes_of(op)) == 1 for op in self._graph_operations)
+
     @property
     def inputs(self):
         return list(self._graph_inputs)
