@@ -178,6 +178,11 @@ def output_spec(fn, args, kwargs, describe):
     return jax.tree_util.tree_map(merge, results[0], results[1])
 
 
+def clear_op_names():
+    """Restarts the automatic names of ops on symbolic tensors ('add', 'add_1', ...)."""
+    OpCall._counts.clear()
+
+
 class OpCall:
     """An op called on KerasTensors (``x + 1``, ``mk.concat([a, b])``), as a graph operation:
     calling it calls the op with the same static parameters (Keras's op nodes)."""

@@ -13,6 +13,7 @@ from minikeras.callbacks import CallbackList, ProgbarLogger
 from minikeras.distribute import DataParallel, get_distribution
 from minikeras.function import function
 from minikeras.models import data_adapter
+from minikeras.models.class_weight import class_weight_to_sample_weights
 from minikeras.models.output_losses import OutputLosses, as_loss_object, is_multi_output
 from minikeras.models.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
 from minikeras.models.step_runner import StepRunner
@@ -244,8 +245,6 @@ class Trainer:
         ``verbose``: 1 (a progress bar per epoch), 2 (one line per epoch), 0 (silent).
         """
         self._require_compiled("fit")
-        if class_weight is not None:
-            raise NotImplementedError("fit(class_weight=...) is not supported yet; use sample_weight")
         if steps_per_execution is not None:
             self._check_steps_per_execution(steps_per_execution)
             self._trainer_steps_per_execution = int(steps_per_execution)
@@ -254,6 +253,11 @@ class Trainer:
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = data_adapter.split_validation(x, y, sample_weight,
                                                                                    validation_split)
+        if class_weight is not None:
+            if data_adapter.is_dataset(x):
+                raise ValueError("fit(class_weight=...) with a Dataset is not supported: weight the examples in the "
+                                 "Dataset (yield (x, y, sample_weight)) or pass arrays")
+            sample_weight = class_weight_to_sample_weights(y, class_weight, sample_weight)
         train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
         self._check_distributed_batches(train)
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -288,7 +292,7 @@ class Trainer:
                 val_x, val_y, val_sw = _unpack_validation(validation_data)
                 val_logs = self.evaluate(val_x, val_y, sample_weight=val_sw,
                                          batch_size=validation_batch_size or batch_size, steps=validation_steps,
-                                         verbose=0, return_dict=True, _internal=True)
+                                         verbose=0, return_dict=True, callbacks=callback_list, _internal=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
             callback_list.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
@@ -305,8 +309,9 @@ class Trainer:
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = (0 if _internal else 1) if verbose == "auto" else int(verbose)
-        callback_list = CallbackList(callbacks, add_history=False, progbar=ProgbarLogger,
-                                     model=self, verbose=verbose, epochs=1, steps=data.steps)
+        callback_list = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
+            callbacks, add_history=False, progbar=ProgbarLogger, model=self, verbose=verbose, epochs=1,
+            steps=data.steps)  # fit's own list: its callbacks see the validation (on_test_* hooks), as in Keras
         for metric in self.metrics:
             metric.reset_state()
         callback_list.on_test_begin()
