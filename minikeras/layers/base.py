@@ -316,7 +316,10 @@ class Layer(Module):
     def _build_from(self, inputs):
         shapes = jax.tree_util.tree_map(lambda t: t.shape, inputs,
                                         is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
-        self.build(shapes)
+        # Weights are process state, made once: a build reached inside a trace (mk.function,
+        # or the abstract evaluation of a shape) computes them eagerly, random draws included.
+        with _context.outside_traces(), jax.ensure_compile_time_eval():
+            self.build(shapes)
         self.built = True
 
     def _convert_inputs(self, inputs):

@@ -83,7 +83,8 @@ class Model(Trainer, Layer):
         batch_shape = tuple(1 if n is None else n for n in input_shape)
         spec = jax.ShapeDtypeStruct(batch_shape, self.dtype)
         self.built = True  # the call below must not re-enter build
-        jax.eval_shape(lambda x: _leaves(self.call(Tensor(x), training=False)), spec)
+        kwargs = {"training": False} if self._call_takes_training else {}  # as Keras: only if call takes it
+        jax.eval_shape(lambda x: _leaves(self.call(Tensor(x), **kwargs)), spec)
 
     def summary(self, print_fn=None):
         """Prints Keras's table: layer (type), output shape, parameter count, and totals."""
