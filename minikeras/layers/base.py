@@ -258,7 +258,7 @@ class Layer(Module):
         """A call on KerasTensors (``mk.Input``'s): builds the layer, finds the output shapes by
         tracing the call abstractly, records a graph Node and returns symbolic outputs."""
         if not self.built:
-            self._check_input(inputs)
+            Layer._check_input(self, inputs)  # the rank; subclasses check values in the traced call below
             self._build_from(inputs)
         if training is not None:  # an explicit flag is part of the node, as in Keras
             kwargs = dict(kwargs, training=training)
