@@ -16,10 +16,12 @@ This module imports nothing from minikeras but ``dtypes``: the tensor and op mod
 import itertools
 
 import jax
+
 from minikeras.dtypes import as_dtype
 
 _PROBE_SIZES = (83, 89)  # what an unknown size is set to while a shape is traced (as Keras's jax backend)
 _names = itertools.count()
+_op_counts = {}  # op name -> how many ops of that name were called on symbolic tensors
 
 
 class SymbolicInput(TypeError):
@@ -125,8 +127,8 @@ class Node:
         self.outputs = outputs
         self.input_tensors = flatten((args, kwargs))
         self.output_tensors = flatten(outputs)
-        for index, tensor in enumerate(self.output_tensors):
-            tensor._keras_history = (self, index)
+        for position, tensor in enumerate(self.output_tensors):
+            tensor._keras_history = (self, position)
 
     @property
     def is_input(self):
@@ -180,21 +182,19 @@ def output_spec(fn, args, kwargs, describe):
 
 def clear_op_names():
     """Restarts the automatic names of ops on symbolic tensors ('add', 'add_1', ...)."""
-    OpCall._counts.clear()
+    _op_counts.clear()
 
 
 class OpCall:
     """An op called on KerasTensors (``x + 1``, ``mk.concat([a, b])``), as a graph operation:
     calling it calls the op with the same static parameters (Keras's op nodes)."""
 
-    _counts = {}
-
     def __init__(self, op, params):
         self.op = op
         self.params = dict(params)
         base = op.name
-        n = OpCall._counts.get(base, 0)
-        OpCall._counts[base] = n + 1
+        n = _op_counts.get(base, 0)
+        _op_counts[base] = n + 1
         self.name = base if n == 0 else f"{base}_{n}"
 
     def __call__(self, *inputs):

@@ -133,7 +133,7 @@ def test_errors_name_the_problem():
     y = layers.Dense(2, name="twin")(layers.Dense(4, name="twin")(x))
     with pytest.raises(ValueError, match='The name "twin" is used 2 times'):
         mk.Model(x, y)
-    with pytest.raises(ValueError, match="outputs.*must be symbolic"):
+    with pytest.raises(ValueError, match=r"outputs.*must be symbolic.*ndarray of shape \(8, 4\)"):
         mk.Model(x, XA)
 
 
@@ -209,3 +209,16 @@ def test_config_round_trip_in_keras_3_layout(model, tmp_path):
     loaded = mk.saving.load_model(path)
     assert [layer.name for layer in loaded.layers] == [layer.name for layer in model.layers]
     np.testing.assert_allclose(loaded([XA, XB])[0].numpy(), model([XA, XB])[0].numpy(), rtol=1e-6)
+
+
+def test_ops_and_layers_of_the_same_name_coexist():
+    a, b = mk.Input((4,)), mk.Input((4,))
+    model = mk.Model([a, b], layers.Add()([a, b]) + (a + b))  # the op 'add' beside the layer 'add'
+    np.testing.assert_allclose(model([XA, XA]).numpy(), 4 * XA, rtol=1e-6)
+
+
+def test_a_layer_called_on_a_concrete_value_is_named():
+    x = mk.Input((4,))
+    concrete = layers.Dense(2)(XA)  # a mistake: not called on x
+    with pytest.raises(ValueError, match=r"Tensor of shape \(8, 2\).*concrete value"):
+        mk.Model(x, concrete)

@@ -5,7 +5,6 @@ from minikeras import activations
 from minikeras.layers.base import Layer
 from minikeras.layers.input_layer import Input, InputLayer  # noqa: F401 - their former home
 from minikeras.layers.kernel_bias import KernelBiasLayer
-from minikeras.module import unique_name
 from minikeras.ops.array import reshape
 from minikeras.ops.linalg import matmul
 from minikeras.ops.nn import dropout

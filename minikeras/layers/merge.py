@@ -2,11 +2,14 @@
 and their function forms (``mk.layers.add([a, b])`` is ``Add()([a, b])``)."""
 from minikeras.layers.base import Layer
 from minikeras.ops.array import concat, transpose
+from minikeras.ops.elementwise import rsqrt
 from minikeras.ops.linalg import matmul
-from minikeras.ops.math import add as _add, maximum as _maximum, minimum as _minimum, multiply as _multiply
+from minikeras.ops.math import add as _add
+from minikeras.ops.math import maximum as _maximum
+from minikeras.ops.math import minimum as _minimum
+from minikeras.ops.math import multiply as _multiply
 from minikeras.ops.math import subtract as _subtract
 from minikeras.ops.reduce import reduce_sum
-from minikeras.ops.elementwise import rsqrt
 from minikeras.ops.reshape import reshape
 from minikeras.saving.registry import register_builtin
 

@@ -7,7 +7,7 @@ graph's nodes (``models.graph``) on real Tensors in order: plain layer and op ca
 import jax
 
 from minikeras.layers.base import Layer
-from minikeras.models.graph import input_tensors_of, map_graph
+from minikeras.models.graph import describe_value, input_tensors_of, map_graph
 from minikeras.ops.math import cast
 from minikeras.symbolic import flatten, is_symbolic, map_symbolic
 from minikeras.tensor import Tensor, Variable
@@ -43,11 +43,13 @@ class FunctionalGraph:
         bad = [leaf for leaf in leaves if not is_symbolic(leaf)]
         if bad or not leaves:
             raise ValueError(f"mk.Model '{self.name}': all `outputs` must be symbolic tensors computed from the "
-                             f"inputs by layers or ops, received {bad[0] if bad else outputs!r}")
+                             f"inputs by layers or ops, received {describe_value(bad[0]) if bad else 'nothing'}: "
+                             "was a layer called on a concrete value (a NumPy array or mk.Tensor) instead of a "
+                             "tensor that comes from mk.Input?")
         self._inputs_struct, self._outputs_struct = inputs, outputs
         self._graph_nodes, self._graph_operations = map_graph(self._graph_inputs, self._graph_outputs)
         layers = [op for op in self._graph_operations if isinstance(op, Layer)]
-        names = [op.name for op in self._graph_operations]
+        names = [layer.name for layer in layers]
         for name in names:
             if names.count(name) > 1:
                 raise ValueError(f'The name "{name}" is used {names.count(name)} times in the model '

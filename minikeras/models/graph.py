@@ -4,7 +4,7 @@
 the nodes; each node's depth is its longest distance to an output; nodes run deepest first, and
 ``operations`` (``model.layers`` with the ops) are ordered by depth, then by discovery.
 """
-from minikeras.symbolic import flatten
+from minikeras.symbolic import flatten, is_symbolic
 
 
 def map_graph(inputs, outputs):
@@ -62,6 +62,13 @@ def input_tensors_of(structure):
     leaves = structure if isinstance(structure, (list, tuple)) else (
         list(structure.values()) if isinstance(structure, dict) else [structure])
     if len(tensors) != len(leaves) or not tensors:
+        bad = next((leaf for leaf in leaves if not is_symbolic(leaf)), None)
         raise ValueError(f"mk.Model: all `inputs` must be symbolic tensors from mk.Input(...), received "
-                         f"inputs={structure!r}")
+                         f"{describe_value(bad) if leaves else 'no inputs'}")
     return tensors
+
+
+def describe_value(value):
+    """``value`` named by its type (and shape), not its possibly huge repr."""
+    shape = getattr(value, "shape", None)
+    return f"a {type(value).__name__}" + (f" of shape {tuple(shape)}" if shape is not None else f" ({value!r})")

@@ -2,8 +2,8 @@
 from minikeras.layers.base import Layer
 from minikeras.layers.input_layer import InputLayer
 from minikeras.models.model import Functional, Model
-from minikeras.symbolic import is_symbolic
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
+from minikeras.symbolic import is_symbolic
 
 
 @register_builtin("minikeras.models")
