@@ -175,8 +175,13 @@ def output_spec(fn, args, kwargs, describe):
                              f"(None): {error}") from error
 
     def merge(a, b):
+        if len(a.shape) != len(b.shape) or a.dtype != b.dtype:
+            raise ValueError(f"{describe}: its output's rank or dtype depends on an unknown input size (None): "
+                             f"{a} for one size, {b} for another")
         shape = tuple(m if m == n else None for m, n in zip(a.shape, b.shape))
         return KerasTensor(shape, a.dtype)
+    if jax.tree_util.tree_structure(results[0]) != jax.tree_util.tree_structure(results[1]):
+        raise ValueError(f"{describe}: the structure of its outputs depends on an unknown input size (None)")
     return jax.tree_util.tree_map(merge, results[0], results[1])
 
 
