@@ -76,7 +76,10 @@ class Model(Trainer, Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        """The model rebuilt from ``get_config()``: ``cls(**config)`` (override both for other arguments)."""
+        """The model rebuilt from ``get_config()``: ``cls(**config)`` (override both for other arguments).
+        ``mk.Model.from_config`` of a functional model's config rebuilds the functional model, as Keras."""
+        if cls is Model and {"layers", "input_layers", "output_layers"} <= set(config):
+            return Functional.from_config(config, custom_objects=custom_objects)
         return cls(**config)
 
     def _trace_shapes(self, input_shape):
