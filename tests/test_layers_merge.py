@@ -80,3 +80,12 @@ def test_merge_layers_on_symbolic_inputs_build_a_model():
     model = mk.Model([a, b], out)
     np.testing.assert_allclose(model([A, B]).numpy(), np.concatenate([A + B, (A * B).sum(1, keepdims=True)], 1),
                                rtol=1e-5)
+
+
+def test_compute_output_shape_agrees_with_the_call():
+    assert layers.Add().compute_output_shape([(None, 1, 4), (None, 3, 4)]) == (None, 3, 4)
+    assert layers.Concatenate(axis=1).compute_output_shape([(None, 2, 4), (None, 3, 4)]) == (None, 5, 4)
+    assert layers.Concatenate().compute_output_shape([(None, None), (None, 3)]) == (None, None)
+    assert layers.Dot(axes=(2, 2)).compute_output_shape([(None, 3, 4), (None, 5, 4)]) == (None, 3, 5)
+    assert layers.Dot(axes=1).compute_output_shape([(None, 4), (None, 4)]) == (None, 1)
+    assert layers.Dot(axes=(2, 2))([X3, Y3]).shape == (2, 3, 5)

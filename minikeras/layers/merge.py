@@ -41,7 +41,13 @@ class Merge(Layer):
         return self._merge(list(inputs))
 
     def compute_output_shape(self, input_shape):
-        return tuple(input_shape[0])
+        """The inputs' shapes broadcast together (None where a size is unknown)."""
+        rank = max(len(shape) for shape in input_shape)
+        out = []
+        for dims in zip(*[(1,) * (rank - len(shape)) + tuple(shape) for shape in input_shape]):
+            known = {d for d in dims if d != 1}
+            out.append(None if None in known else (known.pop() if known else 1))
+        return tuple(out)
 
 
 def _fold(op, inputs):
@@ -126,6 +132,13 @@ class Concatenate(Merge):
     def _merge(self, inputs):
         return concat(inputs, axis=self.axis)
 
+    def compute_output_shape(self, input_shape):
+        axis = self.axis % len(input_shape[0])
+        sizes = [shape[axis] for shape in input_shape]
+        out = list(input_shape[0])
+        out[axis] = None if None in sizes else sum(sizes)
+        return tuple(out)
+
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
 
@@ -173,7 +186,11 @@ class Dot(Merge):
         return reshape(out, shape if len(shape) > 1 else (batch, 1))
 
     def compute_output_shape(self, input_shape):
-        return Layer.compute_output_shape(self, input_shape)
+        x, y = (tuple(shape) for shape in input_shape)
+        ax, ay = self.axes[0] % len(x), self.axes[1] % len(y)
+        shape = x[:1] + tuple(d for i, d in enumerate(x) if i not in (0, ax)) + \
+            tuple(d for i, d in enumerate(y) if i not in (0, ay))
+        return shape if len(shape) > 1 else (x[0], 1)
 
     def get_config(self):
         return {**super().get_config(), "axes": self._axes_given, "normalize": self.normalize}
