@@ -7,6 +7,9 @@ merged with ``concatenate``; the two outputs have their own loss, loss weight an
 given as dicts keyed by the output layers' names. The data are synthetic: a ticket is urgent
 when its title holds one of the "urgent" words, and its department follows its tags.
 
+More epochs only overfit: the titles are random words, which the embedding soon memorizes
+(the validation department accuracy falls while the training one rises).
+
     python examples/functional_api.py
     python examples/functional_api.py --epochs 2 --samples 512
 """
@@ -31,7 +34,7 @@ def make_data(n, seed=0):
     urgent = rng.random(n) < 0.5
     title[urgent, rng.integers(0, TITLE_LENGTH, urgent.sum())] = rng.integers(0, URGENT_WORDS, urgent.sum())
     department = rng.integers(0, NUM_DEPARTMENTS, n)
-    tags = (rng.random((n, NUM_TAGS)) < 0.1).astype("float32")
+    tags = (rng.random((n, NUM_TAGS)) < 0.05).astype("float32")
     per_department = NUM_TAGS // NUM_DEPARTMENTS
     tags[np.arange(n), department * per_department + rng.integers(0, per_department, n)] = 1.0
     inputs = {"title": title.astype("int32"), "tags": tags}
@@ -56,7 +59,7 @@ def build_model():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--samples", type=int, default=4096)
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args(argv)
