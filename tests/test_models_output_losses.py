@@ -152,3 +152,47 @@ def test_custom_metric_under_function():
     assert float(metric.result()) == 5.0
     metric.reset_state()
     assert float(metric.result()) == 0.0
+
+
+def test_one_loss_for_all_outputs_with_layer_losses_and_per_output_sample_weights():
+    a = mk.Input((4,), name="a")
+    h = layers.Dense(5, name="hidden", activity_regularizer=mk.regularizers.L2(0.1))(a)
+    model = mk.Model(a, [layers.Dense(1, name="p")(h), layers.Dense(2, name="q")(h)])
+    model.set_weights(weights_for(model))
+    model.compile("sgd", loss="mse")
+    targets = [XA[:, :1], XA[:, :2]]
+    logs = model.evaluate(XA, targets, verbose=0, return_dict=True)
+    # Keras 3: the activity regularizer's penalty is in `loss`, not in the outputs' losses
+    keras = {"loss": 3.285198926925659, "p_loss": 2.061847448348999, "q_loss": 1.1189308166503906}
+    for name, value in keras.items():
+        np.testing.assert_allclose(logs[name], value, rtol=1e-5, err_msg=name)
+    weighted = model.evaluate(XA, targets, sample_weight=[np.arange(8.0), np.ones(8)], verbose=0, return_dict=True)
+    keras = {"loss": 7.581151962280273, "p_loss": 6.357800483703613, "q_loss": 1.1189308166503906}
+    for name, value in keras.items():
+        np.testing.assert_allclose(weighted[name], value, rtol=1e-5, err_msg=name)
+
+
+class NoTrainingArgument(mk.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = layers.Dense(2)
+
+    def call(self, x):  # no `training`: Keras passes it only to a call that takes it
+        return self.dense(x)
+
+
+class NoiseMadeInBuild(layers.Layer):
+    def build(self, input_shape):  # a random draw in build, reached inside fit's compiled step
+        self.noise = mk.Variable(mk.random.normal((input_shape[-1],)), trainable=False)
+        self.kernel = self.add_weight(shape=(input_shape[-1], 2))
+
+    def call(self, x):
+        return (x + self.noise) @ self.kernel
+
+
+@pytest.mark.parametrize("make", [NoTrainingArgument, lambda: mk.Sequential([NoiseMadeInBuild()])])
+def test_models_users_write_train_with_fit(make):
+    model = make()
+    model.compile(mk.optimizers.SGD(0.01), "mse")
+    history = model.fit(XA, np.zeros((8, 2), "float32"), epochs=2, batch_size=4, verbose=0).history
+    assert len(history["loss"]) == 2 and np.isfinite(history["loss"]).all()
