@@ -222,3 +222,28 @@ def test_compiled_model_runs_no_python_per_node():
     for _ in range(3):
         step(XA)
     assert calls == []  # one trace: later calls run the compiled program only
+
+
+def test_functional_training_step_is_the_sequential_program():
+    def stack():
+        return [layers.Dense(8, activation="relu"), layers.Dropout(0.5), layers.Dense(3)]
+    sequential = mk.Sequential([mk.Input((4,))] + stack())
+    x = mk.Input((4,))
+    y = x
+    for layer in stack():
+        y = layer(y)
+    functional = mk.Model(x, y)
+
+    def program_of(model):
+        optimizer = mk.optimizers.SGD(0.1)
+
+        @mk.function
+        def step(inputs, labels):
+            with mk.GradientTape() as tape:
+                loss = mk.reduce_mean(mk.square(model(inputs, training=True) - labels))
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return loss
+        program, _ = step.program_for((XA, np.zeros((8, 3), "float32")))
+        return [str(eqn.primitive) for eqn in program.jaxpr.jaxpr.eqns]
+    equations = program_of(functional)
+    assert len(equations) > 20 and equations == program_of(sequential)  # the same XLA program, op for op
