@@ -145,12 +145,14 @@ class Node:
         return self.operation(*args, **kwargs)
 
 
-def output_spec(fn, args, kwargs, describe):
+def output_spec(fn, args, kwargs, describe, evaluate=jax.eval_shape):
     """The KerasTensors (shapes and dtypes, no history yet) of ``fn(*args, **kwargs)``, where
-    ``fn`` receives traced jax values in place of the KerasTensors (other arguments as given).
+    ``fn`` receives traced values in place of the KerasTensors (other arguments as given).
 
     ``fn`` is traced twice with the unknown sizes set to two different numbers; an output size
     that differs between the two is unknown. ``describe`` names the operation in errors.
+    ``evaluate(f, specs)`` traces ``f(specs)`` abstractly (``jax.eval_shape`` by default; layers
+    pass one that lets their Variables be assigned, and restores them).
     """
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=is_symbolic)
     where = [i for i, leaf in enumerate(leaves) if is_symbolic(leaf)]
@@ -165,7 +167,7 @@ def output_spec(fn, args, kwargs, describe):
     results = []
     for probe in (0, 1):
         try:
-            results.append(jax.eval_shape(with_values, [leaves[i].spec(probe) for i in where]))
+            results.append(evaluate(with_values, [leaves[i].spec(probe) for i in where]))
         except SymbolicInput:
             raise
         except Exception as error:

@@ -247,3 +247,26 @@ def test_functional_training_step_is_the_sequential_program():
         return [str(eqn.primitive) for eqn in program.jaxpr.jaxpr.eqns]
     equations = program_of(functional)
     assert len(equations) > 20 and equations == program_of(sequential)  # the same XLA program, op for op
+
+
+class CallCounter(layers.Layer):
+    """Assigns a Variable in call, as BatchNormalization does in training."""
+
+    def build(self, input_shape):
+        self.count = self.add_weight(shape=(), initializer="zeros", trainable=False)
+
+    def call(self, x):
+        self.count.assign_add(1.0)
+        return x
+
+
+def test_building_the_graph_leaves_variables_as_they_were():
+    x = mk.Input((3,))
+    counter = CallCounter()
+    model = mk.Model(x, layers.BatchNormalization()(counter(x), training=True))
+    assert float(counter.count.numpy()) == 0.0  # the shape tracing assigned nothing for good
+    moving_mean = model.layers[2].non_trainable_weights[0]
+    np.testing.assert_array_equal(moving_mean.numpy(), np.zeros(3))
+    model(XB)
+    assert float(counter.count.numpy()) == 1.0
+    np.testing.assert_allclose(moving_mean.numpy(), 0.01 * XB.mean(0), rtol=1e-5, atol=1e-7)  # momentum 0.99

@@ -10,6 +10,7 @@ from minikeras.dtypes import as_dtype
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
+from minikeras.programs.trace import trace
 from minikeras.symbolic import KerasTensor, Node, any_symbolic, flatten, output_spec
 from minikeras.tensor import Tensor, Variable, to_array
 
@@ -272,7 +273,7 @@ class Layer(Module):
                 _shape_only[0] -= 1
             return jax.tree_util.tree_map(lambda t: t._value if isinstance(t, Tensor) else t, outputs,
                                           is_leaf=lambda t: isinstance(t, Tensor))
-        outputs = output_spec(abstract, (inputs,) + tuple(args), kwargs, f"Layer '{self.name}'")
+        outputs = output_spec(abstract, (inputs,) + tuple(args), kwargs, f"Layer '{self.name}'", _stateful_eval_shape)
         nodes = self._inbound_nodes()
         nodes.append(Node(self, (inputs,) + tuple(args), kwargs, outputs, index=len(nodes)))
         first = flatten(outputs)
@@ -367,6 +368,21 @@ class Layer(Module):
         if self._output_shape is None:
             raise AttributeError(f"The layer '{self.name}' has never been called and thus has no defined output shape")
         return self._output_shape
+
+
+def _stateful_eval_shape(fn, specs):
+    """``jax.eval_shape(fn, specs)`` for a layer call: traced as ``mk.function`` traces, so that
+    the call may assign Variables (BatchNormalization's statistics, a random generator) and
+    create them (a sub-layer's first call); every Variable gets its value back afterwards."""
+    specs = list(specs)
+    treedef = jax.tree_util.tree_structure(((specs,), {}))
+    traced = trace(fn, treedef, list(specs), list(range(len(specs))), specs)
+    avals = iter(traced.jaxpr.out_avals)  # the outputs first, then the assigned Variables' values
+    leaves = []
+    for is_array, static in zip(traced.out_is_array, traced.out_static):
+        aval = next(avals) if is_array else None
+        leaves.append(jax.ShapeDtypeStruct(aval.shape, aval.dtype) if is_array else static)
+    return jax.tree_util.tree_unflatten(traced.out_tree, leaves)
 
 
 def _usable(loss):
