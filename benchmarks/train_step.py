@@ -7,6 +7,8 @@ For each model, in one run and timed in turn (so machine load hits all alike):
               with (``minikeras.xla_cpu.compiler.CPU_OPTIONS``: convolutions on Eigen), on CPU,
   * mk tape:  a ``mk.function`` GradientTape step with ``optimizer.apply_gradients``,
   * mk fit:   ``model.fit`` (one epoch over the timed batches),
+  * mk fit fn: the same, the classic CNN written with the functional API (``mk.Model(inputs, outputs)``):
+              it should match ``mk fit`` (one compiled program, no per-layer Python at run time),
   * tf:       when TensorFlow is installed (``pip install -e ".[bench]"``), the TF 2 tutorial's
               ``@tf.function`` GradientTape step on Keras layers (``tf_reference.py``),
 reported as samples/s in steady state and as ratios to jax; compile times are separate.
@@ -43,6 +45,17 @@ def classic_cnn():
         mk.layers.Conv2D(32, 3, activation="relu"), mk.layers.Conv2D(64, 3, activation="relu"),
         mk.layers.MaxPooling2D(), mk.layers.Dropout(0.25), mk.layers.Flatten(),
         mk.layers.Dense(128, activation="relu"), mk.layers.Dropout(0.5), mk.layers.Dense(10, activation="softmax")])
+
+
+def classic_cnn_functional():
+    """The classic CNN written with the functional API: mk.Model(inputs, outputs)."""
+    inputs = mk.Input((28, 28, 1))
+    x = mk.layers.Conv2D(32, 3, activation="relu")(inputs)
+    x = mk.layers.Conv2D(64, 3, activation="relu")(x)
+    x = mk.layers.Dropout(0.25)(mk.layers.MaxPooling2D()(x))
+    x = mk.layers.Dense(128, activation="relu")(mk.layers.Flatten()(x))
+    outputs = mk.layers.Dense(10, activation="softmax")(mk.layers.Dropout(0.5)(x))
+    return mk.Model(inputs, outputs)
 
 
 def simple_cnn():
@@ -175,6 +188,11 @@ def measure(kind, batch, steps, repeats):
                    "mk tape": lambda: block(tape_step(*batches[0])),
                    "mk fit": lambda: fit_model.fit(x[:batch], y[:batch], batch_size=batch, verbose=0)}
     runs = {"jax": run_jax, "mk tape": run_tape, "mk fit": run_fit}
+    if kind == "classic":  # the functional API's row: the same model as mk.Model(inputs, outputs)
+        functional_model = classic_cnn_functional()
+        functional_model.compile(optimizer=mk.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
+        first_calls["mk fit fn"] = lambda: functional_model.fit(x[:batch], y[:batch], batch_size=batch, verbose=0)
+        runs["mk fit fn"] = lambda: functional_model.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0)
     if compiler.cpu_options() is not None:  # the same hand-written step with minikeras' XLA:CPU setting
         eigen_step, eigen_state = jax_step(kind, reference_model, compiler.cpu_options())
         first_calls["jax eigen"] = lambda: (eigen_step(eigen_state[0], eigen_state[1], *batches[0], eigen_state[2]),
@@ -209,9 +227,9 @@ def main(argv=None):
         for kind in args.models.split(","):
             rates, compiles = measure(kind, args.batch_size, steps, repeats)
             print(f"\n{kind} MNIST CNN")
-            print(f"  {'':8} {'samples/s':>10} {'vs jax':>7} {'first call (compile)':>21}")
+            print(f"  {'':9} {'samples/s':>10} {'vs jax':>7} {'first call (compile)':>21}")
             for name, rate in rates.items():
-                print(f"  {name:8} {rate:10.0f} {rate / rates['jax']:6.2f}x {compiles[name]:19.1f} s")
+                print(f"  {name:9} {rate:10.0f} {rate / rates['jax']:6.2f}x {compiles[name]:19.1f} s")
     print(f"\n{steal.describe()}")
 
 

@@ -1,6 +1,7 @@
 """Module: an object that tracks the Variables and sub-Modules assigned to its attributes."""
 import re
 
+from minikeras.symbolic import clear_op_names
 from minikeras.tensor import Variable
 
 _name_counts = {}
@@ -29,8 +30,9 @@ def unique_name(base):
 
 
 def clear_session():
-    """Resets the automatic layer names (the next Dense is 'dense' again)."""
+    """Resets the automatic layer and op names (the next Dense is 'dense' again)."""
     _name_counts.clear()
+    clear_op_names()
 
 
 def tracked_items(module):

@@ -13,6 +13,7 @@ import numpy as np
 from minikeras import _context
 from minikeras.backend import floatx, is_tracer
 from minikeras.dtypes import as_dtype, canonical_dtype
+from minikeras.symbolic import KerasTensor, SymbolicInput
 
 
 def to_array(value, dtype=None):
@@ -31,6 +32,8 @@ def to_array(value, dtype=None):
         kind = type(value)
         if kind is float or kind is int or kind is bool:
             return python_scalar(value, dtype)
+        if kind is KerasTensor:  # an op catches this and records a graph node instead
+            raise SymbolicInput(value)
         if isinstance(value, (list, tuple)):
             value = np.asarray([np.asarray(to_array(v)) if isinstance(v, (Tensor, Variable)) else v
                                 for v in value])

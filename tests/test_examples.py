@@ -51,6 +51,15 @@ def test_polynomial_regression_finds_the_coefficients(capsys):
     assert "fitted: y ≈ " in capsys.readouterr().out
 
 
+def test_functional_api_two_inputs_two_outputs_learn(capsys):
+    history, results = load_example("functional_api").main(["--epochs", "3", "--samples", "1024"])
+    assert {"priority_loss", "department_loss", "val_priority_accuracy", "val_department_accuracy"} <= set(history)
+    np.testing.assert_allclose(results["loss"], results["priority_loss"] + 0.5 * results["department_loss"], rtol=1e-4)
+    assert results["priority_accuracy"] > 0.6 and results["department_accuracy"] > 0.5, results  # chance: 0.5, 0.25
+    out = capsys.readouterr().out
+    assert "Connected to" in out and "test: " in out
+
+
 @pytest.fixture(scope="module")
 def mnist_with_short_test_set():
     """MNIST loaded once, its test set cut to 1,000 images."""
@@ -89,7 +98,7 @@ def test_notebooks_are_committed_clean():
     """
     nbformat = pytest.importorskip("nbformat")
     assert set(NOTEBOOKS) >= {"linear_regression.ipynb", "polynomial_regression.ipynb", "mnist_mlp.ipynb",
-                              "mnist_cnn.ipynb", TOUR}
+                              "mnist_cnn.ipynb", "functional_api.ipynb", TOUR}
     for name in NOTEBOOKS:
         nb = nbformat.read(EXAMPLES / name, as_version=4)
         nbformat.validate(nb)

@@ -102,8 +102,8 @@ def test_subclassed_model_build_with_input_shape():
         MLP().build()
 
 
-def test_model_functional_api_is_refused_with_a_pointer():
-    with pytest.raises(TypeError, match="subclass mk.Model"):
+def test_model_functional_api_needs_symbolic_inputs():
+    with pytest.raises(ValueError, match="must be symbolic tensors from mk.Input"):
         mk.Model(inputs=1, outputs=2)
 
 

@@ -4,8 +4,12 @@ from minikeras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax  # 
 from minikeras.layers.conv import Conv2D  # noqa: F401
 from minikeras.layers.conv1d import Conv1D  # noqa: F401
 from minikeras.layers.conv_transpose import Conv2DTranspose  # noqa: F401
-from minikeras.layers.core import Activation, Dense, Dropout, Flatten, Input, InputLayer, Reshape  # noqa: F401
+from minikeras.layers.core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
 from minikeras.layers.embedding import Embedding  # noqa: F401
+from minikeras.layers.input_layer import Input, InputLayer  # noqa: F401
+from minikeras.layers.merge import (  # noqa: F401
+    Add, Average, Concatenate, Dot, Maximum, Merge, Minimum, Multiply, Subtract, add, average, concatenate, dot, maximum,
+    minimum, multiply, subtract)
 from minikeras.layers.layer_normalization import LayerNormalization  # noqa: F401
 from minikeras.layers.normalization import BatchNormalization  # noqa: F401
 from minikeras.layers.pooling import (  # noqa: F401

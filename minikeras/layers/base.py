@@ -5,11 +5,13 @@ import jax
 import numpy as np
 
 from minikeras import _context, initializers, regularizers
-from minikeras.backend import floatx
+from minikeras.backend import floatx, is_tracer
 from minikeras.dtypes import as_dtype
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
+from minikeras.programs.trace import trace
+from minikeras.symbolic import KerasTensor, Node, any_symbolic, flatten, output_spec
 from minikeras.tensor import Tensor, Variable, to_array
 
 _training_stack = []  # training flags of the Layer calls in progress, outermost first
@@ -227,6 +229,8 @@ class Layer(Module):
         raise NotImplementedError(f"Layer {type(self).__name__} must implement call(inputs)")
 
     def __call__(self, inputs, *args, training=None, **kwargs):
+        if any_symbolic(inputs) or (args or kwargs) and any_symbolic((args, kwargs)):
+            return self._symbolic_call(inputs, args, training, kwargs)
         inputs = self._convert_inputs(inputs)
         self._check_input(inputs)
         if not self.built:
@@ -250,6 +254,58 @@ class Layer(Module):
             self._output_shape = (None,) + outputs.shape[1:] if outputs.ndim else ()
         return outputs
 
+    # -- the functional API -------------------------------------------------------------
+    def _symbolic_call(self, inputs, args, training, kwargs):
+        """A call on KerasTensors (``mk.Input``'s): builds the layer, finds the output shapes by
+        tracing the call abstractly, records a graph Node and returns symbolic outputs."""
+        if not self.built:
+            Layer._check_input(self, inputs)  # the rank; subclasses check values in the traced call below
+            self._build_from(inputs)
+        if training is not None:  # an explicit flag is part of the node, as in Keras
+            kwargs = dict(kwargs, training=training)
+
+        def abstract(inputs, *args, **kwargs):
+            tensors = jax.tree_util.tree_map(lambda v: Tensor(v) if is_tracer(v) else v, (inputs, args, kwargs))
+            _shape_only[0] += 1
+            try:
+                outputs = self(tensors[0], *tensors[1], **tensors[2])
+            finally:
+                _shape_only[0] -= 1
+            return jax.tree_util.tree_map(lambda t: t._value if isinstance(t, Tensor) else t, outputs,
+                                          is_leaf=lambda t: isinstance(t, Tensor))
+        outputs = output_spec(abstract, (inputs,) + tuple(args), kwargs, f"Layer '{self.name}'", _stateful_eval_shape)
+        nodes = self._inbound_nodes()
+        nodes.append(Node(self, (inputs,) + tuple(args), kwargs, outputs, index=len(nodes)))
+        first = flatten(outputs)
+        if len(first) == 1:
+            self._output_shape = first[0].shape
+        return outputs
+
+    def _inbound_nodes(self):
+        """The graph Nodes of this layer's calls on KerasTensors, in order."""
+        if "_inbound" not in vars(self):
+            self._inbound = []
+        return self._inbound
+
+    def _node_tensors(self, what):
+        calls = vars(self).get("_inbound")
+        if not calls:
+            raise AttributeError(f"Layer '{self.name}' is not connected: it has never been called on a symbolic "
+                                 f"input (mk.Input), so it has no {what}")
+        node = calls[0]
+        tensors = node.input_tensors if what == "input" else node.output_tensors
+        return tensors[0] if len(tensors) == 1 else list(tensors)
+
+    @property
+    def input(self):
+        """The KerasTensor(s) this layer was first called on while building a functional model."""
+        return self._node_tensors("input")
+
+    @property
+    def output(self):
+        """The KerasTensor(s) the first such call returned."""
+        return self._node_tensors("output")
+
     def _add_activity_losses(self, outputs):
         for output in jax.tree_util.tree_leaves(outputs, is_leaf=lambda v: isinstance(v, Tensor)):
             if isinstance(output, Tensor):
@@ -261,7 +317,10 @@ class Layer(Module):
     def _build_from(self, inputs):
         shapes = jax.tree_util.tree_map(lambda t: t.shape, inputs,
                                         is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
-        self.build(shapes)
+        # Weights are process state, made once: a build reached inside a trace (mk.function,
+        # or the abstract evaluation of a shape) computes them eagerly, random draws included.
+        with _context.outside_traces(), jax.ensure_compile_time_eval():
+            self.build(shapes)
         self.built = True
 
     def _convert_inputs(self, inputs):
@@ -280,7 +339,7 @@ class Layer(Module):
         return convert(inputs)
 
     def _check_input(self, inputs):
-        if not isinstance(inputs, Tensor):
+        if not isinstance(inputs, (Tensor, KerasTensor)):
             return
         if self.input_ndim is not None and inputs.ndim != self.input_ndim:
             raise ValueError(
@@ -309,6 +368,21 @@ class Layer(Module):
         if self._output_shape is None:
             raise AttributeError(f"The layer '{self.name}' has never been called and thus has no defined output shape")
         return self._output_shape
+
+
+def _stateful_eval_shape(fn, specs):
+    """``jax.eval_shape(fn, specs)`` for a layer call: traced as ``mk.function`` traces, so that
+    the call may assign Variables (BatchNormalization's statistics, a random generator) and
+    create them (a sub-layer's first call); every Variable gets its value back afterwards."""
+    specs = list(specs)
+    treedef = jax.tree_util.tree_structure(((specs,), {}))
+    traced = trace(fn, treedef, list(specs), list(range(len(specs))), specs)
+    avals = iter(traced.jaxpr.out_avals)  # the outputs first, then the assigned Variables' values
+    leaves = []
+    for is_array, static in zip(traced.out_is_array, traced.out_static):
+        aval = next(avals) if is_array else None
+        leaves.append(jax.ShapeDtypeStruct(aval.shape, aval.dtype) if is_array else static)
+    return jax.tree_util.tree_unflatten(traced.out_tree, leaves)
 
 
 def _usable(loss):

@@ -1,10 +1,10 @@
-"""Dense, Activation, Flatten, Reshape, Dropout and the Input placeholder."""
+"""Dense, Activation, Flatten, Reshape and Dropout (and, re-exported, the Input placeholder)."""
 import numpy as np
 
 from minikeras import activations
 from minikeras.layers.base import Layer
+from minikeras.layers.input_layer import Input, InputLayer  # noqa: F401 - their former home
 from minikeras.layers.kernel_bias import KernelBiasLayer
-from minikeras.module import unique_name
 from minikeras.ops.array import reshape
 from minikeras.ops.linalg import matmul
 from minikeras.ops.nn import dropout
@@ -151,36 +151,3 @@ class Dropout(Layer):
 
     def get_config(self):
         return {**super().get_config(), "rate": self.rate, "noise_shape": self.noise_shape, "seed": self.seed}
-
-
-@register_builtin("minikeras.layers")
-class InputLayer(Layer):
-    """Marks the shape of a model's input; passes inputs through unchanged."""
-
-    def __init__(self, shape=None, batch_size=None, dtype=None, input_shape=None, name=None, batch_shape=None,
-                 batch_input_shape=None, **kwargs):
-        shape = shape if shape is not None else input_shape
-        batch_shape = batch_shape if batch_shape is not None else batch_input_shape
-        if batch_shape is None:
-            if shape is None:
-                raise ValueError("InputLayer needs `shape`, the shape of one example (without the batch axis)")
-            batch_shape = (batch_size,) + tuple(shape)
-        kwargs.pop("trainable", None)
-        super().__init__(name=name or unique_name("input_layer"), dtype=dtype, batch_input_shape=batch_shape,
-                         **kwargs)
-        self.built = True
-
-    def get_config(self):
-        return {"name": self.name, "dtype": self.dtype.name, "batch_shape": self._batch_input_shape}
-
-    def call(self, inputs):
-        expected = self._batch_input_shape[1:]
-        if inputs.shape[1:] != tuple(expected) and all(e is not None for e in expected):
-            raise ValueError(f"Input '{self.name}' expects examples of shape {tuple(expected)}, received a batch of "
-                             f"shape {inputs.shape}")
-        return inputs
-
-
-def Input(shape=None, batch_size=None, dtype=None, name=None):  # noqa: N802 - Keras's name
-    """The input placeholder of a Sequential model: ``mk.Sequential([mk.Input((28, 28, 1)), ...])``."""
-    return InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name)

@@ -112,14 +112,21 @@ class Metric(Module):
     def dtype(self):
         return self._dtype
 
-    def add_variable(self, shape, initializer="zeros", dtype=None, name=None):
-        """Creates a non-trainable state Variable owned by this metric and returns it."""
+    def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="sum", name=None):
+        """Creates a non-trainable state Variable owned by this metric and returns it.
+
+        ``aggregation`` (Keras 3's, for distributed metrics) is accepted; the state is summed."""
         dtype = as_dtype(dtype) if dtype is not None else self._dtype
         shape = tuple(int(n) for n in shape)
         variable = Variable(lambda: _initial_value(initializer, shape, dtype), trainable=False,
                             name=name or "variable", dtype=dtype)
         variable.path = f"{self.name}/{variable.name}"
         return variable
+
+    def add_weight(self, name=None, shape=(), initializer="zeros", dtype=None, aggregation="sum"):
+        """TF 2's spelling of ``add_variable`` (a scalar by default), as in the guides' custom metrics:
+        ``self.true_positives = self.add_weight(name="ctp", initializer="zeros")``."""
+        return self.add_variable(shape, initializer=initializer, dtype=dtype, aggregation=aggregation, name=name)
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must implement update_state()")

@@ -3,9 +3,12 @@ import jax
 
 from minikeras import saving
 from minikeras.layers.base import Layer
+from minikeras.models.functional import FunctionalGraph
+from minikeras.models.functional_config import functional_config, functional_from_config
 from minikeras.models.summary import format_summary
 from minikeras.models.training import Trainer
 from minikeras.module import tracked_items
+from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor
 
 
@@ -32,10 +35,15 @@ class Model(Trainer, Layer):
     saves_layers = True
     keras_files_layers_by_attribute = True
 
+    def __new__(cls, *args, **kwargs):
+        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
+            cls = Functional  # mk.Model(inputs, outputs): the functional API, as Keras 3
+        return super().__new__(cls)
+
     def __init__(self, *args, **kwargs):
         if args or "inputs" in kwargs or "outputs" in kwargs:
-            raise TypeError("mk.Model(inputs, outputs) (the functional API) is not supported; subclass mk.Model "
-                            "and define call(), or use mk.Sequential")
+            raise TypeError(f"{type(self).__name__}: a subclass of mk.Model defines call() and takes no "
+                            "inputs/outputs; for the functional API call mk.Model(inputs, outputs) itself")
         Layer.__init__(self, **kwargs)
         Trainer.__init__(self)
 
@@ -68,14 +76,18 @@ class Model(Trainer, Layer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        """The model rebuilt from ``get_config()``: ``cls(**config)`` (override both for other arguments)."""
+        """The model rebuilt from ``get_config()``: ``cls(**config)`` (override both for other arguments).
+        ``mk.Model.from_config`` of a functional model's config rebuilds the functional model, as Keras."""
+        if cls is Model and {"layers", "input_layers", "output_layers"} <= set(config):
+            return Functional.from_config(config, custom_objects=custom_objects)
         return cls(**config)
 
     def _trace_shapes(self, input_shape):
         batch_shape = tuple(1 if n is None else n for n in input_shape)
         spec = jax.ShapeDtypeStruct(batch_shape, self.dtype)
         self.built = True  # the call below must not re-enter build
-        jax.eval_shape(lambda x: _leaves(self.call(Tensor(x), training=False)), spec)
+        kwargs = {"training": False} if self._call_takes_training else {}  # as Keras: only if call takes it
+        jax.eval_shape(lambda x: _leaves(self.call(Tensor(x), **kwargs)), spec)
 
     def summary(self, print_fn=None):
         """Prints Keras's table: layer (type), output shape, parameter count, and totals."""
@@ -104,6 +116,30 @@ class Model(Trainer, Layer):
     def load_weights(self, filepath, skip_mismatch=False):
         """Loads weights written by ``save_weights`` (or by Keras 3 / legacy Keras 2 HDF5)."""
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+
+@register_builtin("minikeras.models")
+class Functional(FunctionalGraph, Model):
+    """A model made with ``mk.Model(inputs, outputs)`` (see ``FunctionalGraph``)."""
+
+    _NOT_TRACKED = Model._NOT_TRACKED | FunctionalGraph.GRAPH_STATE
+    keras_files_layers_by_attribute = False  # Keras 3 files a functional model's layers under layers/
+
+    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
+        Layer.__init__(self, name=name, trainable=trainable, **kwargs)
+        Trainer.__init__(self)
+        self._init_graph(inputs, outputs)
+
+    def get_config(self):
+        return functional_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        inputs, outputs, name = functional_from_config(config, custom_objects)
+        return cls(inputs, outputs, name=name, trainable=config.get("trainable", True))
+
+    def get_build_config(self):
+        return None  # built from its config
 
 
 def _leaves(out):

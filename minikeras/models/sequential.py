@@ -1,8 +1,9 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 from minikeras.layers.base import Layer
-from minikeras.layers.core import InputLayer
-from minikeras.models.model import Model
+from minikeras.layers.input_layer import InputLayer
+from minikeras.models.model import Functional, Model
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
+from minikeras.symbolic import is_symbolic
 
 
 @register_builtin("minikeras.models")
@@ -17,13 +18,14 @@ class Sequential(Model):
     """
 
     # The Input placeholder holds no state, and Keras 3 files no group for it.
-    _NOT_TRACKED = Model._NOT_TRACKED | {"_input_layer"}
+    _NOT_TRACKED = Model._NOT_TRACKED | {"_input_layer", "_functional"}
     keras_files_layers_by_attribute = False  # Keras 3 files a Sequential's layers under layers/ too
 
     def __init__(self, layers=None, name=None, trainable=True):
         super().__init__(name=name, trainable=trainable)
         self._layers = []
         self._input_layer = None
+        self._functional = None
         for layer in layers or []:
             self.add(layer, rebuild=False)
         self._maybe_build()
@@ -34,6 +36,8 @@ class Sequential(Model):
 
     def add(self, layer, rebuild=True):
         """Appends ``layer`` (an ``mk.Input`` may come first)."""
+        if is_symbolic(layer) and isinstance(layer.node.operation, InputLayer):
+            layer = layer.node.operation  # mk.Input(...)'s tensor stands for its InputLayer
         if not isinstance(layer, Layer):
             raise TypeError(f"Sequential.add expects a Layer, received {type(layer).__name__}: {layer!r}")
         if isinstance(layer, InputLayer):
@@ -43,6 +47,7 @@ class Sequential(Model):
         else:
             self._layers.append(layer)
         self.built = False
+        self._functional = None
         self._trainer_steps = {}  # compiled steps of the old stack would miss the new layer
         if rebuild:
             self._maybe_build()
@@ -53,6 +58,7 @@ class Sequential(Model):
             raise TypeError("There are no layers in the model.")
         self._layers.pop()
         self.built = False
+        self._functional = None
         self._trainer_steps = {}
 
     def _maybe_build(self):
@@ -70,7 +76,51 @@ class Sequential(Model):
                              "to the first layer, start with mk.Input(shape), or call the model on data")
         self._batch_input_shape = tuple(input_shape)
         self._trace_shapes(input_shape)
+        self._functional = self._graph(input_shape)
         self.built = True
+
+    def _graph(self, input_shape):
+        """The functional model underneath (Keras 3): the layers called in turn on the Input."""
+        if not self._layers:
+            return None
+        source = self._input_layer
+        if source is None or tuple(source.batch_shape) != tuple(input_shape):
+            source = InputLayer(batch_shape=tuple(input_shape), dtype=self._layers[0].dtype,
+                                name=f"{self.name}_input")
+        x = source.output
+        for layer in self._layers:
+            x = layer(x)
+        return Functional(source.output, x, name=f"{self.name}_functional")
+
+    def _connected(self, what):
+        if self._functional is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no {what} yet: it is built on its first call "
+                                 "(or start it with mk.Input(shape))")
+        return self._functional
+
+    @property
+    def inputs(self):
+        return self._connected("inputs").inputs
+
+    @property
+    def outputs(self):
+        return self._connected("outputs").outputs
+
+    @property
+    def input(self):
+        return self._connected("input").input
+
+    @property
+    def output(self):
+        return self._connected("output").output
+
+    @property
+    def input_shape(self):
+        return self._connected("input_shape").input_shape
+
+    @property
+    def output_shape(self):
+        return self._connected("output_shape").output_shape
 
     def _build_from(self, inputs):
         self.build((None,) + tuple(inputs.shape[1:]))

@@ -12,9 +12,10 @@ from minikeras import losses, metrics as metrics_module, optimizers
 from minikeras.callbacks import CallbackList, ProgbarLogger
 from minikeras.distribute import DataParallel, get_distribution
 from minikeras.function import function
-from minikeras.losses.base import Loss, LossFunctionWrapper
 from minikeras.models import data_adapter
+from minikeras.models.class_weight import class_weight_to_sample_weights
 from minikeras.models.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
+from minikeras.models.output_losses import OutputLosses, as_loss_object, is_multi_output
 from minikeras.models.step_runner import StepRunner
 from minikeras.ops.random import numpy_seed
 from minikeras.ops.reduce import reduce_sum
@@ -28,7 +29,8 @@ class Trainer:
     # The attributes below: training state, not part of the model's weights.
     TRAINING_STATE = frozenset({"optimizer", "loss", "compiled", "stop_training", "history", "_trainer_steps",
                                 "_trainer_metrics", "_trainer_loss_tracker", "_trainer_metric_specs", "_trainer_jit",
-                                "_trainer_steps_per_execution", "_trainer_distribution"})
+                                "_trainer_steps_per_execution", "_trainer_distribution", "_trainer_outputs",
+                                "_trainer_loss_weight"})
 
     def __init__(self):
         self.optimizer = None
@@ -43,6 +45,8 @@ class Trainer:
         self._trainer_jit = True
         self._trainer_steps_per_execution = 1
         self._trainer_distribution = None
+        self._trainer_outputs = None
+        self._trainer_loss_weight = 1.0
 
     # -- compile --------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
@@ -58,10 +62,15 @@ class Trainer:
             devices (batches split, weights replicated). None: the global one, if set.
         """
         self.optimizer = optimizers.get(optimizer)
-        self.loss = _as_loss_object(losses.get(loss)) if loss is not None else None
-        if metrics is not None and not isinstance(metrics, (list, tuple)):
+        self._compile_outputs(loss, loss_weights, metrics)
+        loss, loss_weights = _single_output(loss), _single_output(loss_weights)
+        metrics = _single_output_metrics(metrics)
+        self.loss = as_loss_object(losses.get(loss)) if loss is not None and not is_multi_output(loss) else None
+        self._trainer_loss_weight = 1.0 if loss_weights is None or is_multi_output(loss_weights) else float(loss_weights)
+        if metrics is not None and not isinstance(metrics, (list, tuple, dict)):
             raise TypeError(f"compile: `metrics` should be a list of metrics, received {metrics!r}")
-        self._trainer_metric_specs = list(metrics or [])
+        per_output = isinstance(metrics, dict) or any(isinstance(m, (list, tuple, dict)) for m in metrics or [])
+        self._trainer_metric_specs = [] if per_output else list(metrics or [])
         # resolved now when the loss decides what 'accuracy' means (so that a custom train_step
         # sees them in self.metrics), else on the first batch, from the shapes
         try:
@@ -85,10 +94,33 @@ class Trainer:
         if not self.compiled:
             raise RuntimeError(f"You must call compile() before {what}().")
 
+    def _compile_outputs(self, loss, loss_weights, metrics):
+        """Keeps compile's arguments for a model with several outputs (resolved on the first batch)."""
+        self._trainer_outputs = OutputLosses(loss, loss_weights, metrics)
+
+    def _outputs_for(self, y, y_pred):
+        """The per-output losses and metrics, resolved for the outputs of ``y_pred`` on first use."""
+        outputs = self._trainer_outputs
+        if not outputs.built:
+            names = getattr(self, "output_names", None)
+            if isinstance(y_pred, dict):
+                names = list(y_pred)
+            elif names is None or len(names) != len(y_pred):
+                names = [f"output_{i}" for i in range(len(y_pred))]
+            outputs.names = list(names)  # so that flatten() can order y by name
+            ys = None if y is None else outputs.flatten(y, "y")
+            outputs.names = None
+            outputs.build(names, ys, list(y_pred.values()) if isinstance(y_pred, dict) else list(y_pred))
+        return outputs
+
     @property
     def metrics(self):
-        """The loss tracker first, then the compiled metrics (Keras's ``model.metrics``)."""
+        """The loss tracker first, then the compiled metrics (Keras's ``model.metrics``); with
+        several outputs, each output's loss tracker comes before the metrics."""
         found = [self._trainer_loss_tracker] if self._trainer_loss_tracker is not None else []
+        outputs = getattr(self, "_trainer_outputs", None)
+        if outputs is not None and outputs.built:
+            return found + outputs.all_metrics()
         return found + list(self._trainer_metrics or [])
 
     @property
@@ -107,9 +139,16 @@ class Trainer:
         """The compiled loss of ``y_pred`` against ``y``, plus the sum of ``self.losses`` (the
         layers' regularization penalties and added losses), as Keras 3 adds them."""
         extra = self.losses
+        if is_multi_output(y_pred) and self._trainer_outputs is not None:
+            total = self._outputs_for(y, y_pred).total(y, y_pred, sample_weight)
+            for loss in extra:
+                total = total + reduce_sum(loss)
+            return total
         if self.loss is None and not extra:
             raise ValueError("No loss to compute: pass loss= to compile(), or override compute_loss/train_step")
         total = self.loss(y, y_pred, sample_weight=sample_weight) if self.loss is not None else 0.0
+        if self._trainer_loss_weight != 1.0:
+            total = total * self._trainer_loss_weight
         for loss in extra:
             total = total + reduce_sum(loss)
         return total
@@ -126,11 +165,16 @@ class Trainer:
 
     def compute_metrics(self, x, y, y_pred, sample_weight=None, loss=None):
         """Updates the loss tracker and metrics; returns ``{name: result}``."""
-        self._resolve_metrics(y, y_pred)
+        multi = is_multi_output(y_pred) and self._trainer_outputs is not None
+        if not multi:
+            self._resolve_metrics(y, y_pred)
         if loss is not None:  # weighted by the batch size: a short last batch counts for less
             self._trainer_loss_tracker.update_state(loss, sample_weight=_batch_size(x, y_pred))
-        for metric in self._trainer_metrics:
-            metric.update_state(y, y_pred, sample_weight=sample_weight)
+        if multi:
+            self._outputs_for(y, y_pred).update_metrics(y, y_pred, sample_weight)
+        else:
+            for metric in self._trainer_metrics:
+                metric.update_state(y, y_pred, sample_weight=sample_weight)
         return {m.name: m.result() for m in self.metrics}
 
     @property
@@ -201,8 +245,6 @@ class Trainer:
         ``verbose``: 1 (a progress bar per epoch), 2 (one line per epoch), 0 (silent).
         """
         self._require_compiled("fit")
-        if class_weight is not None:
-            raise NotImplementedError("fit(class_weight=...) is not supported yet; use sample_weight")
         if steps_per_execution is not None:
             self._check_steps_per_execution(steps_per_execution)
             self._trainer_steps_per_execution = int(steps_per_execution)
@@ -211,6 +253,11 @@ class Trainer:
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = data_adapter.split_validation(x, y, sample_weight,
                                                                                    validation_split)
+        if class_weight is not None:
+            if data_adapter.is_dataset(x):
+                raise ValueError("fit(class_weight=...) with a Dataset is not supported: weight the examples in the "
+                                 "Dataset (yield (x, y, sample_weight)) or pass arrays")
+            sample_weight = class_weight_to_sample_weights(y, class_weight, sample_weight)
         train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
         self._check_distributed_batches(train)
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -245,7 +292,7 @@ class Trainer:
                 val_x, val_y, val_sw = _unpack_validation(validation_data)
                 val_logs = self.evaluate(val_x, val_y, sample_weight=val_sw,
                                          batch_size=validation_batch_size or batch_size, steps=validation_steps,
-                                         verbose=0, return_dict=True, _internal=True)
+                                         verbose=0, return_dict=True, callbacks=callback_list, _internal=True)
                 epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
             callback_list.on_epoch_end(epoch, epoch_logs)
             if self.stop_training:
@@ -262,8 +309,9 @@ class Trainer:
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = (0 if _internal else 1) if verbose == "auto" else int(verbose)
-        callback_list = CallbackList(callbacks, add_history=False, progbar=ProgbarLogger,
-                                     model=self, verbose=verbose, epochs=1, steps=data.steps)
+        callback_list = callbacks if isinstance(callbacks, CallbackList) else CallbackList(
+            callbacks, add_history=False, progbar=ProgbarLogger, model=self, verbose=verbose, epochs=1,
+            steps=data.steps)  # fit's own list: its callbacks see the validation (on_test_* hooks), as in Keras
         for metric in self.metrics:
             metric.reset_state()
         callback_list.on_test_begin()
@@ -344,9 +392,20 @@ def _batch_size(x, y_pred):
     return 1
 
 
-def _as_loss_object(loss):
-    """A loss function (e.g. from the string 'mse') wrapped as a Loss, as Keras's compile does."""
-    return loss if isinstance(loss, Loss) else LossFunctionWrapper(loss, name=getattr(loss, "__name__", None))
+def _single_output(spec):
+    """A loss or loss weight given as a one-entry list or dict (a model with one output): its entry."""
+    if isinstance(spec, (list, tuple, dict)) and len(spec) == 1:
+        return next(iter(spec.values())) if isinstance(spec, dict) else spec[0]
+    return spec
+
+
+def _single_output_metrics(metrics):
+    """Metrics given per output for a model with one output (``{"out": "mae"}``, ``[["mae"]]``): its list."""
+    if isinstance(metrics, dict) and len(metrics) == 1:
+        metrics = next(iter(metrics.values()))
+    elif isinstance(metrics, (list, tuple)) and len(metrics) == 1 and isinstance(metrics[0], (list, tuple)):
+        metrics = metrics[0]
+    return [metrics] if metrics is not None and not isinstance(metrics, (list, tuple, dict)) else metrics
 
 
 class _CompiledMetrics:

@@ -13,11 +13,12 @@ from minikeras.ops.convert import normalize_axis
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import broadcast_to
 from minikeras.ops.reshape import reshape, static_shape
+from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
 
 
 def _t(x):
-    return x if isinstance(x, (Tensor, Variable)) else Tensor(to_array(x))
+    return x if isinstance(x, (Tensor, Variable, KerasTensor)) else Tensor(to_array(x))
 
 
 _transpose = Primitive("transpose", lambda x, *, perm: jnp.transpose(x, perm))

@@ -3,11 +3,12 @@ import jax.numpy as jnp
 
 from minikeras.ops.math import maximum, minimum, sqrt, where
 from minikeras.ops.reduce import reduce_sum
+from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
 
 
 def _t(x):
-    return x if isinstance(x, (Tensor, Variable)) else Tensor(to_array(x))
+    return x if isinstance(x, (Tensor, Variable, KerasTensor)) else Tensor(to_array(x))
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

@@ -1,6 +1,7 @@
 """Argument handling shared by ops: tensor conversion, dtype agreement, axis normalisation."""
 import numpy as np
 
+from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, python_scalar, to_array
 
 
@@ -36,7 +37,7 @@ def binary_args(op_name, x, y):
 
 
 def _as_operand(x):
-    return x if isinstance(x, (Tensor, Variable)) else Tensor(to_array(x))
+    return x if isinstance(x, (Tensor, Variable, KerasTensor)) else Tensor(to_array(x))
 
 
 def _python_scalar(op_name, value, dtype, index):

@@ -23,6 +23,7 @@ from jax import lax
 from minikeras.ops.array import transpose
 from minikeras.ops.convert import binary_args
 from minikeras.ops.primitive import Primitive
+from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
 from minikeras.xla_cpu.conv import conv2d_filter_grad, conv2d_forward, conv2d_input_grad
 from minikeras.xla_cpu.pool import avg_pool2d_grad, max_pool2d_grad, max_pool2d_grad_grad
@@ -296,7 +297,7 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
 
 def _pool_args(op, input, ksize, strides, padding, data_format, explicit):  # noqa: A002
     fmt = _data_format(data_format, op)
-    x = input if isinstance(input, (Tensor, Variable)) else Tensor(to_array(input))
+    x = input if isinstance(input, (Tensor, Variable, KerasTensor)) else Tensor(to_array(input))
     _rank4(x, op, "input")
     ksize = _pair(ksize, "ksize", op, fmt)
     strides = _pair(strides, "strides", op, fmt)

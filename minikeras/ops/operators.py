@@ -1,5 +1,6 @@
-"""Installs Python operators (+, *, @, [], <, ...) on Tensor and Variable."""
+"""Installs Python operators (+, *, @, [], <, ...) on Tensor, Variable and KerasTensor."""
 from minikeras.ops import array, linalg, math
+from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable
 
 
@@ -56,6 +57,9 @@ def install():
     for cls in (Tensor, Variable):
         for name, fn in OPERATORS.items():
             setattr(cls, name, fn)
+    for name, fn in OPERATORS.items():  # a symbolic tensor's == stays identity (graphs key on it)
+        if name not in ("__eq__", "__ne__"):
+            setattr(KerasTensor, name, fn)
     Variable.__hash__ = object.__hash__
     Tensor.__hash__ = None
     Tensor.__pos__ = lambda self: self

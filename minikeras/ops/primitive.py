@@ -22,6 +22,7 @@ import jax
 
 from minikeras import _context
 from minikeras.ops.op import Op
+from minikeras.symbolic import SymbolicInput, is_symbolic, record_op
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -70,7 +71,10 @@ class Primitive(Op):
     def __call__(self, *inputs, **params):
         if _context.tapes:
             return _call_recorded(self, inputs, params)
-        arrays = [x._value if type(x) is Tensor else to_array(x) for x in inputs]
+        try:
+            arrays = [x._value if type(x) is Tensor else to_array(x) for x in inputs]
+        except SymbolicInput:
+            return _symbolic_call(self, inputs, params)
         if _context.traces:
             return Tensor(self.forward(*arrays, **params))
         return Tensor(self._jit_forward(*arrays, **params))
@@ -83,8 +87,17 @@ def _as_tuple(grads):
     return tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
 
 
+def _symbolic_call(prim, inputs, params):
+    """``prim`` on KerasTensors (building a functional model): a graph node, no value."""
+    inputs = [x if is_symbolic(x) else to_array(x) for x in inputs]
+    return record_op(prim, inputs, params, prim.forward)
+
+
 def _call_recorded(prim, inputs, params):
-    tensors = tuple(x if type(x) is Tensor else _as_input_tensor(x) for x in inputs)
+    try:
+        tensors = tuple(x if type(x) is Tensor else _as_input_tensor(x) for x in inputs)
+    except SymbolicInput:
+        return _symbolic_call(prim, inputs, params)
     arrays = [t._value for t in tensors]
     if _context.traces:
         out = Tensor(prim.forward(*arrays, **params))

@@ -4,6 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.ops.primitive import Primitive
+from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -27,8 +28,10 @@ _reshape.defgrad(lambda g, out, x, *, shape: reshape(g, x.shape))
 
 def reshape(tensor, shape, name=None):
     """Gives ``tensor`` a new shape with the same number of elements (one -1 is inferred)."""
-    x = tensor if isinstance(tensor, (Tensor, Variable)) else Tensor(to_array(tensor))
+    x = tensor if isinstance(tensor, (Tensor, Variable, KerasTensor)) else Tensor(to_array(tensor))
     shape = static_shape(shape, "reshape")
+    if isinstance(x, KerasTensor):  # sizes unknown until run: the model's call checks them
+        return _reshape(x, shape=shape)
     known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
     size = x.size
     if shape.count(-1) > 1 or (-1 not in shape and known != size) or (-1 in shape and (known == 0 or size % known)):

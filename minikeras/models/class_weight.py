@@ -1,0 +1,34 @@
+"""``fit(class_weight=...)``: per-class weights turned into per-sample weights, as Keras 3 does."""
+import numpy as np
+
+from minikeras.backend import floatx
+from minikeras.tensor import Tensor, Variable
+
+
+def class_weight_to_sample_weights(y, class_weight, sample_weight=None):
+    """The sample weights ``fit`` uses for ``class_weight`` (a dict class index -> weight).
+
+    A sample's class is its integer label, the argmax of a one-hot (or probability) row, or
+    the rounded value of a ``(n, 1)`` label; classes missing from the dict weigh 1.0.
+
+    Raises:
+      ValueError: with ``sample_weight`` as well, or for a model with several outputs (a nested
+        ``y``), or when ``y`` is None (as Keras 3).
+    """
+    if not isinstance(class_weight, dict):
+        raise TypeError(f"fit: `class_weight` must be a dict mapping class indices to weights, received "
+                        f"{class_weight!r}")
+    if sample_weight is not None:
+        raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+    if isinstance(y, (list, tuple, dict)):
+        raise ValueError("`class_weight` is only supported for Models with a single output.")
+    if y is None:
+        raise ValueError("fit: `class_weight` needs the labels `y`")
+    labels = y.numpy() if isinstance(y, (Tensor, Variable)) else np.asarray(y)
+    weights = np.ones((labels.shape[0],), dtype=floatx())
+    if labels.ndim > 1:
+        labels = np.argmax(labels, axis=-1) if labels.shape[-1] != 1 else np.squeeze(labels, axis=-1)
+    labels = np.round(labels).astype("int32")
+    for i, label in enumerate(labels):
+        weights[i] = class_weight.get(int(label), 1.0)
+    return weights
