@@ -1,6 +1,7 @@
 """``mk.math``: elementwise and reduction math under TensorFlow's names."""
 from minikeras.ops.clip import global_norm  # noqa: F401
-from minikeras.ops.linalg import matmul, norm, tensordot  # noqa: F401
+from minikeras.ops.linalg import matmul, tensordot  # noqa: F401
+from minikeras.ops.norm import norm  # noqa: F401
 from minikeras.ops.math import (  # noqa: F401
     abs, acos, add, asin, atan, ceil, cos, cosh, divide, equal, erf, exp, expm1, floor, floordiv, floormod,
     greater, greater_equal, is_finite, is_inf, is_nan, less, less_equal, log, log1p, log_sigmoid, logical_and,

@@ -1,0 +1,12 @@
+"""``mk.linalg``: ``tf.linalg``'s matrix functions, differentiable (any order) on the tape.
+
+    a = mk.constant([[4.0, 1.0], [1.0, 3.0]])
+    x = mk.linalg.solve(a, mk.ones((2, 1)))
+    e, v = mk.linalg.eigh(a)
+    s, u, v = mk.linalg.svd(a)
+"""
+from minikeras.ops.linalg import (  # noqa: F401
+    adjoint, band_part, diag, diag_part, matmul, matrix_transpose, tensordot, trace)
+from minikeras.ops.linalg_eig import eigh, eigvalsh, svd  # noqa: F401
+from minikeras.ops.linalg_solve import cholesky, det, inv, solve, triangular_solve  # noqa: F401
+from minikeras.ops.norm import norm  # noqa: F401
