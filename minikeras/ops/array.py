@@ -9,6 +9,7 @@ import numpy as np
 
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
+from minikeras.errors import invalid_argument
 from minikeras.ops.convert import normalize_axis
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import broadcast_to
@@ -262,10 +263,13 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
     if idx.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, received dtype {np.dtype(idx.dtype).name}")
     if not isinstance(idx, jax.core.Tracer):
-        bad = np.asarray(idx)
-        if bad.size and (bad.min() < 0 or bad.max() >= x.shape[axis]):
-            raise IndexError(f"gather: indices must be in [0, {x.shape[axis]}) for axis {axis} of shape {x.shape}, "
-                             f"received values in [{bad.min()}, {bad.max()}]")
+        values = np.asarray(idx)
+        outside = (values < 0) | (values >= x.shape[axis])
+        if outside.any():
+            where_ = np.argwhere(outside)[0]
+            raise invalid_argument(
+                "GatherV2", f"indices[{','.join(str(int(i)) for i in where_)}] = {values[tuple(where_)]} is not in "
+                f"[0, {x.shape[axis]}) (gather along axis {axis} of shape {x.shape})")
     return getitem(x, (slice(None),) * axis + (idx,))
 
 
@@ -277,12 +281,21 @@ _one_hot = Primitive(
     differentiable=False)
 
 
-def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    """One-hot vectors of length ``depth`` (out-of-range indices give all ``off_value``)."""
+def one_hot(indices, depth=None, on_value=None, off_value=None, axis=None, dtype=None, name=None, num_classes=None):
+    """One-hot vectors of length ``depth`` (out-of-range indices give all ``off_value``).
+
+    ``tf.one_hot`` and ``keras.ops.one_hot(x, num_classes)`` in one: ``num_classes`` is
+    Keras's name for ``depth``, and float class ids are accepted as Keras does (a float
+    index that is not a whole number matches no class: its row is all ``off_value``).
+    """
+    if (depth is None) == (num_classes is None):
+        raise TypeError(f"one_hot expects the number of classes as depth (TF) or num_classes (Keras), exactly one of "
+                        f"them; received depth={depth!r}, num_classes={num_classes!r}")
+    depth = depth if num_classes is None else num_classes
     dtype = as_dtype(dtype) if dtype is not None else floatx()
     idx = _t(indices)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"one_hot: indices must be integers, received dtype {idx.dtype.name}")
+    if idx.dtype.kind not in "iuf":
+        raise TypeError(f"one_hot: indices must be integers (or float class ids), received dtype {idx.dtype.name}")
     return _one_hot(idx, depth=int(depth), on=1 if on_value is None else float(on_value),
                     off=0 if off_value is None else float(off_value), dtype=dtype,
                     axis=-1 if axis is None else int(axis))
