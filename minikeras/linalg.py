@@ -5,6 +5,7 @@
     e, v = mk.linalg.eigh(a)
     s, u, v = mk.linalg.svd(a)
 """
+from minikeras.ops.einsum import einsum  # noqa: F401
 from minikeras.ops.linalg import (  # noqa: F401
     adjoint, band_part, diag, diag_part, matmul, matrix_transpose, tensordot, trace)
 from minikeras.ops.linalg_eig import eigh, eigvalsh, svd  # noqa: F401

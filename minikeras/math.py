@@ -8,6 +8,8 @@ from minikeras.ops.math import (  # noqa: F401
     logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, pow, reciprocal,
     round, rsqrt, sigmoid, sign, sin, sinh, softplus, sqrt, square, squared_difference, subtract, tan, tanh,
     truediv)
+from minikeras.ops.scan_ops import cumprod, cumsum  # noqa: F401
+from minikeras.ops.sort import TopKV2, top_k  # noqa: F401
 from minikeras.ops.reduce import (  # noqa: F401
     argmax, argmin, reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
     reduce_std, reduce_sum, reduce_variance)
