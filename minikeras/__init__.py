@@ -40,6 +40,7 @@ from minikeras import (  # noqa: F401,E402
     activations, callbacks, data, datasets, initializers, layers, losses, metrics, models, optimizers, regularizers,
     saving)
 from minikeras.models import Model, Sequential  # noqa: F401,E402
+from minikeras import train  # noqa: F401,E402
 from minikeras.layers import Input  # noqa: F401,E402
 from minikeras import distribute  # noqa: F401,E402
 from minikeras.device import device  # noqa: F401,E402
