@@ -11,7 +11,7 @@ import threading
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.data import _indices
+from minikeras.data import _indices, _specs
 from minikeras.data._structure import call_on_element, first_dims, flatten
 
 
@@ -24,6 +24,10 @@ class Stream:
         raise NotImplementedError
 
     def _cardinality(self):
+        raise NotImplementedError
+
+    def _spec(self):
+        """The nest of ``mk.TensorSpec`` describing each element (see ``_specs``)."""
         raise NotImplementedError
 
     def map(self, fn):
@@ -61,11 +65,17 @@ class _Unary(Stream):
     def _cardinality(self):
         return self.upstream._cardinality()
 
+    def _spec(self):
+        return self.upstream._spec()
+
 
 class Map(_Unary):
     def __init__(self, upstream, fn):
         super().__init__(upstream)
         self.fn = fn
+
+    def _spec(self):
+        return _specs.traced(self.fn, self.upstream._spec())
 
     def _elements(self):
         for element in self.upstream._elements():
@@ -166,6 +176,9 @@ class Batch(_Unary):
     def _cardinality(self):
         return _indices.batch_cardinality(self.upstream._cardinality(), self.batch_size, self.drop_remainder)
 
+    def _spec(self):
+        return _specs.batched(self.upstream._spec(), self.batch_size if self.drop_remainder else None)
+
     def _elements(self):
         pending = []
         for element in self.upstream._elements():
@@ -180,6 +193,9 @@ class Batch(_Unary):
 class Unbatch(_Unary):
     def _cardinality(self):
         return _indices.UNKNOWN
+
+    def _spec(self):
+        return _specs.unbatched(self.upstream._spec())
 
     def _elements(self):
         for batch in self.upstream._elements():
@@ -206,6 +222,10 @@ class Rebatch(_Unary):
 
     def _cardinality(self):
         return _indices.UNKNOWN
+
+    def _spec(self):
+        rows = _specs.unbatched(self.upstream._spec())
+        return _specs.batched(rows, self.batch_size if self.drop_remainder else None)
 
     def _elements(self):
         size, treedef, pending, count = self.batch_size, None, [], 0
@@ -254,6 +274,9 @@ class Zip(Stream):
         if finite:
             return min(finite)
         return _indices.UNKNOWN if _indices.UNKNOWN in counts else _indices.INFINITE
+
+    def _spec(self):
+        return self._treedef.unflatten([d._spec() for d in self._members])
 
     def _elements(self):
         for parts in zip(*[d._elements() for d in self._members]):
