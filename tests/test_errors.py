@@ -39,3 +39,26 @@ def test_python_bases():
     assert issubclass(mk.errors.ResourceExhaustedError, MemoryError)
     with pytest.raises(ValueError):
         mk.matmul(mk.ones((2, 3)), mk.ones((2, 3)))
+
+
+# (call, TF 2.21 op name) for shape errors that TF raises as InvalidArgumentError
+SHAPE_ERRORS = [
+    (lambda: mk.reshape(mk.ones((2, 3)), (4,)), "Reshape"),
+    (lambda: mk.concat([mk.ones((2, 3)), mk.ones((2, 4))], 0), "ConcatV2"),
+    (lambda: mk.stack([mk.ones((2, 3)), mk.ones((2, 4))]), "Pack"),
+    (lambda: mk.transpose(mk.ones((2, 3)), [0, 0]), "Transpose"),
+    (lambda: mk.split(mk.ones((2, 3)), 2, axis=1), "Split"),
+    (lambda: mk.reduce_sum(mk.ones((2, 3)), axis=2), "reduce_sum"),
+    (lambda: mk.squeeze(mk.ones((2, 3)), axis=0), "Squeeze"),
+    (lambda: mk.broadcast_to(mk.ones((2, 3)), (3, 4)), "BroadcastTo"),
+    (lambda: mk.tile(mk.ones((2, 3)), [2]), "Tile"),
+    (lambda: mk.gather(mk.ones((3,)), [0, 5]), "GatherV2"),
+    (lambda: mk.matmul(mk.ones((2, 3)), mk.ones((2, 3))), "MatMul"),
+]
+
+
+@pytest.mark.parametrize("call, op", SHAPE_ERRORS, ids=[op for _, op in SHAPE_ERRORS])
+def test_shape_errors_are_invalid_argument(call, op):
+    with pytest.raises(mk.errors.InvalidArgumentError, match=rf"\[Op:{op}\]") as info:
+        call()
+    assert info.value.op == op

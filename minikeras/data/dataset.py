@@ -142,8 +142,8 @@ class Dataset:
             new_state = to_tensors(tuple(new_state) if isinstance(new_state, list) else new_state)
             leaves, tree = flatten(new_state)
             if tree != expected_tree:
-                raise TypeError(f"Dataset.reduce: the new state must have the initial state's structure {expected_tree},"
-                                f" received {tree}")
+                raise TypeError(f"Dataset.reduce: the new state must have the initial state's structure "
+                                f"{expected_tree}, received {tree}")
             for old, new in zip(expected_leaves, leaves):
                 if old.dtype != new.dtype:
                     raise TypeError(f"The element types for the new state must match the initial state. Expected "
