@@ -66,3 +66,9 @@ def test_matmul_shape_mismatch_is_invalid_argument():
     with pytest.raises(mk.errors.InvalidArgumentError,
                        match=r"Matrix size-incompatible: In\[0\]: \[2,3\], In\[1\]: \[2,3\].*\[Op:MatMul\]"):
         mk.matmul(mk.ones((2, 3)), mk.ones((2, 3)))
+
+
+def test_matvec():
+    check_grad(mk.linalg.matvec, lambda a, b: jnp.einsum("...ij,...j->...i", a, b), rand(2, 3, 4), rand(2, 4, seed=1))
+    check_grad(lambda a, b: mk.linalg.matvec(a, b, transpose_a=True),
+               lambda a, b: jnp.einsum("...ji,...j->...i", a, b), rand(3, 4), rand(3, seed=1), order=1)

@@ -74,3 +74,16 @@ def test_shape_errors_name_the_op_and_shapes():
         mk.linalg.solve(mk.eye(2), mk.ones((3, 1)))
     with pytest.raises(mk.errors.InvalidArgumentError, match=r"square matrix.*\(2, 3\).*MatrixDeterminant"):
         mk.linalg.det(mk.ones((2, 3)))
+
+
+def test_slogdet_and_logdet():
+    a = _well_conditioned(2)
+    a[1] = -a[1]  # a negative determinant in the batch (n = 3)
+    check_grad(lambda a: mk.linalg.slogdet(a).log_abs_determinant, lambda a: jnp.linalg.slogdet(a)[1], a)
+    np.testing.assert_array_equal(mk.linalg.slogdet(a).sign, np.linalg.slogdet(a)[0])
+    # logdet goes through cholesky, whose gradient (TF's) is that of a function of the symmetric part
+    check_grad(mk.linalg.logdet, lambda a: jnp.linalg.slogdet((a + jnp.swapaxes(a, -1, -2)) / 2)[1], _spd(2))
+    # TF 2.21: slogdet([[1, 2], [3, 4]]) = (-1, 0.6931472), logdet([[4, 1], [1, 3]]) = 2.3978953
+    sign, log_abs = mk.linalg.slogdet([[1.0, 2.0], [3.0, 4.0]])
+    assert float(sign) == -1.0 and float(log_abs) == pytest.approx(0.6931472)
+    assert float(mk.linalg.logdet([[4.0, 1.0], [1.0, 3.0]])) == pytest.approx(2.3978953)

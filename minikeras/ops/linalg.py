@@ -1,4 +1,4 @@
-"""Matrix products and the matrix helpers built on array ops: matmul, tensordot, diag,
+"""Matrix products and the matrix helpers built on array ops: matmul, matvec, tensordot, diag,
 diag_part, trace, band_part, matrix_transpose.
 
 Decompositions and solves are in ``linalg_solve`` and ``linalg_eig``; norms in ``norm``.
@@ -8,10 +8,9 @@ come from the ops they are made of.
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.ops.array import transpose
-from minikeras.ops.convert import binary_args
 from minikeras.errors import invalid_argument
-from minikeras.ops.array import expand_dims, getitem
+from minikeras.ops.array import expand_dims, getitem, transpose
+from minikeras.ops.convert import binary_args
 from minikeras.ops.creation import eye
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum, unbroadcast
@@ -82,6 +81,14 @@ def _dims(shape):
 def as_tensor(x):
     """``x`` as a Tensor (a Variable stays a Variable: ops read it)."""
     return x if isinstance(x, (Tensor, Variable)) else Tensor(to_array(x))
+
+
+def matvec(a, b, transpose_a=False, name=None):
+    """Matrix-vector product ``a @ b`` over the last axes: ``(..., M, N)`` times ``(..., N)``
+    gives ``(..., M)`` (``tf.linalg.matvec``)."""
+    a, b = binary_args("MatVec", a, b)
+    product = matmul(a, expand_dims(b, -1), transpose_a=transpose_a)
+    return reshape(product, product.shape[:-1])
 
 
 def matrix_transpose(a, name=None, conjugate=False):

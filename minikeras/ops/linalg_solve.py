@@ -1,4 +1,5 @@
-"""Solves and factorizations of square matrices: inv, det, solve, triangular_solve, cholesky.
+"""Solves and factorizations of square matrices: inv, det, slogdet, logdet, solve,
+triangular_solve, cholesky.
 
 Every op works on the last two axes, batch axes first, like ``tf.linalg``. Each gradient
 rule is written with these ops and ``matmul``, so higher-order derivatives come from
@@ -6,15 +7,19 @@ nesting tapes. As in TensorFlow, ``inv``, ``solve`` and ``det`` of a singular ma
 ``InvalidArgumentError`` when computed eagerly; ``cholesky`` of a matrix that is not positive
 definite fills the factor with NaNs (TF's CPU kernel does the same).
 """
+import collections
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from minikeras.errors import invalid_argument
 from minikeras.ops.array import expand_dims
+from minikeras.ops.elementwise import log
 from minikeras.ops.convert import binary_args
-from minikeras.ops.linalg import check_square, as_tensor, band_part, matmul, matrix_transpose
+from minikeras.ops.linalg import as_tensor, band_part, check_square, diag_part, matmul, matrix_transpose
 from minikeras.ops.primitive import Primitive
+from minikeras.ops.reduce import reduce_sum
 from minikeras.backend import is_tracer
 
 
@@ -60,6 +65,32 @@ def det(input, name=None):  # noqa: A002
     a = as_tensor(input)
     check_square("MatrixDeterminant", a)
     return _det(a)
+
+
+LogMatrixDeterminant = collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
+
+_log_abs_det = Primitive("log_abs_det", lambda a: jnp.linalg.slogdet(a)[1])
+_det_sign = Primitive("det_sign", lambda a: jnp.linalg.slogdet(a)[0], differentiable=False)
+
+
+@_log_abs_det.defgrad
+def _(g, out, a):
+    return expand_dims(expand_dims(g, -1), -1) * matrix_transpose(inv(a))
+
+
+def slogdet(input, name=None):  # noqa: A002
+    """The sign and the log of the absolute value of the determinant, without overflow, as
+    ``tf.linalg.slogdet``: a ``LogMatrixDeterminant(sign, log_abs_determinant)``. The
+    log is differentiable (its gradient is ``inv(input)^T``); the sign is not."""
+    a = as_tensor(input)
+    check_square("LogMatrixDeterminant", a)
+    return LogMatrixDeterminant(_det_sign(a), _log_abs_det(a))
+
+
+def logdet(matrix, name=None):
+    """log(det(matrix)) of symmetric positive definite matrices, through their Cholesky
+    factor, as ``tf.linalg.logdet``."""
+    return 2.0 * reduce_sum(log(diag_part(cholesky(matrix))), axis=-1)
 
 
 # -- solve ---------------------------------------------------------------------------------------
