@@ -54,3 +54,13 @@ def test_reduce():
 def test_autotune():
     assert mk.data.AUTOTUNE == -1
     assert list(Dataset.range(3).prefetch(mk.data.AUTOTUNE).as_numpy_iterator()) == [0, 1, 2]
+
+
+def test_iterator_get_next_raises_out_of_range_at_the_end():
+    it = iter(Dataset.range(2))
+    assert int(it.get_next()) == 0 and int(next(it)) == 1
+    with pytest.raises(mk.errors.OutOfRangeError, match="End of sequence"):
+        it.get_next()
+    with pytest.raises(StopIteration):
+        next(iter(Dataset.range(0)))
+    assert iter(Dataset.range(2)).element_spec == mk.TensorSpec((), mk.int32)

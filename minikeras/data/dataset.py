@@ -22,6 +22,7 @@ from minikeras.data._padded import PaddedBatch
 from minikeras.data._rows import RowDataset, Source, zip_streams
 from minikeras.data._select import Concatenate, Enumerate, Filter, check_predicate
 from minikeras.data._structure import flatten, to_numpy, to_tensors
+from minikeras.data.iterator import DatasetIterator
 from minikeras.dtypes import as_dtype
 from minikeras.ops.creation import constant
 
@@ -114,8 +115,7 @@ class Dataset:
         return self._stream._cardinality()
 
     def __iter__(self):
-        for element in self._elements():
-            yield to_tensors(element)
+        return DatasetIterator(self._elements(), self._stream._spec)
 
     @property
     def element_spec(self):
