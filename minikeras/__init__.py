@@ -23,15 +23,15 @@ from minikeras.ops.creation import (  # noqa: F401
     constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like)
 from minikeras.ops.einsum import einsum  # noqa: F401
 from minikeras.ops.linalg import matmul, tensordot  # noqa: F401
-from minikeras.ops.norm import norm  # noqa: F401
 from minikeras.ops.math import (  # noqa: F401
     abs, add, cast, cos, divide, equal, exp, greater, less, log, maximum, minimum, multiply, negative,
     not_equal, pow, round, sigmoid, sign, sin, sqrt, square, subtract, tanh, where)
-from minikeras.ops.scan_ops import cumprod, cumsum  # noqa: F401
-from minikeras.ops.sort import argsort, sort  # noqa: F401
+from minikeras.ops.norm import norm  # noqa: F401
 from minikeras.ops.reduce import (  # noqa: F401
     argmax, argmin, reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
     reduce_sum)
+from minikeras.ops.scan_ops import cumsum  # noqa: F401
+from minikeras.ops.sort import argsort, sort  # noqa: F401
 from minikeras.tape import GradientTape, UnconnectedGradients  # noqa: F401
 from minikeras.tensor import Tensor, Variable  # noqa: F401
 from minikeras.tensor_spec import TensorSpec  # noqa: F401
