@@ -126,3 +126,20 @@ def test_not_a_checkpoint_file(tmp_path):
     bad.write_bytes(b"not hdf5 at all")
     with pytest.raises(mk.errors.DataLossError, match="truncated or corrupted"):
         mk.train.Checkpoint(v=mk.Variable(1.0)).restore(str(bad))
+
+
+def test_compiled_model_brings_its_optimizer(tmp_path):
+    model = mk.Sequential([mk.layers.Dense(2), mk.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    x = np.ones((4, 3), np.float32)
+    model.fit(x, np.ones((4, 1), np.float32), epochs=1, verbose=0)
+    path = mk.train.Checkpoint(model=model).write(str(tmp_path / "m"))
+    keys = [k for k, _ in mk.train.list_variables(path)]
+    assert "model/_layers/0/kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "model/_layers/1/bias/.ATTRIBUTES/VARIABLE_VALUE" in keys
+    assert "model/optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE" in keys
+
+    fresh = mk.Sequential([mk.layers.Dense(2), mk.layers.Dense(1)])
+    fresh(x)
+    mk.train.Checkpoint(model=fresh).restore(path).expect_partial().assert_existing_objects_matched()
+    np.testing.assert_allclose(fresh.predict(x, verbose=0), model.predict(x, verbose=0))
