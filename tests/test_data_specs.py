@@ -33,3 +33,10 @@ def test_through_map_unbatch_and_rebatch():
 def test_unbatch_of_scalars_is_an_error():
     with pytest.raises(ValueError, match="at least one dimension"):
         Dataset.range(3).batch(1).unbatch().unbatch().element_spec  # noqa: B018
+
+
+def test_untraceable_function_gets_a_clear_error():
+    ds = Dataset.range(4).batch(2).map(lambda x: x * int(x.numpy()[0]))
+    assert [list(b.numpy()) for b in ds] == [[0, 0], [4, 6]]  # eager map after batch still runs
+    with pytest.raises(TypeError, match=r"cannot work out the element_spec after the function <lambda>.*numpy"):
+        ds.element_spec  # noqa: B018

@@ -50,7 +50,15 @@ def _structs(spec, size):
 
 def traced(fn, spec):
     """The spec of ``fn``'s output on elements of ``spec`` (tf.data's function tracing)."""
-    outs = [jax.eval_shape(lambda e: call_on_element(fn, e), _structs(spec, size)) for size in _PLACEHOLDER_SIZES]
+    try:
+        outs = [jax.eval_shape(lambda e: call_on_element(fn, e), _structs(spec, size))
+                for size in _PLACEHOLDER_SIZES]
+    except Exception as error:  # noqa: BLE001 - re-raised with what was being done
+        name = getattr(fn, "__name__", type(fn).__name__)
+        raise TypeError(f"Dataset: cannot work out the element_spec after the function {name}: tracing it on "
+                        f"elements of spec {spec} failed with {type(error).__name__}: {error}. Like tf.data, this "
+                        "needs a function that computes with mk ops on its inputs (no .numpy(), no Python `if` on "
+                        "values)") from error
     leaves_a, treedef = flatten(outs[0])
     leaves_b, _ = flatten(outs[1])
     return treedef.unflatten([
