@@ -26,25 +26,18 @@ def _normalize_shape(shape):
                         f"received {shape!r}") from None
     result = []
     for dim in dims:
-        if dim is None or (isinstance(dim, (int, np.integer)) and dim == -1 and not isinstance(dim, bool)):
+        if dim is None:
             result.append(None)
             continue
         try:
             value = operator.index(dim)
         except TypeError:
             raise TypeError(f"TensorSpec: shape must hold ints and Nones, received {shape!r}") from None
-        if value < 0:
-            raise ValueError(f"TensorSpec: dimensions must be >= 0 or None, received {shape!r}")
+        if value < 0:  # TF: "Dimension -1 must be >= 0"
+            raise ValueError(f"TensorSpec: dimension {value} must be >= 0 (None for an unknown size), received "
+                             f"shape {shape!r}")
         result.append(int(value))
     return tuple(result)
-
-
-def _shapes_compatible(expected, actual):
-    if expected is None or actual is None:
-        return True
-    if len(expected) != len(actual):
-        return False
-    return all(a is None or b is None or a == b for a, b in zip(expected, actual))
 
 
 class TensorSpec:
@@ -94,7 +87,15 @@ class TensorSpec:
         else:
             value = np.asarray(spec_or_value)
             shape, dtype = value.shape, value.dtype
-        return dtype == self._dtype and _shapes_compatible(self._shape, shape)
+        return dtype == self._dtype and self.shape_matches(shape)
+
+    def shape_matches(self, shape):
+        """Whether ``shape`` fits this spec's shape (None entries, and a None shape, match anything)."""
+        if self._shape is None or shape is None:
+            return True
+        if len(shape) != len(self._shape):
+            return False
+        return all(want is None or got is None or want == got for want, got in zip(self._shape, shape))
 
     def __eq__(self, other):
         if not isinstance(other, TensorSpec):

@@ -1,8 +1,8 @@
 """The stage of ``Dataset.padded_batch``: batches of elements padded to a common shape."""
 import numpy as np
 
-from minikeras.data import _indices, _specs
-from minikeras.data._streams import _Unary
+from minikeras.data import _indices
+from minikeras.data._streams import Unary
 from minikeras.data._structure import flatten
 from minikeras.errors import DataLossError
 from minikeras.tensor_spec import TensorSpec
@@ -37,7 +37,7 @@ def _normalize_values(padding_values, specs, treedef):
     return [np.asarray(v, dtype=s.dtype) for v, s in zip(leaves, specs)]
 
 
-class PaddedBatch(_Unary):
+class PaddedBatch(Unary):
     def __init__(self, upstream, batch_size, padded_shapes, padding_values, drop_remainder):
         super().__init__(upstream)
         self.batch_size, self.drop_remainder = batch_size, drop_remainder

@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 
 from minikeras.data import _indices, _specs
-from minikeras.data._streams import Stream, _Unary
+from minikeras.data._streams import Stream, Unary
 from minikeras.data._structure import call_on_element, flatten
 from minikeras.dtypes import canonical_dtype, int64
 from minikeras.tensor_spec import TensorSpec
@@ -23,7 +23,7 @@ def check_predicate(predicate, spec):
                          f"type is {out}.")
 
 
-class Filter(_Unary):
+class Filter(Unary):
     def __init__(self, upstream, predicate):
         super().__init__(upstream)
         self.predicate = predicate
@@ -42,7 +42,7 @@ class Filter(_Unary):
                 yield element
 
 
-class Enumerate(_Unary):
+class Enumerate(Unary):
     def __init__(self, upstream, start):
         super().__init__(upstream)
         self.start = start

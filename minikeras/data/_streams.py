@@ -58,7 +58,9 @@ class Stream:
         return Cache(self)
 
 
-class _Unary(Stream):
+class Unary(Stream):
+    """A stage with one upstream stage; by default it keeps the upstream's cardinality and spec."""
+
     def __init__(self, upstream):
         self.upstream = upstream
 
@@ -69,7 +71,7 @@ class _Unary(Stream):
         return self.upstream._spec()
 
 
-class Map(_Unary):
+class Map(Unary):
     def __init__(self, upstream, fn):
         super().__init__(upstream)
         self.fn = fn
@@ -82,7 +84,7 @@ class Map(_Unary):
             yield call_on_element(self.fn, element)
 
 
-class Repeat(_Unary):
+class Repeat(Unary):
     def __init__(self, upstream, count):
         super().__init__(upstream)
         self.count = count
@@ -101,7 +103,7 @@ class Repeat(_Unary):
                 return
 
 
-class Take(_Unary):
+class Take(Unary):
     def __init__(self, upstream, count):
         super().__init__(upstream)
         self.count = count
@@ -114,7 +116,7 @@ class Take(_Unary):
         yield from elements if self.count < 0 else itertools.islice(elements, self.count)
 
 
-class Skip(_Unary):
+class Skip(Unary):
     def __init__(self, upstream, count):
         super().__init__(upstream)
         self.count = count
@@ -127,7 +129,7 @@ class Skip(_Unary):
             yield from itertools.islice(self.upstream._elements(), self.count, None)
 
 
-class Shuffle(_Unary):
+class Shuffle(Unary):
     """tf.data's shuffle buffer over whole elements (here usually batches)."""
 
     def __init__(self, upstream, buffer_size, seed, reshuffle_each_iteration):
@@ -168,7 +170,7 @@ def _stack(elements, what):
     return treedef.unflatten(stacked)
 
 
-class Batch(_Unary):
+class Batch(Unary):
     def __init__(self, upstream, batch_size, drop_remainder):
         super().__init__(upstream)
         self.batch_size, self.drop_remainder = batch_size, drop_remainder
@@ -190,7 +192,7 @@ class Batch(_Unary):
             yield _stack(pending, "Dataset.batch")
 
 
-class Unbatch(_Unary):
+class Unbatch(Unary):
     def _cardinality(self):
         return _indices.UNKNOWN
 
@@ -213,7 +215,7 @@ def _concat(parts):
     return np.concatenate(parts) if all(isinstance(p, np.ndarray) for p in parts) else jnp.concatenate(parts)
 
 
-class Rebatch(_Unary):
+class Rebatch(Unary):
     """``unbatch().batch(n)`` by concatenating and slicing whole batches."""
 
     def __init__(self, upstream, batch_size, drop_remainder):
@@ -242,7 +244,7 @@ class Rebatch(_Unary):
             yield treedef.unflatten([_concat(parts) for parts in zip(*pending)])
 
 
-class Cache(_Unary):
+class Cache(Unary):
     def __init__(self, upstream):
         super().__init__(upstream)
         self._cached = None
@@ -286,7 +288,7 @@ class Zip(Stream):
 _ITEM, _END, _ERROR = "item", "end", "error"
 
 
-class Prefetch(_Unary):
+class Prefetch(Unary):
     """Runs the upstream pipeline on a background thread, ``buffer_size`` elements ahead."""
 
     def __init__(self, upstream, buffer_size):

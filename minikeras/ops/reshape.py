@@ -33,7 +33,7 @@ def reshape(tensor, shape, name=None):
     known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
     size = x.size
     if shape.count(-1) > 1 or (-1 not in shape and known != size) or (-1 in shape and (known == 0 or size % known)):
-        raise invalid_argument("Reshape", 
-            f"Cannot reshape a tensor with {size} elements to shape {list(shape)} ({known} elements); input shape "
-            f"{x.shape}")
+        raise invalid_argument(
+            "Reshape", f"Cannot reshape a tensor with {size} elements to shape {list(shape)} ({known} elements); "
+            f"input shape {x.shape}")
     return _reshape(x, shape=shape)
