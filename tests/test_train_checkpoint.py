@@ -120,6 +120,12 @@ def test_attributes_set_later_and_nested_checkpoints(tmp_path):
     outer.read(path).assert_consumed()
     assert float(ckpt.a.numpy()) == 2.0
 
+    # TF 2.21 names these d/w, vs/0 and vs/1 too
+    listed = mk.train.Checkpoint(vs=[mk.Variable(1.0), mk.Variable(2.0)], d={"w": mk.Variable(3.0)})
+    keys = [k for k, _ in mk.train.list_variables(listed.write(str(tmp_path / "l")))]
+    assert keys == ["d/w/.ATTRIBUTES/VARIABLE_VALUE", "vs/0/.ATTRIBUTES/VARIABLE_VALUE",
+                    "vs/1/.ATTRIBUTES/VARIABLE_VALUE"]
+
 
 def test_not_a_checkpoint_file(tmp_path):
     bad = tmp_path / "bad.h5"

@@ -16,7 +16,12 @@ VALUE_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 def is_checkpointable(value):
-    """Whether ``value`` can be a child of a Checkpoint: a Variable, Module, optimizer or Checkpoint."""
+    """Whether ``value`` can be a child of a Checkpoint: a Variable, Module, optimizer or
+    Checkpoint, or a list, tuple or dict of them (``vars=[v1, v2]`` is ``vars/0``, ``vars/1``)."""
+    if isinstance(value, (list, tuple)):
+        return all(is_checkpointable(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_checkpointable(v) for k, v in value.items())
     return isinstance(value, (Variable, Module, Optimizer)) or hasattr(value, "checkpoint_children")
 
 
@@ -53,6 +58,10 @@ def children_of(obj):
         return _module_children(obj)
     if isinstance(obj, Variable):
         return ()
+    if isinstance(obj, (list, tuple)):
+        return ((str(i), item) for i, item in enumerate(obj))
+    if isinstance(obj, dict):
+        return obj.items()
     return obj.checkpoint_children()
 
 
@@ -63,7 +72,8 @@ def variables_by_key(root):
     def visit(obj, path):
         if id(obj) in seen:
             return
-        seen.add(id(obj))
+        if not isinstance(obj, (list, tuple, dict)):  # containers can be equal without being shared
+            seen.add(id(obj))
         if isinstance(obj, Variable):
             found[path + VALUE_SUFFIX] = obj
             return

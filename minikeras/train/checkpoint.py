@@ -30,7 +30,8 @@ class Checkpoint:
     Args:
       root: an optional object whose own children become this checkpoint's top level.
       **kwargs: the objects to save, by name: Variables, Modules (layers, models),
-        optimizers or other Checkpoints. Attributes set later are added the same way.
+        optimizers or other Checkpoints, or lists and dicts of them. Attributes set later
+        are added the same way.
 
     Raises:
       ValueError: an object that cannot be checkpointed (a Python number, a dataset iterator...).
@@ -138,7 +139,7 @@ def _check_child(name, value):
     if not _graph.is_checkpointable(value):
         raise ValueError(
             f"Checkpoint was expecting {name} to be a checkpointable object (an mk.Variable, a Module such as a "
-            f"layer or model, an optimizer or a Checkpoint), got {value!r} of type {type(value).__name__}. "
+            f"layer or model, an optimizer, a Checkpoint, or a list or dict of them), got {value!r} of type {type(value).__name__}. "
             "Wrap numbers in mk.Variable; dataset iterators cannot be saved.")
 
 
