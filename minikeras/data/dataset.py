@@ -12,7 +12,10 @@ function once per batch with ``jax.vmap`` (see ``Dataset.map``). Other pipelines
 ``batch``, or built with ``zip`` of mapped datasets) stream elements one by one.
 
 A Dataset holds one pipeline stage (``_streams.Stream``; the stages over rows are in
-``_rows``): its methods check their arguments (``_validation``) and wrap the next stage.
+``_rows``; ``filter``/``enumerate``/``concatenate`` in ``_select``, ``padded_batch`` in
+``_padded``, ``from_generator`` in ``_generator``): its methods check their arguments
+(``_validation``) and wrap the next stage. Each stage also derives the element spec
+(``_specs``).
 """
 import numpy as np
 
@@ -35,8 +38,8 @@ class Dataset:
     """A sequence of elements (nests of tuples/dicts of mk.Tensors), built and transformed
     like ``tf.data.Dataset``. Iterate it with ``for`` (or ``as_numpy_iterator()``).
 
-    Datasets are made by ``from_tensor_slices``, ``from_tensors``, ``range``, ``zip`` and
-    the transformations.
+    Datasets are made by ``from_tensor_slices``, ``from_tensors``, ``range``, ``zip``,
+    ``from_generator`` and the transformations; ``element_spec`` describes their elements.
 
     Args:
       stream: the pipeline stage (a ``_streams.Stream``) that produces the elements.
