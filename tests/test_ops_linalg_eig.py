@@ -90,3 +90,25 @@ def test_svd_full_matrices_gradient_of_non_square_is_not_implemented():
         y = mk.reduce_sum(s)
     with pytest.raises(NotImplementedError, match="full_matrices=True.*square"):
         tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 2)])
+def test_qr(shape):
+    a = rand(*shape, seed=7)
+
+    def mk_fn(a):
+        q, r = mk.linalg.qr(a)
+        return mk.concat([mk.reshape(q, (-1,)), mk.reshape(r, (-1,))], axis=0)
+
+    def ref(a):
+        q, r = jnp.linalg.qr(a, mode="reduced")
+        return jnp.concatenate([q.reshape(-1), r.reshape(-1)])
+
+    check_grad(mk_fn, ref, a, rtol=RTOL, atol=ATOL)
+    q, r = mk.linalg.qr(a)
+    assert_close(mk.matmul(q, r), a)
+
+
+def test_qr_full_matrices():
+    q, r = mk.linalg.qr(rand(4, 2), full_matrices=True)
+    assert q.shape == (4, 4) and r.shape == (4, 2)

@@ -1,17 +1,18 @@
-"""Spectral decompositions: ``eigh`` (symmetric eigendecomposition) and ``svd``.
+"""Decompositions with several results: ``eigh`` (symmetric eigendecomposition), ``svd`` and ``qr``.
 
 A primitive has one output, so each decomposition packs its results into one array and
 the public function slices them out (slicing is differentiable): ``eigh`` packs
-``[V; e]`` as ``(..., n + 1, n)``, ``svd`` packs ``[s, u.ravel(), v.ravel()]`` on the last
-axis. The gradient rules are TensorFlow's (``linalg_grad.py``), written with minikeras ops
+``[V; e]`` as ``(..., n + 1, n)``, ``svd`` packs ``[s, u.ravel(), v.ravel()]`` and ``qr``
+``[q.ravel(), r.ravel()]`` on the last axis. The gradient rules are TensorFlow's (``linalg_grad.py``), written with minikeras ops
 so that they differentiate again. As in TF they are infinite (NaN in practice) where
 eigenvalues or singular values repeat.
 """
 import jax.numpy as jnp
 
 from minikeras.errors import invalid_argument
-from minikeras.ops.array import expand_dims, getitem
-from minikeras.ops.linalg import check_square, as_tensor, band_part, diag, diag_part, matmul, matrix_transpose
+from minikeras.ops.array import concat, expand_dims, getitem
+from minikeras.ops.linalg import as_tensor, band_part, check_square, diag, diag_part, matmul, matrix_transpose
+from minikeras.ops.linalg_solve import triangular_solve
 from minikeras.ops.math import where
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reshape import reshape
@@ -136,3 +137,63 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
         return _singular_values(a)
     return _unpack_svd(_svd(a, full_matrices=bool(full_matrices)), a.shape, bool(full_matrices))
 
+
+
+# -- qr ---------------------------------------------------------------------------------------
+def _qr_forward(a, *, full_matrices):
+    q, r = jnp.linalg.qr(a, mode="complete" if full_matrices else "reduced")
+    batch = a.shape[:-2]
+    return jnp.concatenate([q.reshape(batch + (-1,)), r.reshape(batch + (-1,))], axis=-1)
+
+
+def _unpack_qr(packed, shape, full_matrices):
+    m, n = shape[-2:]
+    k = m if full_matrices else min(m, n)
+    batch = tuple(shape[:-2])
+    q = reshape(getitem(packed, (Ellipsis, slice(0, m * k))), batch + (m, k))
+    r = reshape(getitem(packed, (Ellipsis, slice(m * k, None))), batch + (k, n))
+    return q, r
+
+
+def _times_inverse_transpose_of(x, r):
+    """``x @ inv(r)^T`` for an upper-triangular ``r`` (TF's _TriangularSolve in QrGrad)."""
+    return matrix_transpose(triangular_solve(r, matrix_transpose(x), lower=False))
+
+
+def _qr_grad_square_or_tall(q, r, dq, dr):
+    qdq = matmul(q, dq, transpose_a=True)
+    rdr = matmul(r, dr, transpose_b=True)
+    lower = band_part(qdq - matrix_transpose(qdq) + rdr - matrix_transpose(rdr), -1, 0)
+    grad_a = matmul(q, dr + _times_inverse_transpose_of(lower, r))
+    return grad_a + _times_inverse_transpose_of(dq - matmul(q, qdq), r)
+
+
+_qr = Primitive("qr", _qr_forward)
+
+
+@_qr.defgrad
+def _(g, out, a, *, full_matrices):
+    m, n = a.shape[-2:]
+    if full_matrices and m > n:
+        raise NotImplementedError(f"qr: the gradient with full_matrices=True is implemented for m <= n only, "
+                                  f"received shape {a.shape} (use full_matrices=False)")
+    q, r = _unpack_qr(out, a.shape, full_matrices)
+    dq, dr = _unpack_qr(g, a.shape, full_matrices)
+    if m >= n:
+        return _qr_grad_square_or_tall(q, r, dq, dr)
+    # wide: a = [x, y], r = [u, v]; reduce to the square case (TF's QrGrad)
+    y = getitem(a, (Ellipsis, slice(None), slice(m, None)))
+    u = getitem(r, (Ellipsis, slice(None), slice(0, m)))
+    du, dv = getitem(dr, (Ellipsis, slice(None), slice(0, m))), getitem(dr, (Ellipsis, slice(None), slice(m, None)))
+    dx = _qr_grad_square_or_tall(q, u, dq + matmul(y, dv, transpose_b=True), du)
+    return concat([dx, matmul(q, dv)], axis=-1)
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002 - TensorFlow's name
+    """QR decomposition, as ``tf.linalg.qr``: ``q, r = qr(a)`` with ``a == q @ r``, ``q``'s
+    columns orthonormal and ``r`` upper triangular; ``full_matrices=True`` gives the square
+    ``q``. Differentiable (not for ``full_matrices=True`` with more rows than columns, as in TF)."""
+    a = as_tensor(input)
+    if a.ndim < 2:
+        raise invalid_argument("Qr", f"qr expects a tensor of rank >= 2, received shape {a.shape}")
+    return _unpack_qr(_qr(a, full_matrices=bool(full_matrices)), a.shape, bool(full_matrices))
