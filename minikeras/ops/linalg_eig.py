@@ -1,11 +1,12 @@
-"""Decompositions with several results: ``eigh`` (symmetric eigendecomposition), ``svd`` and ``qr``.
+"""Decompositions with several results: ``eigh`` (symmetric eigendecomposition), ``svd``
+and ``qr``.
 
 A primitive has one output, so each decomposition packs its results into one array and
 the public function slices them out (slicing is differentiable): ``eigh`` packs
 ``[V; e]`` as ``(..., n + 1, n)``, ``svd`` packs ``[s, u.ravel(), v.ravel()]`` and ``qr``
-``[q.ravel(), r.ravel()]`` on the last axis. The gradient rules are TensorFlow's (``linalg_grad.py``), written with minikeras ops
-so that they differentiate again. As in TF they are infinite (NaN in practice) where
-eigenvalues or singular values repeat.
+``[q.ravel(), r.ravel()]`` on the last axis. The gradient rules are TensorFlow's
+(``linalg_grad.py``), written with minikeras ops so that they differentiate again. As in TF
+they are infinite (NaN in practice) where eigenvalues or singular values repeat.
 """
 import jax.numpy as jnp
 
