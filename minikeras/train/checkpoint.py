@@ -139,8 +139,8 @@ def _check_child(name, value):
     if not _graph.is_checkpointable(value):
         raise ValueError(
             f"Checkpoint was expecting {name} to be a checkpointable object (an mk.Variable, a Module such as a "
-            f"layer or model, an optimizer, a Checkpoint, or a list or dict of them), got {value!r} of type {type(value).__name__}. "
-            "Wrap numbers in mk.Variable; dataset iterators cannot be saved.")
+            f"layer or model, an optimizer, a Checkpoint, or a list or dict of them), got {value!r} of type "
+            f"{type(value).__name__}. Wrap numbers in mk.Variable; dataset iterators cannot be saved.")
 
 
 def _check_compatible(key, variable, value, save_path):
