@@ -8,7 +8,7 @@
     tape.gradient(y, x)   # mk.Tensor(6.0, shape=(), dtype=float32)
 """
 from minikeras import ops as _ops  # noqa: F401  (installs operators on Tensor and Variable)
-from minikeras import config, dtypes, math  # noqa: F401
+from minikeras import config, dtypes, errors, linalg, math  # noqa: F401
 from minikeras import nn  # noqa: F401
 from minikeras.dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8, uint32)
@@ -21,12 +21,17 @@ from minikeras.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value,
 from minikeras.ops.control import cond, custom_gradient, grad_pass_through  # noqa: F401
 from minikeras.ops.creation import (  # noqa: F401
     constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like)
-from minikeras.ops.linalg import matmul, norm, tensordot  # noqa: F401
+from minikeras.ops.einsum import einsum  # noqa: F401
+from minikeras.ops.linalg import matmul, tensordot  # noqa: F401
 from minikeras.ops.math import (  # noqa: F401
     abs, add, cast, cos, divide, equal, exp, greater, less, log, maximum, minimum, multiply, negative,
     not_equal, pow, round, sigmoid, sign, sin, sqrt, square, subtract, tanh, where)
+from minikeras.ops.norm import norm  # noqa: F401
 from minikeras.ops.reduce import (  # noqa: F401
-    argmax, argmin, reduce_all, reduce_any, reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
+    argmax, argmin, reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
+    reduce_sum)
+from minikeras.ops.scan_ops import cumsum  # noqa: F401
+from minikeras.ops.sort import argsort, sort  # noqa: F401
 from minikeras.tape import GradientTape, UnconnectedGradients  # noqa: F401
 from minikeras.tensor import Tensor, Variable  # noqa: F401
 from minikeras.tensor_spec import TensorSpec  # noqa: F401
@@ -35,6 +40,7 @@ from minikeras import (  # noqa: F401,E402
     activations, callbacks, data, datasets, initializers, layers, losses, metrics, models, optimizers, regularizers,
     saving)
 from minikeras.models import Model, Sequential  # noqa: F401,E402
+from minikeras import train  # noqa: F401,E402
 from minikeras.layers import Input  # noqa: F401,E402
 from minikeras import distribute  # noqa: F401,E402
 from minikeras.device import device  # noqa: F401,E402

@@ -1,62 +1,110 @@
-"""``mk.TensorSpec``: the shape and dtype a Tensor must have (``tf.TensorSpec``)."""
+"""``mk.TensorSpec``: the shape and dtype a Tensor is expected to have (``tf.TensorSpec``).
+
+    spec = mk.TensorSpec(shape=(None, 3), dtype=mk.float32)
+    spec.is_compatible_with(mk.zeros((5, 3)))   # True: None matches any size
+    spec                                        # TensorSpec(shape=(None, 3), dtype=mk.float32, name=None)
+
+Used by ``mk.function(input_signature=...)`` and ``Dataset.element_spec``. A shape is a
+tuple of ints and Nones (unknown sizes), or None for an unknown rank.
+"""
+import operator
+
 import numpy as np
 
-from minikeras.dtypes import as_dtype
+from minikeras.dtypes import as_dtype, float32
+
+
+def _normalize_shape(shape):
+    if shape is None:
+        return None
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"TensorSpec: shape must be a tuple or list of ints and Nones (or None), "
+                        f"received {shape!r}") from None
+    result = []
+    for dim in dims:
+        if dim is None:
+            result.append(None)
+            continue
+        try:
+            value = operator.index(dim)
+        except TypeError:
+            raise TypeError(f"TensorSpec: shape must hold ints and Nones, received {shape!r}") from None
+        if value < 0:  # TF: "Dimension -1 must be >= 0"
+            raise ValueError(f"TensorSpec: dimension {value} must be >= 0 (None for an unknown size), received "
+                             f"shape {shape!r}")
+        result.append(int(value))
+    return tuple(result)
 
 
 class TensorSpec:
-    """Describes a Tensor: ``shape`` (a tuple whose entries may be None: any size) and ``dtype``.
+    """Describes a Tensor: ``shape`` (ints and Nones, or None), ``dtype`` and an optional ``name``.
 
     Args:
-      shape: a tuple or list of ints and Nones, or None for any rank.
-      dtype: a dtype or its name (default float32).
-      name: an optional name.
-
-    >>> mk.TensorSpec([None, 3], mk.float32)
-    TensorSpec(shape=(None, 3), dtype=mk.float32, name=None)
+      shape: a tuple/list of ints and Nones, or None for an unknown rank.
+      dtype: a dtype (default float32).
+      name: an optional name (used by ``input_signature`` for argument names).
     """
 
-    __slots__ = ("shape", "dtype", "name")
+    __slots__ = ("_shape", "_dtype", "_name")
 
-    def __init__(self, shape, dtype="float32", name=None):
-        if shape is not None:
-            try:
-                shape = tuple(None if d is None else int(d) for d in shape)
-            except (TypeError, ValueError):
-                raise TypeError(f"TensorSpec: shape must be a list of ints and Nones, or None; received {shape!r}") \
-                    from None
-        self.shape = shape
-        self.dtype = as_dtype(dtype)
-        self.name = name
+    def __init__(self, shape, dtype=float32, name=None):
+        self._shape = _normalize_shape(shape)
+        self._dtype = as_dtype(dtype)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"TensorSpec: name must be a string or None, received {name!r}")
+        self._name = name
 
     @classmethod
     def from_tensor(cls, tensor, name=None):
-        """The spec of ``tensor`` (its exact shape and dtype)."""
+        """The spec of ``tensor`` (anything with ``shape`` and ``dtype``, or an array-like)."""
+        if not hasattr(tensor, "shape") or not hasattr(tensor, "dtype"):
+            tensor = np.asarray(tensor)
         return cls(tuple(tensor.shape), tensor.dtype, name)
 
-    def is_compatible_with(self, value):
-        """Whether ``value`` (a Tensor, array or TensorSpec) has this spec's dtype and a shape
-        that matches wherever this spec's shape is known."""
-        dtype = getattr(value, "dtype", None)
-        shape = getattr(value, "shape", None)
-        if dtype is None or np.dtype(dtype) != self.dtype:
-            return False
-        return self.shape_matches(shape)
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def name(self):
+        return self._name
+
+    def is_compatible_with(self, spec_or_value):
+        """Whether ``spec_or_value`` (a TensorSpec, Tensor, Variable or array) has this dtype and
+        a shape that matches this one, None matching any size (and a None shape any shape)."""
+        if isinstance(spec_or_value, TensorSpec):
+            shape, dtype = spec_or_value.shape, spec_or_value.dtype
+        elif hasattr(spec_or_value, "shape") and hasattr(spec_or_value, "dtype"):
+            shape, dtype = tuple(spec_or_value.shape), np.dtype(spec_or_value.dtype)
+        else:
+            value = np.asarray(spec_or_value)
+            shape, dtype = value.shape, value.dtype
+        return dtype == self._dtype and self.shape_matches(shape)
 
     def shape_matches(self, shape):
-        """Whether ``shape`` fits this spec's shape (None entries match any size)."""
-        if self.shape is None:
+        """Whether ``shape`` fits this spec's shape (None entries, and a None shape, match anything)."""
+        if self._shape is None or shape is None:
             return True
-        if shape is None or len(shape) != len(self.shape):
+        if len(shape) != len(self._shape):
             return False
-        return all(want is None or got is None or want == got for want, got in zip(self.shape, shape))
+        return all(want is None or got is None or want == got for want, got in zip(self._shape, shape))
 
     def __eq__(self, other):
-        return (isinstance(other, TensorSpec) and self.shape == other.shape and self.dtype == other.dtype
-                and self.name == other.name)
+        if not isinstance(other, TensorSpec):
+            return NotImplemented
+        return (self._shape, self._dtype, self._name) == (other._shape, other._dtype, other._name)
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.name))
+        return hash((TensorSpec, self._shape, self._dtype, self._name))
 
     def __repr__(self):
-        return f"TensorSpec(shape={self.shape}, dtype=mk.{self.dtype.name}, name={self.name!r})"
+        shape = "<unknown>" if self._shape is None else repr(self._shape)
+        return f"TensorSpec(shape={shape}, dtype=mk.{self._dtype.name}, name={self._name!r})"

@@ -221,3 +221,13 @@ def test_get_serialize_and_config():
     assert losses.SparseCategoricalCrossentropy(ignore_class=3).get_config()["ignore_class"] == 3
     with pytest.raises(ValueError, match="Unknown loss: 'msee'.*mean_squared_error"):
         losses.get("msee")
+
+
+def test_sparse_losses_and_metrics_take_float_class_ids():
+    # Keras 3 (JAX backend) and tf.keras accept float class ids; values from keras 3 on the same arrays
+    y = np.array([0.0, 2.0], np.float32)
+    p = np.array([[0.1, 0.2, 0.7], [0.3, 0.3, 0.4]], np.float32)
+    np.testing.assert_allclose(mk.losses.sparse_categorical_crossentropy(y, p), [2.3025851, 0.9162907], rtol=1e-5)
+    np.testing.assert_allclose(mk.losses.SparseCategoricalCrossentropy()(y[:, None], p), 1.609438, rtol=1e-5)
+    np.testing.assert_array_equal(mk.metrics.sparse_categorical_accuracy(y, p), [0.0, 1.0])
+    np.testing.assert_array_equal(mk.metrics.sparse_top_k_categorical_accuracy(y, p, k=2), [0.0, 1.0])

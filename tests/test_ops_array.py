@@ -124,8 +124,10 @@ def test_shape_errors():
 
 def test_index_errors():
     x = mk.constant(rand(3, 4))
-    with pytest.raises(IndexError, match=r"gather: indices must be in \[0, 3\)"):
-        mk.gather(x, [0, 3])
+    with pytest.raises(mk.errors.InvalidArgumentError, match=r"indices\[1\] = 3 is not in \[0, 3\).*GatherV2"):
+        mk.gather(x, [0, 3])  # TF 2.21: "indices[1] = 3 is not in [0, 3) [Op:GatherV2]"
+    with pytest.raises(mk.errors.InvalidArgumentError, match=r"indices\[1,0\] = -1 is not in \[0, 3\)"):
+        mk.gather(x, [[0], [-1]])
     with pytest.raises(TypeError, match="gather: indices must be integers"):
         mk.gather(x, [0.5])
     with pytest.raises(IndexError, match="out of bounds"):
@@ -133,4 +135,12 @@ def test_index_errors():
     with pytest.raises(IndexError, match="too many indices"):
         x[0, 0, 0]
     with pytest.raises(TypeError, match="one_hot: indices must be integers"):
-        mk.one_hot([0.5], 3)
+        mk.one_hot([True], 3)
+    with pytest.raises(TypeError, match="exactly one of"):
+        mk.one_hot([1], 3, num_classes=3)
+
+
+def test_one_hot_of_float_class_ids_as_keras():
+    # keras.ops.one_hot(np.array([0., 2., 1.5]), num_classes=3) (Keras 3, JAX backend): 1.5 matches no class
+    np.testing.assert_array_equal(mk.one_hot(np.array([0.0, 2.0, 1.5], np.float32), num_classes=3),
+                                  [[1, 0, 0], [0, 0, 1], [0, 0, 0]])

@@ -5,7 +5,7 @@ import threading
 import jax
 import numpy as np
 
-from minikeras.data import _indices
+from minikeras.data import _indices, _specs
 from minikeras.data._streams import Stream, Zip
 from minikeras.data._structure import call_on_element, flatten, leaf_names, to_host_array
 
@@ -46,6 +46,10 @@ class Source:
     def gather(self, index):
         return [_indices.gather(leaf, index) for leaf in self.leaves]
 
+    def spec(self):
+        """The spec of one row."""
+        return _specs.of_arrays(self.leaves, self.treedef, drop_first=True)
+
 
 class CachedSource(Source):
     """The rows of the first pass over ``plan``, with ``fns`` applied, gathered on first use
@@ -57,6 +61,13 @@ class CachedSource(Source):
         self._leaves = self._treedef = None
         self.n = plan.cardinality()
         self._apply = batched_function(fns) if fns else None
+        self._fns = tuple(fns)
+
+    def spec(self):
+        spec = self._source.spec()  # without materializing the cache
+        for fn in self._fns:
+            spec = _specs.traced(fn, spec)
+        return spec
 
     @property
     def leaves(self):
@@ -137,6 +148,12 @@ class RowDataset(Stream):
     def _cardinality(self):
         return self.plan.cardinality()
 
+    def _spec(self):
+        spec = self.source.spec()
+        for fn in self.fns:
+            spec = _specs.traced(fn, spec)
+        return spec
+
     def _elements(self):
         source, fns = self.source, self.fns
         for chunk in self.plan.chunks():
@@ -186,6 +203,9 @@ class BatchedRows(Stream):
 
     def _cardinality(self):
         return _indices.batch_cardinality(self.rows._cardinality(), self.batch_size, self.drop_remainder)
+
+    def _spec(self):
+        return _specs.batched(self.rows._spec(), self.batch_size if self.drop_remainder else None)
 
     def _elements(self):
         source = self.rows.source

@@ -11,7 +11,7 @@ import threading
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.data import _indices
+from minikeras.data import _indices, _specs
 from minikeras.data._structure import call_on_element, first_dims, flatten
 
 
@@ -24,6 +24,10 @@ class Stream:
         raise NotImplementedError
 
     def _cardinality(self):
+        raise NotImplementedError
+
+    def _spec(self):
+        """The nest of ``mk.TensorSpec`` describing each element (see ``_specs``)."""
         raise NotImplementedError
 
     def map(self, fn):
@@ -54,25 +58,33 @@ class Stream:
         return Cache(self)
 
 
-class _Unary(Stream):
+class Unary(Stream):
+    """A stage with one upstream stage; by default it keeps the upstream's cardinality and spec."""
+
     def __init__(self, upstream):
         self.upstream = upstream
 
     def _cardinality(self):
         return self.upstream._cardinality()
 
+    def _spec(self):
+        return self.upstream._spec()
 
-class Map(_Unary):
+
+class Map(Unary):
     def __init__(self, upstream, fn):
         super().__init__(upstream)
         self.fn = fn
+
+    def _spec(self):
+        return _specs.traced(self.fn, self.upstream._spec())
 
     def _elements(self):
         for element in self.upstream._elements():
             yield call_on_element(self.fn, element)
 
 
-class Repeat(_Unary):
+class Repeat(Unary):
     def __init__(self, upstream, count):
         super().__init__(upstream)
         self.count = count
@@ -91,7 +103,7 @@ class Repeat(_Unary):
                 return
 
 
-class Take(_Unary):
+class Take(Unary):
     def __init__(self, upstream, count):
         super().__init__(upstream)
         self.count = count
@@ -104,7 +116,7 @@ class Take(_Unary):
         yield from elements if self.count < 0 else itertools.islice(elements, self.count)
 
 
-class Skip(_Unary):
+class Skip(Unary):
     def __init__(self, upstream, count):
         super().__init__(upstream)
         self.count = count
@@ -117,7 +129,7 @@ class Skip(_Unary):
             yield from itertools.islice(self.upstream._elements(), self.count, None)
 
 
-class Shuffle(_Unary):
+class Shuffle(Unary):
     """tf.data's shuffle buffer over whole elements (here usually batches)."""
 
     def __init__(self, upstream, buffer_size, seed, reshuffle_each_iteration):
@@ -158,13 +170,16 @@ def _stack(elements, what):
     return treedef.unflatten(stacked)
 
 
-class Batch(_Unary):
+class Batch(Unary):
     def __init__(self, upstream, batch_size, drop_remainder):
         super().__init__(upstream)
         self.batch_size, self.drop_remainder = batch_size, drop_remainder
 
     def _cardinality(self):
         return _indices.batch_cardinality(self.upstream._cardinality(), self.batch_size, self.drop_remainder)
+
+    def _spec(self):
+        return _specs.batched(self.upstream._spec(), self.batch_size if self.drop_remainder else None)
 
     def _elements(self):
         pending = []
@@ -177,9 +192,12 @@ class Batch(_Unary):
             yield _stack(pending, "Dataset.batch")
 
 
-class Unbatch(_Unary):
+class Unbatch(Unary):
     def _cardinality(self):
         return _indices.UNKNOWN
+
+    def _spec(self):
+        return _specs.unbatched(self.upstream._spec())
 
     def _elements(self):
         for batch in self.upstream._elements():
@@ -197,7 +215,7 @@ def _concat(parts):
     return np.concatenate(parts) if all(isinstance(p, np.ndarray) for p in parts) else jnp.concatenate(parts)
 
 
-class Rebatch(_Unary):
+class Rebatch(Unary):
     """``unbatch().batch(n)`` by concatenating and slicing whole batches."""
 
     def __init__(self, upstream, batch_size, drop_remainder):
@@ -206,6 +224,10 @@ class Rebatch(_Unary):
 
     def _cardinality(self):
         return _indices.UNKNOWN
+
+    def _spec(self):
+        rows = _specs.unbatched(self.upstream._spec())
+        return _specs.batched(rows, self.batch_size if self.drop_remainder else None)
 
     def _elements(self):
         size, treedef, pending, count = self.batch_size, None, [], 0
@@ -222,7 +244,7 @@ class Rebatch(_Unary):
             yield treedef.unflatten([_concat(parts) for parts in zip(*pending)])
 
 
-class Cache(_Unary):
+class Cache(Unary):
     def __init__(self, upstream):
         super().__init__(upstream)
         self._cached = None
@@ -255,6 +277,9 @@ class Zip(Stream):
             return min(finite)
         return _indices.UNKNOWN if _indices.UNKNOWN in counts else _indices.INFINITE
 
+    def _spec(self):
+        return self._treedef.unflatten([d._spec() for d in self._members])
+
     def _elements(self):
         for parts in zip(*[d._elements() for d in self._members]):
             yield self._treedef.unflatten(list(parts))
@@ -263,7 +288,7 @@ class Zip(Stream):
 _ITEM, _END, _ERROR = "item", "end", "error"
 
 
-class Prefetch(_Unary):
+class Prefetch(Unary):
     """Runs the upstream pipeline on a background thread, ``buffer_size`` elements ahead."""
 
     def __init__(self, upstream, buffer_size):

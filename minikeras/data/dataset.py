@@ -12,13 +12,20 @@ function once per batch with ``jax.vmap`` (see ``Dataset.map``). Other pipelines
 ``batch``, or built with ``zip`` of mapped datasets) stream elements one by one.
 
 A Dataset holds one pipeline stage (``_streams.Stream``; the stages over rows are in
-``_rows``): its methods check their arguments (``_validation``) and wrap the next stage.
+``_rows``; ``filter``/``enumerate``/``concatenate`` in ``_select``, ``padded_batch`` in
+``_padded``, ``from_generator`` in ``_generator``): its methods check their arguments
+(``_validation``) and wrap the next stage. Each stage also derives the element spec
+(``_specs``).
 """
 import numpy as np
 
 from minikeras.data import _indices, _validation as check
+from minikeras.data._generator import FromGenerator, signature_from
+from minikeras.data._padded import PaddedBatch
 from minikeras.data._rows import RowDataset, Source, zip_streams
+from minikeras.data._select import Concatenate, Enumerate, Filter, check_predicate
 from minikeras.data._structure import flatten, to_numpy, to_tensors
+from minikeras.data.iterator import DatasetIterator
 from minikeras.dtypes import as_dtype
 from minikeras.ops.creation import constant
 
@@ -31,8 +38,8 @@ class Dataset:
     """A sequence of elements (nests of tuples/dicts of mk.Tensors), built and transformed
     like ``tf.data.Dataset``. Iterate it with ``for`` (or ``as_numpy_iterator()``).
 
-    Datasets are made by ``from_tensor_slices``, ``from_tensors``, ``range``, ``zip`` and
-    the transformations.
+    Datasets are made by ``from_tensor_slices``, ``from_tensors``, ``range``, ``zip``,
+    ``from_generator`` and the transformations; ``element_spec`` describes their elements.
 
     Args:
       stream: the pipeline stage (a ``_streams.Stream``) that produces the elements.
@@ -82,6 +89,26 @@ class Dataset:
             raise TypeError(f"Dataset.zip expects a tuple or dict of Datasets, received {datasets!r}")
         return Dataset(zip_streams(treedef.unflatten([d._stream for d in members])))
 
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                       name=None):
+        """Elements yielded by ``generator(*args)`` (called again for each pass), converted to
+        the dtypes of ``output_signature`` (a nest of ``mk.TensorSpec``; None sizes match any
+        size). An element of another shape, dtype or structure raises InvalidArgumentError
+        when it is reached, as in tf.data. The cardinality is unknown.
+
+        >>> def gen():
+        ...     for i in range(3):
+        ...         yield np.arange(i), i
+        >>> ds = mk.data.Dataset.from_generator(gen, output_signature=(
+        ...     mk.TensorSpec(shape=(None,), dtype=mk.int32), mk.TensorSpec(shape=(), dtype=mk.int32)))
+        """
+        if not callable(generator):
+            raise TypeError(f"`generator` must be a Python callable, received {type(generator).__name__}")
+        signature = signature_from(output_signature, output_types, output_shapes)
+        args = tuple(np.asarray(a) for a in (args or ()))
+        return Dataset(FromGenerator(generator, signature, args))
+
     # -- what every dataset provides ---------------------------------------------------
     def _elements(self):
         """Yields elements as nests of arrays (NumPy or jax); ``__iter__`` wraps them."""
@@ -91,8 +118,41 @@ class Dataset:
         return self._stream._cardinality()
 
     def __iter__(self):
-        for element in self._elements():
-            yield to_tensors(element)
+        return DatasetIterator(self._elements(), self._stream._spec)
+
+    @property
+    def element_spec(self):
+        """The type of each element: a nest of ``mk.TensorSpec`` shaped like the elements,
+        None for sizes not known in advance (a batch's size without ``drop_remainder``)."""
+        return self._stream._spec()
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Folds the dataset into one value: ``state = reduce_func(state, element)`` for each
+        element (the element as one argument, a tuple stays a tuple), starting from
+        ``initial_state``; returns the final state as mk Tensors.
+
+        >>> mk.data.Dataset.range(5).reduce(0, lambda count, _: count + 1)
+        mk.Tensor(5, shape=(), dtype=int32)
+
+        Raises:
+          TypeError: the new state's structure or dtypes differ from ``initial_state``'s.
+        """
+        check.function(reduce_func, "reduce")
+        state = to_tensors(initial_state)
+        expected_leaves, expected_tree = flatten(state)
+        for element in self:
+            new_state = reduce_func(state, element)
+            new_state = to_tensors(tuple(new_state) if isinstance(new_state, list) else new_state)
+            leaves, tree = flatten(new_state)
+            if tree != expected_tree:
+                raise TypeError(f"Dataset.reduce: the new state must have the initial state's structure "
+                                f"{expected_tree}, received {tree}")
+            for old, new in zip(expected_leaves, leaves):
+                if old.dtype != new.dtype:
+                    raise TypeError(f"The element types for the new state must match the initial state. Expected "
+                                    f"{old.dtype.name} but got {new.dtype.name}.")
+            state = new_state
+        return state
 
     def as_numpy_iterator(self):
         """Iterates over the elements as NumPy arrays (0-d components as NumPy scalars)."""
@@ -163,6 +223,31 @@ class Dataset:
     def skip(self, count, name=None):
         """All but the first ``count`` elements (none for -1)."""
         return Dataset(self._stream.skip(check.count(count, "skip")))
+
+    def filter(self, predicate, name=None):
+        """The elements for which ``predicate`` (a tuple element unpacked into arguments, as
+        in ``map``) returns a scalar bool True. The cardinality becomes unknown."""
+        check.function(predicate, "filter")
+        check_predicate(predicate, self._stream._spec())
+        return Dataset(Filter(self._stream, predicate))
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
+        """Batches elements whose shapes differ, padding each component with
+        ``padding_values`` (default 0) to ``padded_shapes`` (a nest like the element; None or
+        -1 sizes, or ``padded_shapes=None``, pad to the longest element of each batch)."""
+        batch_size = check.positive(batch_size, "padded_batch(batch_size)")
+        return Dataset(PaddedBatch(self._stream, batch_size, padded_shapes, padding_values, bool(drop_remainder)))
+
+    def concatenate(self, dataset, name=None):
+        """This dataset's elements, then ``dataset``'s; their structures and dtypes must match."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"Dataset.concatenate expects a Dataset, received {type(dataset).__name__}")
+        return Dataset(Concatenate(self._stream, dataset._stream))
+
+    def enumerate(self, start=0, name=None):
+        """``(index, element)`` pairs, the index counting from ``start`` (int64 in TF; int32
+        here unless x64 is enabled)."""
+        return Dataset(Enumerate(self._stream, check.count(start, "enumerate(start)", allow_minus_one=False)))
 
     def unbatch(self, name=None):
         """Splits each element (a batch) back into its rows."""

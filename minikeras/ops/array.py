@@ -9,6 +9,7 @@ import numpy as np
 
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
+from minikeras.errors import invalid_argument
 from minikeras.ops.convert import normalize_axis
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import broadcast_to
@@ -30,7 +31,8 @@ def transpose(a, perm=None, name=None):
     x = _t(a)
     perm = tuple(range(x.ndim))[::-1] if perm is None else tuple(int(p) % max(x.ndim, 1) for p in perm)
     if sorted(perm) != list(range(x.ndim)):
-        raise ValueError(f"transpose: perm {list(perm)} is not a permutation of the {x.ndim} axes of shape {x.shape}")
+        raise invalid_argument(
+            "Transpose", f"transpose: perm {list(perm)} is not a permutation of the {x.ndim} axes of shape {x.shape}")
     return _transpose(x, perm=perm)
 
 
@@ -52,7 +54,8 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
         axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
     for a in axes:
         if x.shape[a] != 1:
-            raise ValueError(f"squeeze: cannot remove axis {a} of size {x.shape[a]} from shape {x.shape}")
+            raise invalid_argument(
+                "Squeeze", f"squeeze: cannot remove axis {a} of size {x.shape[a]} from shape {x.shape}")
     return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
@@ -78,8 +81,8 @@ def concat(values, axis, name=None):
     axis = normalize_axis(axis, xs[0].ndim, "concat")[0]
     for i, x in enumerate(xs[1:], 1):
         if x.ndim != xs[0].ndim or any(a != b for d, (a, b) in enumerate(zip(x.shape, xs[0].shape)) if d != axis):
-            raise ValueError(f"concat: tensor {i} has shape {x.shape}, incompatible with tensor 0's {xs[0].shape} "
-                             f"outside axis {axis}")
+            raise invalid_argument("ConcatV2", f"concat: tensor {i} has shape {x.shape}, incompatible with tensor 0's "
+                                               f"{xs[0].shape} outside axis {axis}")
         if x.dtype != xs[0].dtype:
             raise TypeError(f"concat: tensor {i} has dtype {x.dtype.name}, tensor 0 has {xs[0].dtype.name}")
     return _concat(*xs, axis=axis)
@@ -92,7 +95,8 @@ def stack(values, axis=0, name=None):
         raise ValueError("stack needs at least one tensor")
     for i, x in enumerate(xs[1:], 1):
         if x.shape != xs[0].shape:
-            raise ValueError(f"stack: tensor {i} has shape {x.shape}, tensor 0 has {xs[0].shape}; all must match")
+            raise invalid_argument(
+                "Pack", f"stack: tensor {i} has shape {x.shape}, tensor 0 has {xs[0].shape}; all must match")
     return concat([expand_dims(x, axis) for x in xs], axis=axis if axis >= 0 else axis)
 
 
@@ -110,12 +114,13 @@ def split(value, num_or_size_splits, axis=0, name=None):
     n = x.shape[axis]
     if isinstance(num_or_size_splits, int):
         if n % num_or_size_splits:
-            raise ValueError(f"split: dimension {axis} of size {n} is not divisible into {num_or_size_splits} parts")
+            raise invalid_argument(
+                "Split", f"split: dimension {axis} of size {n} is not divisible into {num_or_size_splits} parts")
         sizes = [n // num_or_size_splits] * num_or_size_splits
     else:
         sizes = [int(s) for s in num_or_size_splits]
     if sum(sizes) != n:
-        raise ValueError(f"split: sizes {sizes} do not add up to dimension {axis} of size {n}")
+        raise invalid_argument("SplitV", f"split: sizes {sizes} do not add up to dimension {axis} of size {n}")
     parts, start = [], 0
     for s in sizes:
         parts.append(slice_along(x, axis, start, start + s))
@@ -134,7 +139,8 @@ def tile(input, multiples, name=None):  # noqa: A002
     x = _t(input)
     multiples = static_shape(multiples, "tile")
     if len(multiples) != x.ndim:
-        raise ValueError(f"tile: multiples {list(multiples)} must have one entry per axis of shape {x.shape}")
+        raise invalid_argument(
+            "Tile", f"tile: multiples {list(multiples)} must have one entry per axis of shape {x.shape}")
     expanded = reshape(x, tuple(d for n in x.shape for d in (1, n)))
     target = tuple(d for m, n in zip(multiples, x.shape) for d in (m, n))
     return reshape(broadcast_to(expanded, target), tuple(m * n for m, n in zip(multiples, x.shape)))
@@ -263,10 +269,13 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
     if idx.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, received dtype {np.dtype(idx.dtype).name}")
     if not isinstance(idx, jax.core.Tracer):
-        bad = np.asarray(idx)
-        if bad.size and (bad.min() < 0 or bad.max() >= x.shape[axis]):
-            raise IndexError(f"gather: indices must be in [0, {x.shape[axis]}) for axis {axis} of shape {x.shape}, "
-                             f"received values in [{bad.min()}, {bad.max()}]")
+        values = np.asarray(idx)
+        outside = (values < 0) | (values >= x.shape[axis])
+        if outside.any():
+            where_ = np.argwhere(outside)[0]
+            raise invalid_argument(
+                "GatherV2", f"indices[{','.join(str(int(i)) for i in where_)}] = {values[tuple(where_)]} is not in "
+                f"[0, {x.shape[axis]}) (gather along axis {axis} of shape {x.shape})")
     return getitem(x, (slice(None),) * axis + (idx,))
 
 
@@ -278,12 +287,21 @@ _one_hot = Primitive(
     differentiable=False)
 
 
-def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    """One-hot vectors of length ``depth`` (out-of-range indices give all ``off_value``)."""
+def one_hot(indices, depth=None, on_value=None, off_value=None, axis=None, dtype=None, name=None, num_classes=None):
+    """One-hot vectors of length ``depth`` (out-of-range indices give all ``off_value``).
+
+    ``tf.one_hot`` and ``keras.ops.one_hot(x, num_classes)`` in one: ``num_classes`` is
+    Keras's name for ``depth``, and float class ids are accepted as Keras does (a float
+    index that is not a whole number matches no class: its row is all ``off_value``).
+    """
+    if (depth is None) == (num_classes is None):
+        raise TypeError(f"one_hot expects the number of classes as depth (TF) or num_classes (Keras), exactly one of "
+                        f"them; received depth={depth!r}, num_classes={num_classes!r}")
+    depth = depth if num_classes is None else num_classes
     dtype = as_dtype(dtype) if dtype is not None else floatx()
     idx = _t(indices)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"one_hot: indices must be integers, received dtype {idx.dtype.name}")
+    if idx.dtype.kind not in "iuf":
+        raise TypeError(f"one_hot: indices must be integers (or float class ids), received dtype {idx.dtype.name}")
     return _one_hot(idx, depth=int(depth), on=1 if on_value is None else float(on_value),
                     off=0 if off_value is None else float(off_value), dtype=dtype,
                     axis=-1 if axis is None else int(axis))

@@ -1,6 +1,7 @@
 """Argument handling shared by ops: tensor conversion, dtype agreement, axis normalisation."""
 import numpy as np
 
+from minikeras.errors import invalid_argument
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, python_scalar, to_array
 
@@ -60,6 +61,6 @@ def normalize_axis(axis, ndim, op_name):
     for a in axes:
         a = int(a)
         if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"{op_name}: axis {a} is out of range for a tensor of rank {ndim}")
+            raise invalid_argument(op_name, f"{op_name}: axis {a} is out of range for a tensor of rank {ndim}")
         result.append(a % ndim if ndim else 0)
     return tuple(sorted(set(result)))

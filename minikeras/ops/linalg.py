@@ -1,14 +1,21 @@
-"""Matrix products and norms."""
+"""Matrix products and the matrix helpers built on array ops: matmul, matvec, tensordot, diag,
+diag_part, trace, band_part, matrix_transpose.
+
+Decompositions and solves are in ``linalg_solve`` and ``linalg_eig``; norms in ``norm``.
+The helpers here are compositions of differentiable ops, so their gradients (of any order)
+come from the ops they are made of.
+"""
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.ops.array import transpose
+from minikeras.errors import invalid_argument
+from minikeras.ops.array import expand_dims, getitem, transpose
 from minikeras.ops.convert import binary_args
-from minikeras.ops.elementwise import abs as abs_, sqrt, square
-from minikeras.ops.math import where
+from minikeras.ops.creation import eye
 from minikeras.ops.primitive import Primitive
-from minikeras.ops.reduce import reduce_max, reduce_sum, unbroadcast
+from minikeras.ops.reduce import reduce_sum, unbroadcast
 from minikeras.ops.reshape import reshape
+from minikeras.tensor import Tensor, Variable, to_array
 
 
 def _matmul_forward(a, b, *, transpose_a, transpose_b):
@@ -39,32 +46,15 @@ def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     """Matrix product of the last two axes (batch axes broadcast), as ``tf.linalg.matmul``."""
     a, b = binary_args("MatMul", a, b)
     if a.ndim < 2 or b.ndim < 2:
-        raise ValueError(
-            f"matmul expects tensors of rank >= 2, received shapes {a.shape} and {b.shape} "
+        raise invalid_argument(
+            "MatMul", f"matmul expects tensors of rank >= 2, received shapes {a.shape} and {b.shape} "
             "(use mk.tensordot or mk.reshape for vectors)")
     k_a = a.shape[-2] if transpose_a else a.shape[-1]
     k_b = b.shape[-1] if transpose_b else b.shape[-2]
     if k_a != k_b:
-        raise ValueError(
-            f"Matrix size-incompatible: In[0]: {list(a.shape)}, In[1]: {list(b.shape)} "
-            f"(inner dimensions {k_a} and {k_b} differ)")
+        raise invalid_argument("MatMul", f"Matrix size-incompatible: In[0]: [{_dims(a.shape)}], In[1]: "
+                                         f"[{_dims(b.shape)}] (inner dimensions {k_a} and {k_b} differ)")
     return _matmul(a, b, transpose_a=bool(transpose_a), transpose_b=bool(transpose_b))
-
-
-def norm(tensor, ord="euclidean", axis=None, keepdims=False, name=None):  # noqa: A002
-    """Vector norm over ``axis`` (``ord`` 'euclidean'/2, 1 or np.inf), as ``tf.norm`` for vectors.
-
-    The Euclidean norm's gradient at 0 is 0 (not NaN).
-    """
-    if ord in ("euclidean", 2, 2.0, "fro"):
-        squared = reduce_sum(square(tensor), axis=axis, keepdims=keepdims)
-        safe = where(squared > 0, squared, 1.0)
-        return where(squared > 0, sqrt(safe), 0.0)
-    if ord == 1:
-        return reduce_sum(abs_(tensor), axis=axis, keepdims=keepdims)
-    if ord in (float("inf"), "inf"):
-        return reduce_max(abs_(tensor), axis=axis, keepdims=keepdims)
-    raise ValueError(f"norm: ord must be 'euclidean', 2, 1 or inf, received {ord!r}")
 
 
 def tensordot(a, b, axes, name=None):
@@ -82,3 +72,79 @@ def tensordot(a, b, axes, name=None):
     a2 = reshape(transpose(a, free_a + axes_a), (-1, k))
     b2 = reshape(transpose(b, axes_b + free_b), (k, -1))
     return reshape(matmul(a2, b2), tuple(a.shape[i] for i in free_a) + tuple(b.shape[i] for i in free_b))
+
+
+def _dims(shape):
+    return ",".join(str(n) for n in shape)
+
+
+def as_tensor(x):
+    """``x`` as a Tensor (a Variable stays a Variable: ops read it)."""
+    return x if isinstance(x, (Tensor, Variable)) else Tensor(to_array(x))
+
+
+def matvec(a, b, transpose_a=False, name=None):
+    """Matrix-vector product ``a @ b`` over the last axes: ``(..., M, N)`` times ``(..., N)``
+    gives ``(..., M)`` (``tf.linalg.matvec``)."""
+    a, b = binary_args("MatVec", a, b)
+    product = matmul(a, expand_dims(b, -1), transpose_a=transpose_a)
+    return reshape(product, product.shape[:-1])
+
+
+def matrix_transpose(a, name=None, conjugate=False):
+    """Swaps the last two axes (``tf.linalg.matrix_transpose``); batch axes stay."""
+    a = as_tensor(a)
+    if a.ndim < 2:
+        raise invalid_argument("MatrixTranspose", f"matrix_transpose expects a tensor of rank >= 2, received shape "
+                               f"{a.shape}")
+    return transpose(a, tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
+
+
+adjoint = matrix_transpose  # real dtypes only: the adjoint is the transpose
+
+
+def check_square(op, a):
+    """Raises InvalidArgumentError naming ``op`` unless ``a`` is a (batch of) square matrices."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise invalid_argument(op, f"Input must be a square matrix (or a batch of them), received shape {a.shape}")
+
+
+def diag(diagonal, name=None):
+    """The (batched) square matrix with ``diagonal`` on its diagonal and zeros elsewhere:
+    shape ``(..., n)`` gives ``(..., n, n)`` (``tf.linalg.diag`` with k=0)."""
+    d = as_tensor(diagonal)
+    if d.ndim < 1:
+        raise invalid_argument("MatrixDiagV3", f"diag expects a tensor of rank >= 1, received shape {d.shape}")
+    return expand_dims(d, -1) * eye(d.shape[-1], dtype=d.dtype)
+
+
+def diag_part(input, name=None):  # noqa: A002 - TensorFlow's name
+    """The main diagonal of the last two axes: ``(..., m, n)`` gives ``(..., min(m, n))``."""
+    x = as_tensor(input)
+    if x.ndim < 2:
+        raise invalid_argument("MatrixDiagPartV3", f"diag_part expects a tensor of rank >= 2, received shape "
+                               f"{x.shape}")
+    k = min(x.shape[-2:])
+    square = getitem(x, (Ellipsis, slice(0, k), slice(0, k)))
+    return reduce_sum(square * eye(k, dtype=x.dtype), axis=-1)
+
+
+def trace(x, name=None):
+    """Sum of the main diagonal of the last two axes (``tf.linalg.trace``)."""
+    return reduce_sum(diag_part(x), axis=-1)
+
+
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002
+    """Keeps ``num_lower`` sub-diagonals and ``num_upper`` super-diagonals (-1: all of them) of
+    the last two axes and zeroes the rest: ``band_part(x, -1, 0)`` is the lower triangle."""
+    x = as_tensor(input)
+    if x.ndim < 2:
+        raise invalid_argument("MatrixBandPart", f"band_part expects a tensor of rank >= 2, received shape {x.shape}")
+    m, n = x.shape[-2:]
+    rows, cols = np.arange(m)[:, None], np.arange(n)[None, :]
+    keep = np.ones((m, n), bool)
+    if num_lower >= 0:
+        keep &= rows - cols <= num_lower
+    if num_upper >= 0:
+        keep &= cols - rows <= num_upper
+    return x * Tensor(jnp.asarray(keep, x.dtype))

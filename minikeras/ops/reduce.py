@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.dtypes import as_dtype
+from minikeras.errors import invalid_argument
 from minikeras.ops.convert import normalize_axis
 from minikeras.ops.elementwise import cast, equal, exp, sqrt, square
 from minikeras.ops.primitive import Primitive
@@ -61,7 +62,7 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     except ValueError:
         compatible = False
     if not compatible:
-        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
+        raise invalid_argument("BroadcastTo", f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     return _broadcast_to(x, shape=shape)
 
 

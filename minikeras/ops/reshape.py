@@ -3,6 +3,7 @@ ops (array.py) are all written with it, so it depends on none of them."""
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras.errors import invalid_argument
 from minikeras.ops.primitive import Primitive
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
@@ -35,7 +36,7 @@ def reshape(tensor, shape, name=None):
     known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
     size = x.size
     if shape.count(-1) > 1 or (-1 not in shape and known != size) or (-1 in shape and (known == 0 or size % known)):
-        raise ValueError(
-            f"Cannot reshape a tensor with {size} elements to shape {list(shape)} ({known} elements); input shape "
-            f"{x.shape}")
+        raise invalid_argument(
+            "Reshape", f"Cannot reshape a tensor with {size} elements to shape {list(shape)} ({known} elements); "
+            f"input shape {x.shape}")
     return _reshape(x, shape=shape)

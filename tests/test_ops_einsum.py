@@ -1,0 +1,46 @@
+"""mk.einsum: forward values and first/second-order gradients against jnp.einsum for
+explicit, implicit, diagonal ('ii'), summed-away and broadcast ('...') equations; TF's errors."""
+import jax.numpy as jnp
+import pytest
+
+import minikeras as mk
+from conftest import check_grad, rand
+
+CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),              # implicit output 'ik'
+    ("bij,bkj->bik", [(2, 3, 4), (2, 5, 4)]),
+    ("i,i", [(3,), (3,)]),                    # dot product
+    ("i,j->ij", [(3,), (2,)]),                # outer product
+    ("ij->", [(2, 3)]),                       # sum away every label
+    ("ij->j", [(2, 3)]),
+    ("ii", [(3, 3)]),                         # trace
+    ("ii->i", [(3, 3)]),                      # diagonal
+    ("iji->j", [(2, 3, 2)]),
+    ("ij,ik,il->jkl", [(2, 3), (2, 2), (2, 4)]),
+    ("...ij,jk->...ik", [(5, 2, 3), (3, 4)]),
+    ("...ij,...jk", [(2, 1, 2, 3), (4, 3, 2)]),  # broadcast batch axes
+    ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),  # attention scores
+]
+
+
+@pytest.mark.parametrize("equation, shapes", CASES, ids=[c[0] for c in CASES])
+def test_einsum_against_jax(equation, shapes):
+    inputs = [rand(*s, seed=i) for i, s in enumerate(shapes)]
+    check_grad(lambda *xs: mk.einsum(equation, *xs), lambda *xs: jnp.einsum(equation, *xs), *inputs)
+
+
+def test_einsum_values_match_tf():
+    assert float(mk.einsum("ii", mk.eye(3))) == 3.0  # TF 2.21
+    assert mk.einsum("ij,jk", mk.ones((2, 3)), mk.ones((3, 4))).shape == (2, 4)
+
+
+def test_einsum_errors():
+    with pytest.raises(mk.errors.InvalidArgumentError, match=r"label 'j' has size 3 in one operand and 2.*Einsum"):
+        mk.einsum("ij,jk->ik", mk.ones((2, 3)), mk.ones((2, 4)))
+    with pytest.raises(mk.errors.InvalidArgumentError, match="names 2 operands, received 1"):
+        mk.einsum("ij,jk->ik", mk.ones((2, 3)))
+    with pytest.raises(mk.errors.InvalidArgumentError, match="does not fit an operand of rank 3"):
+        mk.einsum("ij->i", mk.ones((2, 3, 4)))
+    with pytest.raises(TypeError, match="share a dtype"):
+        mk.einsum("i,i", mk.ones(2), mk.ones(2, dtype=mk.int32))
