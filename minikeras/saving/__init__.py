@@ -7,6 +7,7 @@
 See ``weights_h5`` for the exact layout, ``legacy_h5`` for Keras 2's, ``model_file`` for ``.keras``
 and ``registry`` for how a ``.keras`` file's classes are found again.
 """
+import io
 import os
 
 import h5py
@@ -40,11 +41,10 @@ def save_weights(model, filepath, overwrite=True):
         raise ValueError(f"The filename must end in `.weights.h5`. Received: filepath={path}")
     _require_built(model, "saving the weights of")
 
-    def write(temp_path):
-        with h5py.File(temp_path, "w") as h5file:
-            weights_h5.write(h5file, model)
-
-    atomic_write(path, write, overwrite=overwrite)
+    buffer = io.BytesIO()  # built in memory: a disk error then comes from one plain write, not from h5py
+    with h5py.File(buffer, "w") as h5file:
+        weights_h5.write(h5file, model)
+    atomic_write(path, buffer.getvalue(), overwrite=overwrite)
 
 
 def load_weights(model, filepath, skip_mismatch=False):

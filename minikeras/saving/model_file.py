@@ -100,13 +100,12 @@ def save_model(model, filepath, overwrite=True):
     with h5py.File(weights, "w") as h5file:
         weights_h5.write(h5file, model)
 
-    def write(temp_path):
-        with zipfile.ZipFile(temp_path, "w") as archive:
-            archive.writestr(METADATA, metadata_json)
-            archive.writestr(CONFIG, config_json)
-            archive.writestr(KERAS_ARCHIVE_WEIGHTS, weights.getvalue())
-
-    atomic_write(path, write, overwrite=overwrite)
+    archive_bytes = io.BytesIO()
+    with zipfile.ZipFile(archive_bytes, "w") as archive:
+        archive.writestr(METADATA, metadata_json)
+        archive.writestr(CONFIG, config_json)
+        archive.writestr(KERAS_ARCHIVE_WEIGHTS, weights.getvalue())
+    atomic_write(path, archive_bytes.getvalue(), overwrite=overwrite)
 
 
 def _read_member(archive, path, name):
