@@ -187,9 +187,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         _compile_from_config(model, compile_config, custom_objects)
     try:
         with h5py.File(io.BytesIO(weights), "r") as h5file:
-            assignments = weights_h5.read(h5file, model, path, skip_mismatch=False)
+            assignments, restore_random_state = weights_h5.read(h5file, model, path, skip_mismatch=False)
     except OSError as error:
         raise ValueError(f"Cannot read the weights inside '{path}': truncated or corrupted ({error})") from error
     for variable, value in assignments:
         variable.assign(value)
+    restore_random_state(model)
     return model
