@@ -190,3 +190,15 @@ def test_our_config_json_uses_kerass_names(tmp_path):
     loaded = mk.saving.load_model(path)
     x = np.ones((2, 3), "float32")
     np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
+
+
+def test_functional_config_entries_pass_through_unchanged():
+    # A Keras functional model names its tensors {"class_name": "__keras_tensor__", ...}: they are
+    # left for Functional.from_config, and the model itself is looked up as minikeras.models.
+    tensor = {"class_name": "__keras_tensor__", "config": {"shape": [None, 3], "dtype": "float32",
+                                                          "keras_history": ["input_layer", 0, 0]}}
+    spec = {"module": "keras", "class_name": "Functional", "registered_name": "Functional",
+            "config": {"name": "f", "layers": [], "input_layers": [["input_layer", 0, 0]],
+                       "output_layers": [["dense", 0, 0]], "nodes": [tensor]}}
+    out = keras_config.from_keras(spec)
+    assert out["module"] == "minikeras.models" and out["config"]["nodes"] == [tensor]

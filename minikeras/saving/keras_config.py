@@ -173,7 +173,8 @@ def from_keras(value, custom_objects=None, safe_mode=True, where="config.json"):
     if not _is_spec(value) or not isinstance(value.get("config"), dict):
         return {k: from_keras(v, custom_objects, safe_mode, where) for k, v in value.items()}
     spec = {k: v for k, v in value.items() if k != "shared_object_id"}
-    spec["module"] = _minikeras_module(value.get("module"), value["class_name"])
+    if "module" in value:  # (a functional config's "__keras_tensor__" entries have none)
+        spec["module"] = _minikeras_module(value["module"], value["class_name"])
     config = value["config"]
     name = config.get("name")
     inner_where = f"{value['class_name']} '{name}'" if name else value["class_name"]
