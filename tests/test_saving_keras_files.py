@@ -202,3 +202,22 @@ def test_functional_config_entries_pass_through_unchanged():
                        "output_layers": [["dense", 0, 0]], "nodes": [tensor]}}
     out = keras_config.from_keras(spec)
     assert out["module"] == "minikeras.models" and out["config"]["nodes"] == [tensor]
+
+
+def test_more_shared_layers_load_with_kerass_predictions():
+    data = np.load(fixture("layers.npz"))
+    model = mk.saving.load_model(fixture("layers.keras"))
+    assert [type(layer).__name__ for layer in model.layers] == [
+        "Rescaling", "Conv2D", "BatchNormalization", "ReLU", "AveragePooling2D", "Conv2DTranspose", "ZeroPadding2D",
+        "Cropping2D", "GlobalAveragePooling2D", "Dense", "LayerNormalization", "Softmax"]
+    np.testing.assert_allclose(model.predict(data["x"], verbose=0), data["predictions"], rtol=1e-5, atol=1e-6)
+
+
+def test_a_keras_layer_minikeras_lacks_is_named():
+    spec = {"module": "keras", "class_name": "Sequential", "registered_name": None,
+            "config": {"name": "s", "layers": [{"module": "keras.layers", "class_name": "GRU", "registered_name": None,
+                                                "config": {"name": "gru", "units": 2}}]}}
+    from minikeras.saving.registry import deserialize_keras_object
+    with pytest.raises(ValueError, match=r"Unknown layer class 'GRU': Keras's keras.layers.GRU has no minikeras "
+                                         r"counterpart yet"):
+        deserialize_keras_object(keras_config.from_keras(spec), None, "model")

@@ -63,3 +63,14 @@ def test_keras_loads_our_keras_file(tmp_path):
     theirs.train_on_batch(x, y)
     for a, b in zip(theirs.weights, ours.weights):
         np.testing.assert_allclose(np.asarray(a.numpy()), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_keras_loads_our_file_of_more_shared_layers(tmp_path):
+    # Keras's own file, loaded here and written again by minikeras, loads back in Keras
+    data = np.load(os.path.join(HERE, "layers.npz"))
+    ours = mk.saving.load_model(os.path.join(HERE, "layers.keras"))
+    path = str(tmp_path / "layers.keras")
+    ours.save(path)
+    theirs = keras.saving.load_model(path)
+    assert [type(layer).__name__ for layer in theirs.layers] == [type(layer).__name__ for layer in ours.layers]
+    np.testing.assert_allclose(theirs.predict(data["x"], verbose=0), data["predictions"], rtol=1e-5, atol=1e-6)

@@ -28,7 +28,8 @@ from minikeras.saving.registry import find_class
 # Keras writes these (with these values) for layers that here take no such argument; the value
 # they hold has no effect. Any other value of a key minikeras's class lacks is an error.
 NO_EFFECT = {"sparse": False, "ragged": False, "optional": False, "groups": 1, "autocast": True,
-             "data_format": "channels_last", "synchronized": False, "dtype": "float32"}
+             "data_format": "channels_last", "synchronized": False, "dtype": "float32",
+             "renorm": False, "renorm_momentum": 0.99}
 # Keys a class's own from_config reads besides its constructor's arguments.
 READ_BY_FROM_CONFIG = {"Sequential": {"build_input_shape"}}
 

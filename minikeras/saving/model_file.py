@@ -33,7 +33,12 @@ from minikeras import losses, optimizers
 from minikeras.saving import weights_h5
 from minikeras.saving.keras_config import from_keras, to_keras
 from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
-from minikeras.saving.registry import deserialize_keras_object, is_serializable, serialize_keras_object
+from minikeras.saving.registry import (
+    deserialize_keras_object, is_serializable, register_builtin_namespace, serialize_keras_object)
+
+# Every public layer is minikeras's own in a .keras file, decorated with register_builtin or not
+# (found by name in mk.layers when first needed: it is not imported yet when this module is).
+register_builtin_namespace("minikeras.layers", lambda: minikeras.layers)
 
 CONFIG, METADATA = "config.json", "metadata.json"
 MAX_MEMBER_BYTES = {CONFIG: 64 << 20, METADATA: 1 << 20, KERAS_ARCHIVE_WEIGHTS: 64 << 30}
@@ -173,8 +178,6 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         raise ValueError(f"File format not supported: filepath={path}. minikeras loads whole models from `.keras` "
                          "files; for weights files use model.load_weights")
     config, weights = _read_archive(path)
-    if not safe_mode:  # a Lambda's function comes back from its bytecode only outside safe mode
-        custom_objects = {"Lambda": minikeras.layers.Lambda, **(custom_objects or {})}
     try:
         config = from_keras(config, custom_objects, safe_mode)
         model = deserialize_keras_object(config, custom_objects, "model")
