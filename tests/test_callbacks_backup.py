@@ -89,3 +89,18 @@ def test_unbuilt_model_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="BackupAndRestore callback, your model must be built"):
         model.fit(np.ones((4, 3), np.float32), np.ones((4, 2), np.float32), verbose=0,
                   callbacks=[mk.callbacks.BackupAndRestore(tmp_path / "b")])
+
+
+def test_save_freq_counts_steps_with_steps_per_execution(tmp_path):
+    model = mk.Sequential([mk.layers.Dense(2, input_shape=(3,))])
+    model.compile(optimizer="sgd", loss="mse", steps_per_execution=2)
+    saved = []
+
+    class Spy(mk.callbacks.BackupAndRestore):
+        def _save(self, epoch, step):
+            saved.append((epoch, step))
+            super()._save(epoch, step)
+
+    model.fit(np.ones((16, 3), np.float32), np.zeros((16, 2), np.float32), batch_size=2, epochs=2, verbose=0,
+              callbacks=[Spy(tmp_path / "b", save_freq=4)])
+    assert saved == [(0, 4), (0, 8), (1, 4), (1, 8)]  # every 4 steps (two calls of 2 steps)

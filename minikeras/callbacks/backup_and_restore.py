@@ -53,6 +53,8 @@ class BackupAndRestore(Callback):
         self._weights_path = os.path.join(self.backup_dir, "latest.weights.h5")
         self._training_metadata_path = os.path.join(self.backup_dir, "training_metadata.json")
         self._epoch = 0
+        self._resumed_at = (None, 0)
+        self._step_in_epoch = 0  # steps done in the current epoch
         self._steps_since_save = 0
         if save_freq != "epoch":  # an instance hook: with save_freq="epoch", fit skips batch hooks
             self.on_train_batch_end = self._on_train_batch_end
@@ -70,6 +72,7 @@ class BackupAndRestore(Callback):
             if not (self.double_checkpoint and os.path.exists(self._weights_path + ".bkp")):
                 raise
             position = self._load(self._weights_path + ".bkp")
+        self._resumed_at = position or (None, 0)
         if position is not None:
             self._epoch = position[0]
             self.model.resume_training_at(*position)
@@ -93,9 +96,13 @@ class BackupAndRestore(Callback):
     # -- backing up --------------------------------------------------------------------------
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
+        resumed_epoch, resumed_step = self._resumed_at
+        self._step_in_epoch = resumed_step if epoch == resumed_epoch else 0
 
     def _on_train_batch_end(self, batch, logs=None):
-        self._steps_since_save += 1
+        # batch + 1 steps are done in this epoch (a call may run several: steps_per_execution)
+        self._steps_since_save += batch + 1 - self._step_in_epoch
+        self._step_in_epoch = batch + 1
         if self._steps_since_save >= self.save_freq:
             self._steps_since_save = 0
             self._save(self._epoch, batch + 1)
