@@ -221,3 +221,29 @@ def test_a_keras_layer_minikeras_lacks_is_named():
     with pytest.raises(ValueError, match=r"Unknown layer class 'GRU': Keras's keras.layers.GRU has no minikeras "
                                          r"counterpart yet"):
         deserialize_keras_object(keras_config.from_keras(spec), None, "model")
+
+
+def test_compile_config_with_objects_and_an_unbuilt_optimizer():
+    model = mk.saving.load_model(fixture("compile.keras"))
+    optimizer = model.optimizer
+    assert isinstance(optimizer, mk.optimizers.SGD) and optimizer.nesterov and optimizer.momentum == 0.9
+    assert optimizer.get_config()["learning_rate"]["class_name"] == "ExponentialDecay"
+    assert not optimizer.built and int(optimizer.iterations.numpy()) == 0  # the file's 2 variables, loaded unbuilt
+    assert isinstance(model.loss, mk.losses.SparseCategoricalCrossentropy) and model.loss.from_logits
+    x, y = np.ones((4, 4), np.float32), np.array([0, 1, 2, 0], np.int32)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert set(logs) == {"loss", "accuracy", "sparse_top_k_categorical_accuracy"}
+
+
+def test_our_compile_config_keeps_metric_objects(tmp_path):
+    model = mk.Sequential([mk.layers.Dense(3, input_shape=(4,))])
+    model.compile("adam", "sparse_categorical_crossentropy", metrics=[mk.metrics.SparseTopKCategoricalAccuracy(k=2)])
+    model.save(tmp_path / "m.keras")
+    with zipfile.ZipFile(tmp_path / "m.keras") as archive:
+        metrics = json.loads(archive.read("config.json"))["compile_config"]["metrics"]
+    assert metrics == [{"module": "keras.metrics", "class_name": "SparseTopKCategoricalAccuracy",
+                        "config": {"name": "sparse_top_k_categorical_accuracy", "dtype": "float32", "k": 2},
+                        "registered_name": None}]
+    loaded = mk.saving.load_model(tmp_path / "m.keras")
+    logs = loaded.evaluate(np.ones((2, 4), np.float32), np.array([0, 1]), verbose=0, return_dict=True)
+    assert "sparse_top_k_categorical_accuracy" in logs

@@ -22,7 +22,7 @@ import inspect
 import marshal
 import types
 
-from minikeras import initializers, losses, optimizers, regularizers
+from minikeras import initializers, losses, metrics, optimizers, regularizers
 from minikeras.saving.registry import find_class
 
 # Keras writes these (with these values) for layers that here take no such argument; the value
@@ -34,7 +34,7 @@ NO_EFFECT = {"sparse": False, "ragged": False, "optional": False, "groups": 1, "
 READ_BY_FROM_CONFIG = {"Sequential": {"build_input_shape"}}
 
 _NESTED_MODULES = {"minikeras.initializers": initializers, "minikeras.regularizers": regularizers,
-                   "minikeras.optimizers": optimizers, "minikeras.losses": losses}
+                   "minikeras.optimizers": optimizers, "minikeras.losses": losses, "minikeras.metrics": metrics}
 
 
 def _is_spec(value):

@@ -29,7 +29,7 @@ import zipfile
 import h5py
 
 import minikeras
-from minikeras import losses, optimizers
+from minikeras import losses, metrics as metrics_module, optimizers
 from minikeras.saving import weights_h5
 from minikeras.saving.keras_config import from_keras, to_keras
 from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
@@ -66,8 +66,13 @@ def _compile_config(model):
     for metric in getattr(model, "_trainer_metric_specs", []):
         if isinstance(metric, str):
             config["metrics"].append(metric)
+        elif isinstance(metric, metrics_module.Metric) and getattr(metrics_module, type(metric).__name__, None) is \
+                type(metric):
+            config["metrics"].append({"module": "minikeras.metrics", "class_name": type(metric).__name__,
+                                      "config": metric.get_config(), "registered_name": None})
         else:
-            warnings.warn(f"save_model: metric {metric!r} is not saved (only metrics given by name are)", stacklevel=3)
+            warnings.warn(f"save_model: metric {metric!r} is not saved (only metrics given by name, and "
+                          "mk.metrics objects, are)", stacklevel=3)
     return config
 
 
@@ -147,14 +152,27 @@ def _read_archive(path):
     return config, weights
 
 
+def _metric(spec, custom_objects):
+    if not isinstance(spec, dict):
+        return spec
+    name = spec.get("class_name")
+    cls = (custom_objects or {}).get(name) or getattr(metrics_module, str(name), None)
+    if not (isinstance(cls, type) and issubclass(cls, metrics_module.Metric)):
+        raise ValueError(f"Unknown metric class {name!r} in the compile config: Keras's keras.metrics.{name} has no "
+                         f"minikeras counterpart yet; pass load_model(..., compile=False) and compile the model "
+                         f"yourself, or give the class in custom_objects={{'{name}': ...}}")
+    return cls.from_config(dict(spec.get("config") or {}))
+
+
 def _compile_from_config(model, compile_config, custom_objects):
     loss = compile_config.get("loss")
     kwargs = {k: compile_config[k] for k in ("loss_weights", "steps_per_execution", "jit_compile", "run_eagerly")
               if compile_config.get(k) is not None}
     model.compile(optimizer=optimizers.deserialize(compile_config["optimizer"], custom_objects),
                   loss=losses.deserialize(loss, custom_objects) if loss else None,
-                  metrics=compile_config.get("metrics") or None,
-                  weighted_metrics=compile_config.get("weighted_metrics") or None, **kwargs)
+                  metrics=[_metric(m, custom_objects) for m in compile_config.get("metrics") or []] or None,
+                  weighted_metrics=[_metric(m, custom_objects) for m in compile_config.get("weighted_metrics") or []]
+                  or None, **kwargs)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

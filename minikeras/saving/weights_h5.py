@@ -131,7 +131,8 @@ class Loader:
         if entry is None or group is None or not len(group):
             return
         optimizer = entry.owner
-        if not getattr(optimizer, "built", True) and hasattr(optimizer, "build"):
+        unbuilt_file = len(group) == len(entry.variables)  # saved before its first step: iterations, lr
+        if not getattr(optimizer, "built", True) and hasattr(optimizer, "build") and not unbuilt_file:
             optimizer.build(self.model.trainable_variables)
             entry = optimizer_entry(self.model)
         if len(entry.variables) != len(group):
