@@ -36,9 +36,12 @@ from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
 from minikeras.saving.registry import (
     deserialize_keras_object, is_serializable, register_builtin_namespace, serialize_keras_object)
 
-# Every public layer is minikeras's own in a .keras file, decorated with register_builtin or not
-# (found by name in mk.layers when first needed: it is not imported yet when this module is).
+# Every public layer and model class is minikeras's own in a .keras file, decorated with
+# register_builtin or not (found by name in mk.layers / mk.models when first needed: they are not
+# imported yet when this module is). A functional model's file loads through here once
+# mk.models has a Functional with from_config, as Keras names it ("module": "keras").
 register_builtin_namespace("minikeras.layers", lambda: minikeras.layers)
+register_builtin_namespace("minikeras.models", lambda: minikeras.models)
 
 CONFIG, METADATA = "config.json", "metadata.json"
 MAX_MEMBER_BYTES = {CONFIG: 64 << 20, METADATA: 1 << 20, KERAS_ARCHIVE_WEIGHTS: 64 << 30}
