@@ -84,7 +84,7 @@ def test_keras_archive_without_compile():
 
 
 def test_lambda_bytecode_refused_in_safe_mode():
-    with pytest.raises(ValueError, match="Lambda layer 'lambda'.*bytecode.*safe_mode=False"):
+    with pytest.raises(ValueError, match="Lambda 'lambda': its function is Python bytecode.*safe_mode=False"):
         mk.saving.load_model(fixture("lambda.keras"))
 
 

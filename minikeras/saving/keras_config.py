@@ -123,8 +123,6 @@ def _nested_class(spec):
 
 
 def _lambda_function(value, where, safe_mode):
-    if not (isinstance(value, dict) and value.get("class_name") == "__lambda__"):
-        return value
     if safe_mode:
         raise ValueError(
             f"{where}: its function is Python bytecode (a lambda saved by Keras), and loading it could run "
@@ -169,6 +167,8 @@ def from_keras(value, custom_objects=None, safe_mode=True, where="config.json"):
         return [from_keras(v, custom_objects, safe_mode, where) for v in value]
     if not isinstance(value, dict):
         return value
+    if value.get("class_name") == "__lambda__":  # anywhere in the file, as Keras's safe_mode
+        return _lambda_function(value, where, safe_mode)
     if _is_spec(value) and value.get("class_name") == "DTypePolicy":
         return (value.get("config") or {}).get("name", "float32")
     if not _is_spec(value) or not isinstance(value.get("config"), dict):
@@ -180,8 +180,6 @@ def from_keras(value, custom_objects=None, safe_mode=True, where="config.json"):
     name = config.get("name")
     inner_where = f"{value['class_name']} '{name}'" if name else value["class_name"]
     config = {k: from_keras(v, custom_objects, safe_mode, inner_where) for k, v in config.items()}
-    if value["class_name"] == "Lambda":
-        config["function"] = _lambda_function(value["config"].get("function"), f"Lambda layer '{name}'", safe_mode)
     cls = find_class(spec, custom_objects) or _nested_class(spec)
     if isinstance(cls, type) and spec.get("registered_name") is None:  # the user's own classes get all keys
         config = _clean_config(cls, config, inner_where)
