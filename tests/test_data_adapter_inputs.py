@@ -35,7 +35,7 @@ def test_list_of_arrays_is_several_inputs():
 
 
 def test_strings_name_the_argument_and_the_dtype(model):
-    with pytest.raises(TypeError, match=r"^x has dtype <U3 .*'abc'.*take numbers"):
+    with pytest.raises(TypeError, match=r"^x has dtype <U3 \(e\.g\. .*'abc'.*\): fit.*take numbers"):
         model.fit(np.array([["abc"], ["def"]]), np.array([[1.0], [2.0]]), verbose=0)
     with pytest.raises(TypeError, match=r"^y has dtype <U3"):
         model.fit(np.array([[1.0], [2.0]]), ["cat", "dog"], verbose=0)

@@ -33,11 +33,12 @@ def _to_numpy(x):
 
 def _check_numeric(structure, what):
     for leaf in jax.tree_util.tree_leaves(structure):
-        dtype = np.asarray(leaf).dtype if not hasattr(leaf, "dtype") else leaf.dtype
-        if dtype.kind not in "biufc":
-            raise TypeError(f"{what} has dtype {dtype} (e.g. {np.asarray(leaf).flat[0]!r}): fit, evaluate and predict "
-                            "take numbers (float or integer arrays). Encode strings as numbers first, e.g. "
-                            "np.unique(labels, return_inverse=True)[1] for class labels")
+        leaf = np.asarray(leaf)
+        if leaf.dtype.kind not in "biufc":
+            example = f" (e.g. {leaf.flat[0]!r})" if leaf.size else ""
+            raise TypeError(f"{what} has dtype {leaf.dtype}{example}: fit, evaluate and predict take numbers (float or "
+                            "integer arrays). Encode strings as numbers first, e.g. np.unique(labels, "
+                            "return_inverse=True)[1] for class labels")
 
 
 def _num_samples(structure, what):

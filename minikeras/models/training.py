@@ -406,8 +406,10 @@ def _numpy_rng(seed, epoch):
 def _skip_steps(groups, steps):
     """Consumes the first ``steps`` steps of an epoch's ``groups``; returns the steps skipped."""
     done = 0
-    while done < steps:
-        done += len(next(groups))
+    for group in groups:
+        done += len(group)
+        if done >= steps:
+            break
     return done
 
 
