@@ -79,3 +79,18 @@ def test_resuming_in_the_same_process_reuses_the_shuffle_seed():
     assert model.data_order_seed == seed
     model.fit(x, x[:, :1], epochs=1, verbose=0)  # a new fit from epoch 0 shuffles afresh
     assert model.data_order_seed != seed
+
+
+def test_a_state_for_another_generator_warns_and_loads_the_weights(tmp_path):
+    import h5py
+    model = mk.Sequential([mk.layers.Dense(2, input_shape=(3,))])
+    path = str(tmp_path / "m.weights.h5")
+    model.save_weights(path)
+    with h5py.File(path, "r+") as f:
+        del f["seed_generator/vars/0"]
+        f["seed_generator/vars"].create_dataset("0", data=np.zeros(4, np.uint32))
+    before = mk.random.get_generator_state()
+    with pytest.warns(UserWarning, match=r"m.weights.h5': its random generator state \(uint32, shape \(4,\)\) does "
+                                         r"not fit"):
+        model.load_weights(path)
+    np.testing.assert_array_equal(mk.random.get_generator_state(), before)

@@ -11,6 +11,8 @@ next epochs draw the same masks and visit the examples in the same order as they
 without the interruption. Keras 3 does not read this group; files without it (Keras's)
 leave the generator as it is.
 """
+import warnings
+
 import numpy as np
 
 from minikeras.ops.random import get_generator_state, set_generator_state
@@ -29,21 +31,19 @@ def write(h5file, model):
 
 
 def read(h5file, filename):
-    """``restore()`` for the random state in ``h5file`` (a no-op without one), checked now and
-    applied later, once every other check of the file has passed.
-
-    Raises:
-      ValueError: naming the file, if the stored state does not fit the generator.
-    """
+    """``restore(model)`` for the random state in ``h5file``, checked now and applied later,
+    once every other check of the file has passed: a no-op without one, or (with a warning
+    naming the file) when the stored state does not fit this process's generator."""
     group = h5file.get(GROUP)
     if group is None or "0" not in group:
         return lambda model: None
     state = np.asarray(group["0"][()])
     expected = get_generator_state()
     if state.shape != expected.shape or state.dtype != expected.dtype:
-        raise ValueError(f"'{filename}': its random generator state is {state.dtype} of shape {state.shape}, this "
-                         f"process's generator is {expected.dtype} of shape {expected.shape} (another jax PRNG "
-                         "implementation?)")
+        warnings.warn(f"'{filename}': its random generator state ({state.dtype}, shape {state.shape}) does not fit "
+                      f"this process's generator ({expected.dtype}, shape {expected.shape}: another jax PRNG "
+                      "implementation?); the weights load, the random state is not restored", stacklevel=4)
+        return lambda model: None
     seed = group.attrs.get("data_order_seed")
 
     def restore(model):
