@@ -3,8 +3,9 @@ tests/test_callbacks_backup.py:
 
     python tests/resume_job.py MODE FOLDER [KILL_AT]
 
-MODE: full (fit 4 epochs), first (fit 2 epochs, save), second (load, fit epochs 2..4, seeded
-differently, so the random state must come from the file), backup (fit 4 epochs with
+MODE: full (fit 4 epochs), first (fit 2 epochs, save weights and .keras), second (load the
+weights, fit epochs 2..4, seeded differently, so the random state must come from the file),
+second_keras (the same from the .keras file), backup (fit 4 epochs with
 BackupAndRestore(save_freq=SAVE_FREQ); KILL_AT="step:N" kills the process with SIGKILL after
 global step N, "write:N" while writing the N-th backup's weights). The final weights go to
 FOLDER/MODE.npz.
@@ -69,9 +70,14 @@ def main(mode, folder, kill_at=None):
     elif mode == "first":
         model.fit(x, y, epochs=2, **fit)
         model.save_weights(os.path.join(folder, "ckpt.weights.h5"))
+        model.save(os.path.join(folder, "ckpt.keras"))
     elif mode == "second":
         model = build(12345)
         model.load_weights(os.path.join(folder, "ckpt.weights.h5"))
+        model.fit(x, y, epochs=4, initial_epoch=2, **fit)
+    elif mode == "second_keras":
+        mk.random.set_seed(12345)
+        model = mk.saving.load_model(os.path.join(folder, "ckpt.keras"))
         model.fit(x, y, epochs=4, initial_epoch=2, **fit)
     elif mode == "backup":
         callbacks = [mk.callbacks.BackupAndRestore(os.path.join(folder, "backup"), save_freq=SAVE_FREQ)]

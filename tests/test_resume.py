@@ -37,12 +37,13 @@ def uninterrupted(tmp_path_factory):
 
 
 def test_resume_in_a_new_process_is_bit_identical(tmp_path, uninterrupted):
-    for mode in ("first", "second"):  # two processes: save after epoch 2, then load and go on
+    # one process saves after epoch 2, others load (.weights.h5, .keras) and go on to epoch 4
+    for mode in ("first", "second", "second_keras"):
         result = run_job(mode, tmp_path)
         assert result.returncode == 0, result.stderr
-    resumed = weights(tmp_path / "second.npz")
-    for a, b in zip(resumed, uninterrupted):
-        np.testing.assert_array_equal(a, b)
+    for resumed in ("second.npz", "second_keras.npz"):
+        for a, b in zip(weights(tmp_path / resumed), uninterrupted):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_shuffle_order_is_a_function_of_seed_and_epoch():
