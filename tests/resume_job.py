@@ -64,7 +64,7 @@ def kill_during_write(n):
 def main(mode, folder, kill_at=None):
     x, y = data()
     model = build(7)
-    fit = dict(batch_size=16, shuffle=True, verbose=0)
+    fit = {"batch_size": 16, "shuffle": True, "verbose": 0}
     if mode == "full":
         model.fit(x, y, epochs=4, **fit)
     elif mode == "first":

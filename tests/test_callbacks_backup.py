@@ -6,14 +6,14 @@ import signal
 
 import numpy as np
 import pytest
+from test_resume import run_job, uninterrupted, weights
 
 import minikeras as mk
 from minikeras.saving import _files
-from test_resume import run_job, uninterrupted, weights  # noqa: F401  (the module-scoped uninterrupted run)
 
 
 @pytest.mark.parametrize("kill_at", ["step:8", "write:2"])
-def test_killed_run_resumes_to_the_uninterrupted_weights(tmp_path, uninterrupted, kill_at):  # noqa: F811
+def test_killed_run_resumes_to_the_uninterrupted_weights(tmp_path, uninterrupted, kill_at):
     # save_freq=5 steps, 6 steps an epoch: step 8 is mid-epoch 2 after a backup at step 5;
     # "write:2" dies half way through the second backup's write (step 10).
     killed = run_job("backup", tmp_path, kill_at)

@@ -6,9 +6,10 @@ import threading
 import time
 
 import pytest
+from test_datasets import isolated, write_dataset
 
-from minikeras.datasets import _source, download as dl, mnist
-from test_datasets import isolated, write_dataset  # noqa: F401  (autouse fixture: no public mirrors, no user cache)
+from minikeras.datasets import _source, mnist
+from minikeras.datasets import download as dl
 
 
 def test_env_folder_missing_only_train_labels_names_that_file(tmp_path, monkeypatch):

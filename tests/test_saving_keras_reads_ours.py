@@ -12,7 +12,7 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "jax")
 keras = pytest.importorskip("keras")
 
-import minikeras as mk  # noqa: E402
+import minikeras as mk
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_files")
 

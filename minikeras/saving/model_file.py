@@ -29,12 +29,17 @@ import zipfile
 import h5py
 
 import minikeras
-from minikeras import losses, metrics as metrics_module, optimizers
+from minikeras import losses, optimizers
+from minikeras import metrics as metrics_module
 from minikeras.saving import weights_h5
-from minikeras.saving.keras_config import from_keras, to_keras
 from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
+from minikeras.saving.keras_config import from_keras, to_keras
 from minikeras.saving.registry import (
-    deserialize_keras_object, is_serializable, register_builtin_namespace, serialize_keras_object)
+    deserialize_keras_object,
+    is_serializable,
+    register_builtin_namespace,
+    serialize_keras_object,
+)
 
 # Every public layer and model class is minikeras's own in a .keras file, decorated with
 # register_builtin or not (found by name in mk.layers / mk.models when first needed: they are not
