@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from test_datasets import isolated, write_dataset
+from test_datasets import isolated, write_dataset  # noqa: F401 (isolated: autouse, no public mirrors or cache)
 
 from minikeras.datasets import _source, mnist
 from minikeras.datasets import download as dl
