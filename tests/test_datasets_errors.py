@@ -1,7 +1,11 @@
 """Dataset look-up and download errors that name the right file and the mirror being tried."""
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -10,6 +14,7 @@ from test_datasets import isolated, write_dataset  # noqa: F401 (isolated: autou
 
 from minikeras.datasets import _source, mnist
 from minikeras.datasets import download as dl
+from minikeras.saving import TEMP_MARK
 
 
 def test_env_folder_missing_only_train_labels_names_that_file(tmp_path, monkeypatch):
@@ -63,3 +68,27 @@ def test_silent_mirror_times_out_and_is_named(silent_server, tmp_path, capsys):
 def test_default_timeout_is_short():
     import inspect
     assert inspect.signature(dl.download).parameters["timeout"].default <= 15
+
+
+def test_part_file_of_a_killed_download_is_removed_by_the_next(tmp_path):
+    script = ("import time, urllib.request\n"
+              "from minikeras.datasets import download as dl\n"
+              "class Slow:\n"
+              "    headers = {}\n"
+              "    def __enter__(self): return self\n"
+              "    def __exit__(self, *a): return False\n"
+              "    def read(self, n):\n"
+              "        print('reading', flush=True); time.sleep(60)\n"
+              "urllib.request.urlopen = lambda url, timeout: Slow()\n"
+              f"dl.download('f.gz', ['http://127.0.0.1:9/'], '0' * 64, {str(tmp_path / 'd')!r}, progress=False)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, env={**os.environ, "PYTHONPATH": root})
+    assert proc.stdout.readline().strip() == "reading"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    (part,) = os.listdir(tmp_path / "d")
+    assert part.startswith(f".f.gz.{proc.pid}.") and part.endswith(TEMP_MARK)
+    with pytest.raises(dl.DownloadError):
+        dl.download("g.gz", [], "0" * 64, tmp_path / "d")
+    assert os.listdir(tmp_path / "d") == []

@@ -3,7 +3,9 @@
 The file is streamed into a temporary file next to its destination, hashed on
 the way, and renamed into place (``os.replace``) only when the hash matches.
 On any failure the temporary file is deleted and the next mirror is tried;
-nothing half-written is ever left on disk, also on ``KeyboardInterrupt``.
+nothing half-written is ever left on disk, also on ``KeyboardInterrupt``; the
+temp file of a process killed mid-download (``.<name>.<pid>.*.minikeras-partial``)
+is removed by the next download into that folder.
 
 Example:
     >>> download(
@@ -22,7 +24,6 @@ import hashlib
 import http.client
 import os
 import sys
-import tempfile
 import threading
 import urllib.error
 import urllib.parse
@@ -31,6 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tqdm import tqdm
+
+from minikeras.saving import make_temp_file, remove_stale_temp_files
 
 SCHEMES = ("http", "https", "file")
 _CHUNK = 1 << 20
@@ -86,6 +89,7 @@ def download(
     dest_dir = Path(dest_dir).expanduser()
     dest_dir.mkdir(parents=True, exist_ok=True)
     dest = dest_dir / filename
+    remove_stale_temp_files(dest_dir)  # a download killed mid-file (kill -9) left its part there
     if progress is None:
         progress = sys.stderr.isatty()
     failures = []
@@ -122,7 +126,7 @@ def _fetch(url: str, dest: Path, sha256: str, progress: bool, timeout: float) ->
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in SCHEMES:
         raise ValueError(f"unsupported URL scheme {scheme!r}; expected one of {SCHEMES}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    fd, tmp = make_temp_file(dest)
     try:
         digest = hashlib.sha256()
         host = urllib.parse.urlsplit(url).netloc or scheme

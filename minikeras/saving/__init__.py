@@ -13,7 +13,8 @@ import os
 import h5py
 
 from minikeras.saving import legacy_h5, weights_h5
-from minikeras.saving._files import atomic_write, open_h5_for_reading
+from minikeras.saving._files import (  # noqa: F401
+    TEMP_MARK, atomic_write, make_temp_file, open_h5_for_reading, remove_stale_temp_files)
 from minikeras.saving.model_file import load_model, save_model  # noqa: F401
 from minikeras.saving.registry import (  # noqa: F401
     deserialize_keras_object, get_registered_name, get_registered_object, register_keras_serializable,

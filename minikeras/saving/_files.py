@@ -48,6 +48,14 @@ def remove_stale_temp_files(directory):
     return removed
 
 
+def make_temp_file(target):
+    """``(fd, path)`` of a new temp file for ``target``, in its folder, named
+    ``.<name>.<pid>.<random>.minikeras-partial`` so that ``remove_stale_temp_files`` knows it."""
+    target = os.fspath(target)
+    return tempfile.mkstemp(prefix=f".{os.path.basename(target)}.{os.getpid()}.", suffix=TEMP_MARK,
+                            dir=os.path.dirname(os.path.abspath(target)))
+
+
 def _check_directory(path, directory):
     if os.path.isdir(directory):
         return
@@ -100,8 +108,7 @@ def atomic_write(filepath, data, overwrite=True):
     remove_stale_temp_files(directory)
     mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else _default_mode()
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.{os.getpid()}.", suffix=TEMP_MARK,
-                                    dir=directory)
+        fd, temp = make_temp_file(path)
     except OSError as error:
         raise _os_error(path, error) from None
     os.close(fd)
