@@ -1,4 +1,5 @@
-"""Dataset look-up and download errors that name the right file and the mirror being tried."""
+"""Dataset look-up and download errors that name the right file and the mirror being tried; the
+temp file of a killed download."""
 from __future__ import annotations
 
 import os
