@@ -87,7 +87,11 @@ def test_mnist_cnn_learns(mode, short_mnist, capsys):
     curve = load_example("mnist_cnn").main(["--mode", mode, "--epochs", "1.5", "--subset", "512", "--batch-size", "64"])
     assert [epochs for epochs, _, _ in curve] == [1, 1.5], curve
     assert curve[-1][2] > 0.3, curve  # chance is 0.1
-    assert "final test accuracy" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("Loading MNIST (the first 512 training examples)\nLoaded 512 training"), out[:200]
+    assert "Training 12 steps of 64 examples" in out and "final test accuracy" in out
+    if mode == "tape":  # progress inside the epoch: 8 steps, shown every 2
+        assert "compiled the training step" in out and "epoch 1: step 6/8 dispatched" in out, out
 
 
 # -- the notebooks -----------------------------------------------------------------------
@@ -152,3 +156,15 @@ def test_notebook_runs(name, kernel_env):
     executable, package = nb.cells[-1].outputs[0]["text"].splitlines()
     assert Path(executable) == Path(sys.executable), f"the kernel ran {executable}, not {sys.executable}"
     assert Path(package) == Path(mk.__file__), f"the kernel imported {package}, not {mk.__file__}"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--batch-size", "0"], "argument --batch-size: expected an integer > 0, received '0'"),
+    (["--subset", "0"], "argument --subset: expected an integer > 0, received '0'"),
+    (["--subset", "-10"], "argument --subset: expected an integer > 0, received '-10'"),
+    (["--epochs", "0"], "argument --epochs: expected a number > 0"),
+])
+def test_mnist_cnn_validates_its_arguments(args, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        load_example("mnist_cnn").main(args)
+    assert info.value.code == 2 and message in capsys.readouterr().err

@@ -134,3 +134,14 @@ def test_conv_gradients_flow_to_the_kernel():
             expected[a, b] = X[:, a:a + 5, b:b + 4, :].sum(axis=(0, 1, 2))
     np.testing.assert_allclose(kernel_grad.numpy(), np.repeat(expected[..., None], 4, axis=-1), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(bias_grad.numpy(), np.full(4, 2 * 5 * 4.0))
+
+
+def test_rank_3_images_report_the_real_shape_and_the_channel_axis():
+    conv = mk.layers.Conv2D(2, 3, name="conv_rank3")
+    with pytest.raises(ValueError, match=r"'conv_rank3'.*expected ndim=4, found ndim=3\. Full shape received: "
+                                         r"\(5, 28, 28\).*x\.reshape\(-1, 28, 28, 1\)"):
+        conv(np.zeros((5, 28, 28), np.float32))
+    wrong = mk.Sequential([mk.layers.Conv2D(2, 3), mk.layers.Flatten(), mk.layers.Dense(1)])
+    wrong.compile("sgd", "mse")
+    with pytest.raises(ValueError, match=r"Full shape received: \(None, 6, 6\).*input_shape=\(6, 6, 1\)"):
+        wrong.fit(np.zeros((64, 6, 6), np.float32), np.zeros((64, 1), np.float32), verbose=0)

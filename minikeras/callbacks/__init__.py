@@ -1,5 +1,6 @@
 """Keras callbacks (``mk.callbacks``): hooks into fit/evaluate/predict, progress display,
 early stopping, checkpoints, learning-rate control and logging."""
+from minikeras.callbacks.backup_and_restore import BackupAndRestore  # noqa: F401
 from minikeras.callbacks.callback import Callback, CallbackList, History, LambdaCallback  # noqa: F401
 from minikeras.callbacks.checkpoint import ModelCheckpoint  # noqa: F401
 from minikeras.callbacks.csv_logger import CSVLogger  # noqa: F401

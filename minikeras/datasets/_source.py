@@ -128,20 +128,21 @@ def locate(
     env = os.environ.get("MINIKERAS_DATASETS")
     if env:
         folder = Path(env).expanduser() / name
-        if not _missing(folder):
+        lacks = _missing(folder)
+        if not lacks:
             return folder
-        looked.append(str(folder))
+        looked.append(f"$MINIKERAS_DATASETS/{name} ({folder}) lacks {', '.join(lacks)}")
     cache = data_home() / name
     missing = _missing(cache)
     if missing:
-        looked.append(str(cache))
+        looked.append(f"the cache {cache} lacks {', '.join(missing)}")
     for filename in missing:
         try:
             download(filename, mirror_list(name, mirrors), SHA256[name][filename], cache,
                      progress=progress)
         except DownloadError as err:
             raise DownloadError(
-                f"{name}: {filename} not found in {' or '.join(looked)}, and {err}\n"
+                f"{name}: {'; '.join(looked)}; and {err}\n"
                 f"Offline? Put the four files in $MINIKERAS_DATASETS/{name}/ or pass "
                 "load_data(path=<directory>).",
                 err.failures,

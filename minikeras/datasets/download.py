@@ -3,7 +3,9 @@
 The file is streamed into a temporary file next to its destination, hashed on
 the way, and renamed into place (``os.replace``) only when the hash matches.
 On any failure the temporary file is deleted and the next mirror is tried;
-nothing half-written is ever left on disk, also on ``KeyboardInterrupt``.
+nothing half-written is ever left on disk, also on ``KeyboardInterrupt``; the
+temp file of a process killed mid-download (``.<name>.<pid>.*.minikeras-partial``)
+is removed by the next download into that folder.
 
 Example:
     >>> download(
@@ -17,11 +19,12 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import os
 import sys
-import tempfile
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -29,6 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tqdm import tqdm
+
+from minikeras.saving import make_temp_file, remove_stale_temp_files
 
 SCHEMES = ("http", "https", "file")
 _CHUNK = 1 << 20
@@ -56,7 +61,7 @@ def download(
     dest_dir: str | os.PathLike,
     *,
     progress: bool | None = None,
-    timeout: float = 60.0,
+    timeout: float = 10.0,
 ) -> Path:
     """Fetch ``filename`` from the first mirror that serves it with the right hash.
 
@@ -70,7 +75,9 @@ def download(
             file of that name is replaced only by a verified download.
         progress: show a tqdm progress bar; ``None`` means only when stderr is
             a terminal.
-        timeout: socket timeout in seconds for each connection.
+        timeout: seconds to wait for a connection, and for each read: a mirror
+            that accepts connections but never answers fails after ``timeout``
+            (default 10) and the next one is tried.
 
     Returns:
         Path of the verified file, ``dest_dir / filename``.
@@ -82,11 +89,13 @@ def download(
     dest_dir = Path(dest_dir).expanduser()
     dest_dir.mkdir(parents=True, exist_ok=True)
     dest = dest_dir / filename
+    remove_stale_temp_files(dest_dir)  # a download killed mid-file (kill -9) left its part there
     if progress is None:
         progress = sys.stderr.isatty()
     failures = []
     for base in mirrors:
         url = (base if base.endswith("/") else base + "/") + urllib.parse.quote(filename)
+        print(f"Downloading {filename} from {url}", file=sys.stderr, flush=True)
         try:
             _fetch(url, dest, sha256.lower(), progress, timeout)
             return dest
@@ -117,20 +126,19 @@ def _fetch(url: str, dest: Path, sha256: str, progress: bool, timeout: float) ->
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in SCHEMES:
         raise ValueError(f"unsupported URL scheme {scheme!r}; expected one of {SCHEMES}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    fd, tmp = make_temp_file(dest)
     try:
         digest = hashlib.sha256()
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
-            total = resp.headers.get("Content-Length")
-            with tqdm(
-                total=int(total) if total and total.isdigit() else None,
-                unit="B",
-                unit_scale=True,
-                unit_divisor=1024,
-                desc=dest.name,
-                disable=not progress,
-                leave=False,
-            ) as bar:
+        host = urllib.parse.urlsplit(url).netloc or scheme
+        with os.fdopen(fd, "wb") as out, tqdm(
+            total=None, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{dest.name} ({host})",
+            disable=not progress, leave=False,
+        ) as bar, _kept_alive(bar):
+            bar.set_postfix_str("connecting")
+            with urllib.request.urlopen(url, timeout=timeout) as resp:
+                total = resp.headers.get("Content-Length")
+                bar.total = int(total) if total and total.isdigit() else None
+                bar.set_postfix_str("")
                 while chunk := resp.read(_CHUNK):
                     out.write(chunk)
                     digest.update(chunk)
@@ -146,6 +154,28 @@ def _fetch(url: str, dest: Path, sha256: str, progress: bool, timeout: float) ->
         # (any exception, KeyboardInterrupt included) remove the partial file.
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def _kept_alive(bar, interval: float = 0.5):
+    """Redraws ``bar`` every ``interval`` seconds while the body blocks (connecting, or
+    waiting for a slow mirror), so its elapsed time keeps moving."""
+    if bar.disable:
+        yield
+        return
+    stop = threading.Event()
+
+    def tick():
+        while not stop.wait(interval):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, name="download-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _reason(err: BaseException) -> str:

@@ -1,7 +1,10 @@
 """Conv2D: 2-D convolution over channels_last images."""
+import jax
+
 from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.ops.nn import conv2d
 from minikeras.saving.registry import register_builtin
+from minikeras.tensor import Tensor, to_array
 
 
 def normalize_tuple(value, n, name, layer):
@@ -67,6 +70,17 @@ class Conv2D(KernelBiasLayer):
         self._build_kernel_bias(self.kernel_size + (channels, self.filters))
 
     def _check_input(self, inputs):
+        if isinstance(inputs, Tensor) and inputs.ndim != 4:
+            # Traced for its shapes, the batch axis is a placeholder: reported as None, as Keras does.
+            shape = tuple(inputs.shape)
+            if isinstance(to_array(inputs), jax.core.Tracer):
+                shape = (None,) + shape[1:]
+            hint = (f" For one-channel images add the channel axis: x.reshape(-1, {shape[1]}, {shape[2]}, 1) (or "
+                    f"x[..., None]) and give the model input_shape=({shape[1]}, {shape[2]}, 1)."
+                    if inputs.ndim == 3 else "")
+            raise ValueError(f"Input 0 of layer '{self.name}' is incompatible with the layer: expected ndim=4, found "
+                             f"ndim={inputs.ndim}. Full shape received: {shape}. Conv2D takes (batch, height, width, "
+                             f"channels).{hint}")
         super()._check_input(inputs)
         if self.kernel is not None and inputs.shape[-1] != self.kernel.shape[2]:
             raise ValueError(f"Conv2D '{self.name}' expects inputs with {self.kernel.shape[2]} channels (last axis), "

@@ -11,14 +11,34 @@ from minikeras.dtypes import canonical_dtype
 from minikeras.tensor import Tensor, Variable
 
 
+def _is_number_list(x):
+    """A (nested) list of Python numbers: one array, as Keras takes it (a list of arrays is
+    several inputs)."""
+    if not isinstance(x, list) or not x:
+        return False
+    return all(isinstance(v, (bool, int, float, complex, np.number, np.bool_)) or _is_number_list(v) for v in x)
+
+
 def _to_numpy(x):
     if x is None:
         return None
     if isinstance(x, (Tensor, Variable)):
         return x.numpy()
+    if _is_number_list(x):
+        return np.asarray(x)
     if isinstance(x, (list, tuple, dict)):
         return jax.tree_util.tree_map(_to_numpy, x, is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
     return np.asarray(x)
+
+
+def _check_numeric(structure, what):
+    for leaf in jax.tree_util.tree_leaves(structure):
+        leaf = np.asarray(leaf)
+        if leaf.dtype.kind not in "biufc":
+            example = f" (e.g. {leaf.flat[0]!r})" if leaf.size else ""
+            raise TypeError(f"{what} has dtype {leaf.dtype}{example}: fit, evaluate and predict take numbers (float or "
+                            "integer arrays). Encode strings as numbers first, e.g. np.unique(labels, "
+                            "return_inverse=True)[1] for class labels")
 
 
 def _num_samples(structure, what):
@@ -45,6 +65,8 @@ class ArrayBatches:
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=32, shuffle=False, steps=None):
         self.x, self.y, self.sample_weight = _to_numpy(x), _to_numpy(y), _to_numpy(sample_weight)
+        for name, part in (("x", self.x), ("y", self.y), ("sample_weight", self.sample_weight)):
+            _check_numeric(part, name)
         n_x = _num_samples(self.x, "x")
         if self.y is not None:
             n_y = _num_samples(self.y, "y")

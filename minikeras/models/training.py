@@ -234,6 +234,23 @@ class Trainer:
         if distribution is not None and getattr(self, "_trainer_jit", True):
             distribution.check_batches(data)
 
+    # -- resuming ----------------------------------------------------------------------------
+    data_order_seed = None  # fit's shuffle seed: saved with the weights (mk.saving.random_state)
+
+    def _data_order_seed(self, fresh):
+        """The seed of this fit's shuffle orders (epoch ``e`` shuffles with ``[seed, e]``): a
+        ``fresh`` one for a fit from epoch 0 (repeatable after ``mk.random.set_seed``), else
+        the last fit's (or the loaded checkpoint's), when resuming."""
+        if fresh or self.data_order_seed is None:
+            self.data_order_seed = numpy_seed()
+        return self.data_order_seed
+
+    def resume_training_at(self, epoch, step=0):
+        """Makes the running ``fit`` start at ``epoch``, skipping its first ``step`` steps
+        (which a restored checkpoint has done); for callbacks' ``on_train_begin``, as
+        ``BackupAndRestore`` does."""
+        self._resume_point = (int(epoch), int(step))
+
     # -- fit / evaluate / predict ------------------------------------------------------------
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None, sample_weight=None,
@@ -263,9 +280,12 @@ class Trainer:
         verbose = 1 if verbose == "auto" else int(verbose)
         callback_list = CallbackList(callbacks, add_history=True, progbar=ProgbarLogger,
                                      model=self, verbose=verbose, epochs=epochs, steps=train.steps)
-        rng = _numpy_rng()
         self.stop_training = False
+        self._resume_point = None
         callback_list.on_train_begin()
+        resumed = self._resume_point is not None  # set by BackupAndRestore
+        initial_epoch, resume_step = self._resume_point or (initial_epoch, 0)
+        data_order_seed = self._data_order_seed(fresh=initial_epoch == 0 and not resumed)
         epoch_logs = {}
         per_call = self._trainer_steps_per_execution
         batch_hooks = wants_batch_logs(callback_list.callbacks, TRAIN_BATCH_HOOKS)
@@ -275,7 +295,10 @@ class Trainer:
             callback_list.on_epoch_begin(epoch)
             logs = {}
             step = 0
-            for group in train.epoch_groups(rng, per_call):
+            groups = iter(train.epoch_groups(_numpy_rng(data_order_seed, epoch), per_call))
+            if resume_step and epoch == initial_epoch:
+                step = _skip_steps(groups, resume_step)
+            for group in groups:
                 if batch_hooks:
                     callback_list.on_train_batch_begin(step)
                 # only full groups are scanned: a shorter one (the end of an epoch) would
@@ -434,9 +457,19 @@ def _unpack_validation(validation_data):
                      f"Dataset; received {type(validation_data).__name__}")
 
 
-def _numpy_rng():
-    """The generator of fit's shuffling: repeatable after ``mk.random.set_seed``."""
-    return _LazyGenerator(numpy_seed())
+def _numpy_rng(seed, epoch):
+    """The generator of fit's shuffling in ``epoch``: a pure function of the seed and the epoch."""
+    return _LazyGenerator([seed, epoch])
+
+
+def _skip_steps(groups, steps):
+    """Consumes the first ``steps`` steps of an epoch's ``groups``; returns the steps skipped."""
+    done = 0
+    for group in groups:
+        done += len(group)
+        if done >= steps:
+            break
+    return done
 
 
 class _LazyGenerator:

@@ -50,6 +50,27 @@ def get_global_generator():
     return generator
 
 
+def get_generator_state():
+    """The global generator's state as a NumPy array (the key data of a jax PRNG key: uint32,
+    shape (2,) for the default threefry), e.g. to save it with a checkpoint."""
+    return np.asarray(get_global_generator().numpy())
+
+
+def set_generator_state(state):
+    """Restores a state from ``get_generator_state``: later draws (eager, compiled, dropout)
+    repeat the ones that followed it.
+
+    Raises:
+      ValueError: if ``state`` has another shape or dtype than the generator's.
+    """
+    generator = get_global_generator()
+    state = np.asarray(state)
+    if state.shape != tuple(generator.shape) or state.dtype != np.dtype(generator.dtype.name):
+        raise ValueError(f"mk.random.set_generator_state: the generator's state is {np.dtype(generator.dtype.name)} "
+                         f"of shape {tuple(generator.shape)}, received {state.dtype} of shape {state.shape}")
+    generator.assign(state)
+
+
 _split = jax.jit(lambda data: jax.random.split(jax.random.wrap_key_data(data)))
 
 

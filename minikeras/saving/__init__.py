@@ -7,12 +7,14 @@
 See ``weights_h5`` for the exact layout, ``legacy_h5`` for Keras 2's, ``model_file`` for ``.keras``
 and ``registry`` for how a ``.keras`` file's classes are found again.
 """
+import io
 import os
 
 import h5py
 
 from minikeras.saving import legacy_h5, weights_h5
-from minikeras.saving._files import atomic_write, open_h5_for_reading
+from minikeras.saving._files import (  # noqa: F401
+    TEMP_MARK, atomic_write, make_temp_file, open_h5_for_reading, remove_stale_temp_files)
 from minikeras.saving.model_file import load_model, save_model  # noqa: F401
 from minikeras.saving.registry import (  # noqa: F401
     deserialize_keras_object, get_registered_name, get_registered_object, register_keras_serializable,
@@ -25,11 +27,14 @@ def _require_built(model, what):
                          "calling it on data, by model.build(input_shape), or by giving the first layer input_shape=")
 
 
-def save_weights(model, filepath, overwrite=True):
+def save_weights(model, filepath, overwrite=True, attrs=None):
     """Writes the model's weights (and its optimizer's state, if built) to ``filepath``.
 
     The file follows Keras 3's ``.weights.h5`` layout, so Keras 3 reads it for the same
     architecture. It is written atomically: on any error the previous file stays intact.
+    ``attrs`` (str -> int/float/str) are stored as attributes of the file's root, in the same
+    atomic write (``BackupAndRestore`` keeps its training position there); ``file_attrs``
+    reads them back.
 
     Raises:
       ValueError: if ``filepath`` does not end in ``.weights.h5`` or the model is not built.
@@ -40,11 +45,21 @@ def save_weights(model, filepath, overwrite=True):
         raise ValueError(f"The filename must end in `.weights.h5`. Received: filepath={path}")
     _require_built(model, "saving the weights of")
 
-    def write(temp_path):
-        with h5py.File(temp_path, "w") as h5file:
-            weights_h5.write(h5file, model)
+    buffer = io.BytesIO()  # built in memory: a disk error then comes from one plain write, not from h5py
+    with h5py.File(buffer, "w") as h5file:
+        weights_h5.write(h5file, model)
+        for key, value in (attrs or {}).items():
+            h5file.attrs[key] = value
+    atomic_write(path, buffer.getvalue(), overwrite=overwrite)
 
-    atomic_write(path, write, overwrite=overwrite)
+
+def file_attrs(filepath):
+    """The root attributes of a weights file (``save_weights(..., attrs=)``), as Python values."""
+    h5file = open_h5_for_reading(os.fspath(filepath))
+    try:
+        return {key: value.item() if hasattr(value, "item") else value for key, value in h5file.attrs.items()}
+    finally:
+        h5file.close()
 
 
 def load_weights(model, filepath, skip_mismatch=False):
@@ -53,14 +68,16 @@ def load_weights(model, filepath, skip_mismatch=False):
     Every count and shape is checked before any variable changes; the first mismatch is
     an error naming the layer, the weight and both shapes. With ``skip_mismatch=True`` the
     mismatching layers are skipped with a warning instead. Optimizer state in the file is
-    restored into ``model.optimizer`` (built first if needed).
+    restored into ``model.optimizer`` (built first if needed), and the random state saved with
+    it (``mk.random``'s generator, fit's shuffle seed: see ``random_state``) is restored too.
     """
     path = os.fspath(filepath)
     _require_built(model, "loading weights into")
     h5file = open_h5_for_reading(path)
+    restore_random_state = None
     try:
         if weights_h5.is_keras3_layout(h5file):
-            assignments = weights_h5.read(h5file, model, path, skip_mismatch)
+            assignments, restore_random_state = weights_h5.read(h5file, model, path, skip_mismatch)
         elif legacy_h5.is_legacy_layout(h5file):
             assignments = legacy_h5.read(h5file, model, path, skip_mismatch)
         else:
@@ -73,3 +90,5 @@ def load_weights(model, filepath, skip_mismatch=False):
         h5file.close()
     for variable, value in assignments:
         variable.assign(value)
+    if restore_random_state is not None:
+        restore_random_state(model)

@@ -7,11 +7,17 @@ A ``.keras`` file is a zip archive of
                            "config", "registered_name"}, ...], "build_input_shape"}
   ``metadata.json``      {"keras_version", "minikeras_version", "date_saved"}
   ``model.weights.h5``   the weights in the ``.weights.h5`` layout (see ``weights_h5``)
-The layer configs are minikeras's own ``get_config`` (Keras 3 cannot rebuild them), so the
-archive round-trips within minikeras; its weights part is Keras 3's layout. The model asks
-nothing of this module's callers: its class is found again through ``registry`` (Sequential,
-and the classes registered with ``register_keras_serializable``), rebuilt with
-``from_config`` and built with ``build_from_config``.
+``config.json`` is written in Keras 3's words (``keras_config.to_keras``: ``"module":
+"keras.layers"``, a Sequential's leading ``InputLayer``), so Keras 3 loads the file; a Keras 3
+file is read back through ``keras_config.from_keras``. The model's class is found through
+``registry`` (Sequential, and classes registered with ``register_keras_serializable``; a
+functional model once ``Functional.from_config`` is registered), rebuilt with ``from_config``
+and built with ``build_from_config``.
+
+Reading is safe as Keras 3's ``safe_mode=True``: members are read by name into memory (never
+extracted to paths from the archive), JSON is parsed with ``json`` only, nothing is unpickled,
+a Lambda's bytecode is refused, and members larger than ``MAX_MEMBER_BYTES`` are refused
+before they are decompressed.
 """
 import datetime
 import io
@@ -24,11 +30,27 @@ import h5py
 
 import minikeras
 from minikeras import losses, optimizers
+from minikeras import metrics as metrics_module
 from minikeras.saving import weights_h5
 from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
-from minikeras.saving.registry import deserialize_keras_object, is_serializable, serialize_keras_object
+from minikeras.saving.keras_config import from_keras, to_keras
+from minikeras.saving.registry import (
+    deserialize_keras_object,
+    is_serializable,
+    register_builtin_namespace,
+    serialize_keras_object,
+)
+
+# Every public layer and model class is minikeras's own in a .keras file, decorated with
+# register_builtin or not (found by name in mk.layers / mk.models when first needed: they are not
+# imported yet when this module is). A functional model's file loads through here once
+# mk.models has a Functional with from_config, as Keras names it ("module": "keras").
+register_builtin_namespace("minikeras.layers", lambda: minikeras.layers)
+register_builtin_namespace("minikeras.models", lambda: minikeras.models)
 
 CONFIG, METADATA = "config.json", "metadata.json"
+MAX_MEMBER_BYTES = {CONFIG: 64 << 20, METADATA: 1 << 20, KERAS_ARCHIVE_WEIGHTS: 64 << 30}
+KERAS_VERSION = "3.15.1"  # the Keras 3 release whose files these are checked against
 
 
 def _json_default(value):
@@ -52,8 +74,13 @@ def _compile_config(model):
     for metric in getattr(model, "_trainer_metric_specs", []):
         if isinstance(metric, str):
             config["metrics"].append(metric)
+        elif isinstance(metric, metrics_module.Metric) and getattr(metrics_module, type(metric).__name__, None) is \
+                type(metric):
+            config["metrics"].append({"module": "minikeras.metrics", "class_name": type(metric).__name__,
+                                      "config": metric.get_config(), "registered_name": None})
         else:
-            warnings.warn(f"save_model: metric {metric!r} is not saved (only metrics given by name are)", stacklevel=3)
+            warnings.warn(f"save_model: metric {metric!r} is not saved (only metrics given by name, and "
+                          "mk.metrics objects, are)", stacklevel=3)
     return config
 
 
@@ -81,45 +108,96 @@ def save_model(model, filepath, overwrite=True):
     if not str(path).endswith(".keras"):
         raise ValueError(f"Invalid filepath extension for saving: expected a `.keras` extension. Received: "
                          f"filepath={path}")
-    config_json = json.dumps(model_config(model), default=_json_default)
+    config_json = json.dumps(to_keras(model_config(model)), default=_json_default)
     if not getattr(model, "built", True):
         raise ValueError(f"You are saving a model that has not yet been built ('{model.name}'). Build it first by "
                          "calling it on data or by model.build(input_shape)")
-    metadata_json = json.dumps({"keras_version": "3", "minikeras_version": minikeras.__version__,
+    metadata_json = json.dumps({"keras_version": KERAS_VERSION, "minikeras_version": minikeras.__version__,
                                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")})
     weights = io.BytesIO()
     with h5py.File(weights, "w") as h5file:
         weights_h5.write(h5file, model)
 
-    def write(temp_path):
-        with zipfile.ZipFile(temp_path, "w") as archive:
-            archive.writestr(METADATA, metadata_json)
-            archive.writestr(CONFIG, config_json)
-            archive.writestr(KERAS_ARCHIVE_WEIGHTS, weights.getvalue())
+    archive_bytes = io.BytesIO()
+    with zipfile.ZipFile(archive_bytes, "w") as archive:
+        archive.writestr(METADATA, metadata_json)
+        archive.writestr(CONFIG, config_json)
+        archive.writestr(KERAS_ARCHIVE_WEIGHTS, weights.getvalue())
+    atomic_write(path, archive_bytes.getvalue(), overwrite=overwrite)
 
-    atomic_write(path, write, overwrite=overwrite)
+
+def _read_member(archive, path, name):
+    info = archive.getinfo(name)
+    if info.file_size > MAX_MEMBER_BYTES[name]:
+        raise ValueError(f"Cannot load '{path}': its member '{name}' is {info.file_size} bytes once decompressed, "
+                         f"more than the {MAX_MEMBER_BYTES[name]} bytes a .keras file's '{name}' may have")
+    return archive.read(name)
 
 
 def _read_archive(path):
     if not os.path.exists(path):
         raise FileNotFoundError(f"No model file found at '{path}'")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"Cannot load '{path}': it is a directory, not a .keras file")
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
             missing = [n for n in (CONFIG, KERAS_ARCHIVE_WEIGHTS) if n not in names]
             if missing:
-                raise ValueError(f"'{path}' is not a .keras model file: it lacks {missing}")
-            return json.loads(archive.read(CONFIG)), archive.read(KERAS_ARCHIVE_WEIGHTS)
+                raise ValueError(f"'{path}' is not a complete .keras model file: it lacks {missing} (it has "
+                                 f"{names[:10]})")
+            config_bytes = _read_member(archive, path, CONFIG)
+            weights = _read_member(archive, path, KERAS_ARCHIVE_WEIGHTS)
     except zipfile.BadZipFile as error:
         raise ValueError(f"Cannot read '{path}': not a .keras archive, or truncated ({error})") from error
+    try:
+        config = json.loads(config_bytes)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"Cannot load '{path}': its {CONFIG} is not valid JSON ({error})") from error
+    if not (isinstance(config, dict) and "class_name" in config and isinstance(config.get("config"), dict)):
+        raise ValueError(f"Cannot load '{path}': its {CONFIG} does not describe a model (expected an object with "
+                         f"'class_name' and 'config', received {str(config)[:200]})")
+    return config, weights
+
+
+def _metric(spec, custom_objects):
+    if not isinstance(spec, dict):
+        return spec
+    name = spec.get("class_name")
+    cls = (custom_objects or {}).get(name) or getattr(metrics_module, str(name), None)
+    if not (isinstance(cls, type) and issubclass(cls, metrics_module.Metric)):
+        raise ValueError(f"Unknown metric class {name!r} in the compile config: Keras's keras.metrics.{name} has no "
+                         f"minikeras counterpart yet; pass load_model(..., compile=False) and compile the model "
+                         f"yourself, or give the class in custom_objects={{'{name}': ...}}")
+    return cls.from_config(dict(spec.get("config") or {}))
+
+
+def _compile_from_config(model, compile_config, custom_objects):
+    loss = compile_config.get("loss")
+    kwargs = {k: compile_config[k] for k in ("loss_weights", "steps_per_execution", "jit_compile", "run_eagerly")
+              if compile_config.get(k) is not None}
+    model.compile(optimizer=optimizers.deserialize(compile_config["optimizer"], custom_objects),
+                  loss=losses.deserialize(loss, custom_objects) if loss else None,
+                  metrics=[_metric(m, custom_objects) for m in compile_config.get("metrics") or []] or None,
+                  weighted_metrics=[_metric(m, custom_objects) for m in compile_config.get("weighted_metrics") or []]
+                  or None, **kwargs)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Rebuilds a model saved by ``save_model`` / ``model.save('*.keras')``: layers, weights,
     and (with ``compile=True``) its compile settings and optimizer state.
 
+    Reads files written by minikeras and by Keras 3 (see ``keras_config``).
+
     Args:
       custom_objects: classes by name, for layers or models that are not registered.
+      compile: restore the compile settings (optimizer, loss, metrics) and optimizer state.
+      safe_mode: refuse Python bytecode (a Keras ``Lambda``'s function) in the file; pass
+        False only for files you trust.
+
+    Raises:
+      ValueError: for a malformed archive or config.json, an unknown class (naming it), a
+        Lambda's bytecode in safe mode, or weights that do not fit the model.
     """
     path = os.fspath(filepath)
     if not str(path).endswith(".keras"):
@@ -127,6 +205,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
                          "files; for weights files use model.load_weights")
     config, weights = _read_archive(path)
     try:
+        config = from_keras(config, custom_objects, safe_mode)
         model = deserialize_keras_object(config, custom_objects, "model")
     except ValueError as error:
         raise ValueError(f"'{path}': {error}") from error
@@ -134,14 +213,13 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         model.build_from_config(config["build_config"])
     compile_config = config.get("compile_config")
     if compile and compile_config:
-        model.compile(optimizer=optimizers.deserialize(compile_config["optimizer"]),
-                      loss=losses.deserialize(compile_config["loss"]) if compile_config.get("loss") else None,
-                      metrics=compile_config.get("metrics") or None)
+        _compile_from_config(model, compile_config, custom_objects)
     try:
         with h5py.File(io.BytesIO(weights), "r") as h5file:
-            assignments = weights_h5.read(h5file, model, path, skip_mismatch=False)
+            assignments, restore_random_state = weights_h5.read(h5file, model, path, skip_mismatch=False)
     except OSError as error:
         raise ValueError(f"Cannot read the weights inside '{path}': truncated or corrupted ({error})") from error
     for variable, value in assignments:
         variable.assign(value)
+    restore_random_state(model)
     return model

@@ -24,6 +24,7 @@ _registered = {}  # registered name -> class
 _names = {}  # class -> registered name
 _builtins = {}  # (public module, class name) -> class
 _builtin_modules = {}  # class -> public module
+_namespaces = {}  # public module -> a function returning it (classes found there by name, lazily)
 
 
 def register_keras_serializable(package="Custom", name=None):
@@ -63,6 +64,29 @@ def register_builtin(module):
     return decorator
 
 
+def register_builtin_namespace(module, get_namespace):
+    """Makes the public classes of ``module`` (e.g. ``"minikeras.layers"``), as found by name
+    in ``get_namespace()`` when first needed, minikeras's own classes for saving and loading,
+    like those decorated with ``register_builtin``."""
+    _namespaces[module] = get_namespace
+
+
+def _public_module(cls):
+    module = _builtin_modules.get(cls)
+    if module is not None:
+        return module
+    for name, get_namespace in _namespaces.items():
+        if getattr(get_namespace(), cls.__name__, None) is cls:
+            return name
+    return None
+
+
+def _from_namespace(module, class_name):
+    get_namespace = _namespaces.get(module)
+    found = getattr(get_namespace(), class_name, None) if get_namespace is not None and class_name else None
+    return found if isinstance(found, type) else None
+
+
 def get_registered_name(obj):
     """The name ``obj`` (a class, or an instance of one) is saved under: ``"<package>><name>"``
     when registered, else its class name."""
@@ -73,7 +97,7 @@ def get_registered_name(obj):
 def is_serializable(obj):
     """Whether ``load_model`` can find the class of ``obj`` again: minikeras's own or registered."""
     cls = obj if isinstance(obj, type) else type(obj)
-    return cls in _builtin_modules or cls in _names
+    return cls in _names or _public_module(cls) is not None
 
 
 def get_registered_object(name, custom_objects=None, module_objects=None):
@@ -88,7 +112,7 @@ def get_registered_object(name, custom_objects=None, module_objects=None):
 def serialize_keras_object(obj):
     """``{"module", "class_name", "config", "registered_name"}`` for an object with ``get_config()``."""
     cls = type(obj)
-    builtin = _builtin_modules.get(cls)
+    builtin = None if cls in _names else _public_module(cls)
     return {"module": builtin or cls.__module__, "class_name": cls.__name__, "config": obj.get_config(),
             "registered_name": None if builtin else get_registered_name(cls)}
 
@@ -106,7 +130,10 @@ def find_class(spec, custom_objects=None):
             return custom_objects[name]
     if registered is not None and registered in _registered:
         return _registered[registered]
-    return _builtins.get((spec.get("module"), class_name))
+    found = _builtins.get((spec.get("module"), class_name))
+    if found is None and registered in (None, class_name):  # not a user's class ("package>Name")
+        found = _from_namespace(spec.get("module"), class_name)
+    return found
 
 
 def deserialize_keras_object(spec, custom_objects=None, what="object"):
@@ -119,6 +146,11 @@ def deserialize_keras_object(spec, custom_objects=None, what="object"):
     cls = find_class(spec, custom_objects)
     if not (isinstance(cls, type) and hasattr(cls, "from_config")):
         name = spec.get("registered_name") or spec.get("class_name")
+        module = str(spec.get("module"))
+        if module.startswith("minikeras.") and name == spec.get("class_name"):
+            raise ValueError(
+                f"Unknown {what} class {name!r}: Keras's {'keras.' + module[len('minikeras.'):]}.{name} has no "
+                f"minikeras counterpart yet. Pass a class that implements it in custom_objects={{'{name}': ...}}")
         raise ValueError(
             f"Unknown {what} class {spec.get('class_name')!r} (saved as {name!r}, module {spec.get('module')!r}): "
             f"decorate the class with @mk.saving.register_keras_serializable() before loading, or pass it in "

@@ -5,6 +5,7 @@
     /layers/dense_1/vars/...   the second Dense, ...
     /layers/flatten/vars       (no datasets)
     /optimizer/vars/0..M       attrs: name='adam'           (iterations, learning_rate, slots)
+    /seed_generator/vars/0     the random generator's state (see ``random_state``)
 
 Datasets hold the arrays as they are (float32, int32, ...); bfloat16 is stored as 2-byte
 opaque data with ``attrs['dtype'] = 'bfloat16'``, as Keras does.
@@ -13,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from minikeras.saving import random_state
 from minikeras.saving._walk import entries, optimizer_entry
 
 BFLOAT16 = "bfloat16"
@@ -34,6 +36,7 @@ def write(h5file, model):
                 dataset.attrs["dtype"] = BFLOAT16
             else:
                 group.create_dataset(str(i), data=value)
+    random_state.write(h5file, model)
 
 
 def is_keras3_layout(h5file):
@@ -128,7 +131,8 @@ class Loader:
         if entry is None or group is None or not len(group):
             return
         optimizer = entry.owner
-        if not getattr(optimizer, "built", True) and hasattr(optimizer, "build"):
+        unbuilt_file = len(group) == len(entry.variables)  # saved before its first step: iterations, lr
+        if not getattr(optimizer, "built", True) and hasattr(optimizer, "build") and not unbuilt_file:
             optimizer.build(self.model.trainable_variables)
             entry = optimizer_entry(self.model)
         if len(entry.variables) != len(group):
@@ -140,8 +144,9 @@ class Loader:
 
 
 def read(h5file, model, filename, skip_mismatch):
-    """Validates the whole file against ``model`` and returns the (variable, array) pairs."""
+    """Validates the whole file against ``model``; returns the (variable, array) pairs and a
+    ``restore(model)`` for the file's random state (see ``random_state``), to apply after them."""
     loader = Loader(h5file, model, filename, skip_mismatch)
     loader.load_model_entries()
     loader.load_optimizer()
-    return loader.assignments
+    return loader.assignments, random_state.read(h5file, filename)
