@@ -247,3 +247,16 @@ def test_our_compile_config_keeps_metric_objects(tmp_path):
     loaded = mk.saving.load_model(tmp_path / "m.keras")
     logs = loaded.evaluate(np.ones((2, 4), np.float32), np.array([0, 1]), verbose=0, return_dict=True)
     assert "sparse_top_k_categorical_accuracy" in logs
+
+
+def test_keras_functional_archive_loads_with_predictions_and_list_losses():
+    expected = np.load(fixture("functional.npz"))
+    model = mk.saving.load_model(fixture("functional.keras"))
+    assert type(model).__name__ == "Functional" and [t.name for t in model.inputs] == ["a", "b"]
+    score, cls = model.predict([expected["xa"], expected["xb"]], verbose=0)
+    np.testing.assert_allclose(score, expected["score"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cls, expected["cls"], rtol=1e-5, atol=1e-6)
+    assert int(model.optimizer.iterations) == 1
+    logs = model.evaluate([expected["xa"], expected["xb"]], [np.ones((2, 1), np.float32), np.array([0, 2])],
+                          verbose=0, return_dict=True)
+    assert set(logs) >= {"loss", "score_loss", "cls_loss"}

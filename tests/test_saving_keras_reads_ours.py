@@ -74,3 +74,18 @@ def test_keras_loads_our_file_of_more_shared_layers(tmp_path):
     theirs = keras.saving.load_model(path)
     assert [type(layer).__name__ for layer in theirs.layers] == [type(layer).__name__ for layer in ours.layers]
     np.testing.assert_allclose(theirs.predict(data["x"], verbose=0), data["predictions"], rtol=1e-5, atol=1e-6)
+
+
+def test_keras_loads_our_functional_keras_file(tmp_path):
+    a, b = mk.Input((4,), name="a"), mk.Input((3,), name="b")
+    hidden = mk.layers.Dense(5, activation="relu", name="hidden")(mk.layers.Concatenate()([a, b]))
+    ours = mk.Model([a, b], [mk.layers.Dense(1, name="score")(hidden),
+                             mk.layers.Dense(3, activation="softmax", name="cls")(hidden)], name="two")
+    ours.compile(optimizer="adam", loss=["mse", "sparse_categorical_crossentropy"])
+    xa, xb = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4), np.ones((2, 3), np.float32)
+    ours.train_on_batch([xa, xb], [np.ones((2, 1), np.float32), np.array([0, 2])])
+    path = str(tmp_path / "functional.keras")
+    ours.save(path)
+    theirs = keras.saving.load_model(path)
+    for mine, keras_out in zip(ours.predict([xa, xb], verbose=0), theirs.predict([xa, xb], verbose=0)):
+        np.testing.assert_allclose(keras_out, mine, rtol=1e-5, atol=1e-6)

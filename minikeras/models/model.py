@@ -124,6 +124,7 @@ class Functional(FunctionalGraph, Model):
 
     _NOT_TRACKED = Model._NOT_TRACKED | FunctionalGraph.GRAPH_STATE
     keras_files_layers_by_attribute = False  # Keras 3 files a functional model's layers under layers/
+    FROM_CONFIG_KEYS = ("layers", "input_layers", "output_layers")  # the graph, read by from_config
 
     def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
         Layer.__init__(self, name=name, trainable=trainable, **kwargs)

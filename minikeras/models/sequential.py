@@ -17,6 +17,8 @@ class Sequential(Model):
     ...                        mk.layers.Dense(10)])
     """
 
+    FROM_CONFIG_KEYS = ("build_input_shape",)  # read by from_config besides the constructor's arguments
+
     # The Input placeholder holds no state, and Keras 3 files no group for it.
     _NOT_TRACKED = Model._NOT_TRACKED | {"_input_layer", "_functional"}
     keras_files_layers_by_attribute = False  # Keras 3 files a Sequential's layers under layers/ too

@@ -30,8 +30,6 @@ from minikeras.saving.registry import find_class
 NO_EFFECT = {"sparse": False, "ragged": False, "optional": False, "groups": 1, "autocast": True,
              "data_format": "channels_last", "synchronized": False, "dtype": "float32",
              "renorm": False, "renorm_momentum": 0.99}
-# Keys a class's own from_config reads besides its constructor's arguments.
-READ_BY_FROM_CONFIG = {"Sequential": {"build_input_shape"}}
 
 _NESTED_MODULES = {"minikeras.initializers": initializers, "minikeras.regularizers": regularizers,
                    "minikeras.optimizers": optimizers, "minikeras.losses": losses, "minikeras.metrics": metrics}
@@ -44,6 +42,8 @@ def _is_spec(value):
 # --- minikeras -> Keras ---------------------------------------------------------------------
 
 def _keras_module(module, class_name):
+    if module == "minikeras.models" and class_name == "Functional":
+        return "keras.src.models.functional"  # where Keras 3 writes (and looks up) its functional model
     if module == "minikeras.models" or (module == "minikeras" and class_name in ("Sequential", "Model")):
         return "keras"
     if isinstance(module, str) and module.startswith("minikeras."):
@@ -142,7 +142,8 @@ def _clean_config(cls, config, where):
     accepted = _accepted_arguments(cls)
     if accepted is None:
         return config
-    accepted = accepted | READ_BY_FROM_CONFIG.get(cls.__name__, set())
+    # keys a class's own from_config reads besides its constructor's arguments
+    accepted = accepted | set(getattr(cls, "FROM_CONFIG_KEYS", ()))
     out = {}
     for key, value in config.items():
         if key in accepted:

@@ -172,15 +172,24 @@ def _metric(spec, custom_objects):
     return cls.from_config(dict(spec.get("config") or {}))
 
 
+def _nested(make, value):
+    """``make`` applied to each entry of ``value``: one spec, or a list or dict of them (per output)."""
+    if isinstance(value, list):
+        return [_nested(make, v) for v in value]
+    if isinstance(value, dict) and "class_name" not in value:
+        return {k: _nested(make, v) for k, v in value.items()}
+    return make(value)
+
+
 def _compile_from_config(model, compile_config, custom_objects):
     loss = compile_config.get("loss")
     kwargs = {k: compile_config[k] for k in ("loss_weights", "steps_per_execution", "jit_compile", "run_eagerly")
               if compile_config.get(k) is not None}
+    metric = lambda spec: _metric(spec, custom_objects)  # noqa: E731
     model.compile(optimizer=optimizers.deserialize(compile_config["optimizer"], custom_objects),
-                  loss=losses.deserialize(loss, custom_objects) if loss else None,
-                  metrics=[_metric(m, custom_objects) for m in compile_config.get("metrics") or []] or None,
-                  weighted_metrics=[_metric(m, custom_objects) for m in compile_config.get("weighted_metrics") or []]
-                  or None, **kwargs)
+                  loss=_nested(lambda spec: losses.deserialize(spec, custom_objects) if spec else None, loss),
+                  metrics=_nested(metric, compile_config.get("metrics")) or None,
+                  weighted_metrics=_nested(metric, compile_config.get("weighted_metrics")) or None, **kwargs)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
