@@ -58,23 +58,38 @@ def _python_numbers_as_tensors(out):
         tree, [Tensor(to_array(x)) if type(x) in (int, float, bool) else x for x in leaves])
 
 
-def _switch(index, branches, what, names):
+def _switch(index, branches, what, names, merge=None):
     """Runs ``branches[index]`` (``index`` a traced int32 Tensor in range) with ``lax.switch``:
-    each branch is traced once; the program runs only the taken one."""
+    each branch is traced once; the program runs only the taken one.
+
+    ``merge(position, leaves)``, given a result leaf that is not an array in some branch,
+    returns the merged (static) leaf or raises; by default such leaves must be equal."""
     staged = [stage(b) for b in branches]
     first = staged[0]
-    for name, s in zip(names[1:], staged[1:]):
-        if s.out_tree != first.out_tree or [a for a in s.out_is_array] != first.out_is_array:
+    per_branch = []
+    for name, s in zip(names, staged):
+        if s.out_tree != first.out_tree:
             raise ValueError(f"{what}: {names[0]} and {name} must return the same structure, got "
                              f"{first.out_tree} and {s.out_tree}")
-        for i, (a, b) in enumerate(zip(first.out_avals, s.out_avals)):
-            if a.shape != b.shape or a.dtype != b.dtype:
-                raise ValueError(f"{what}: output {i} is {tuple(a.shape)} {a.dtype.name} in {names[0]} but "
-                                 f"{tuple(b.shape)} {b.dtype.name} in {name}; both branches must agree")
-        for a, b in zip(first.out_static, s.out_static):
-            if a is not b and a != b:
-                raise ValueError(f"{what}: {names[0]} returns {a!r} where {name} returns {b!r}; non-Tensor outputs "
-                                 "must be the same in every branch")
+        arrays = iter(s.out_avals)
+        per_branch.append([next(arrays) if a else static for a, static in zip(s.out_is_array, s.out_static)])
+    kinds = []  # per result leaf: an aval (an array output) or ("static", value)
+    for position, leaves in enumerate(zip(*per_branch)):
+        avals = [x for x in leaves if isinstance(x, jax.core.ShapedArray)]
+        if len(avals) == len(leaves):
+            for name, aval in zip(names[1:], avals[1:]):
+                if aval.shape != avals[0].shape or aval.dtype != avals[0].dtype:
+                    raise ValueError(f"{what}: output {position} is {tuple(avals[0].shape)} {avals[0].dtype.name} in "
+                                     f"{names[0]} but {tuple(aval.shape)} {aval.dtype.name} in {name}; both branches "
+                                     "must agree")
+            kinds.append(avals[0])
+        elif merge is not None:
+            kinds.append(("static", merge(position, leaves)))
+        elif avals or any(x is not leaves[0] and x != leaves[0] for x in leaves):
+            raise ValueError(f"{what}: output {position} is {leaves[0]!r} in {names[0]} but {leaves[1]!r} in "
+                             f"{names[1]}; non-Tensor outputs must be the same in every branch")
+        else:
+            kinds.append(("static", leaves[0]))
     written = []
     for s in staged:
         for v in s.written:
@@ -85,19 +100,28 @@ def _switch(index, branches, what, names):
     def branch(s):
         def run():
             outs, values = s.call()
+            outs = iter(outs)
+            kept = []
+            for is_array, kind in zip(s.out_is_array, kinds):
+                value = next(outs) if is_array else None
+                if not isinstance(kind, tuple):
+                    kept.append(value)
             by_id = {id(v): value for v, value in zip(s.written, values)}
-            return outs + [by_id.get(id(v), x) for v, x in zip(written, start)]
+            return kept + [by_id.get(id(v), x) for v, x in zip(written, start)]
         return run
 
     results = lax.switch(index._value, [branch(s) for s in staged])
-    for v, value in zip(written, results[first.n_out:]):
+    n_arrays = sum(not isinstance(k, tuple) for k in kinds)
+    for v, value in zip(written, results[n_arrays:]):
         v.assign(Tensor(value), read_value=False)
-    return first.result(results[:first.n_out])
+    arrays = iter(results[:n_arrays])
+    leaves = [k[1] if isinstance(k, tuple) else Tensor(next(arrays)) for k in kinds]
+    return jax.tree_util.tree_unflatten(first.out_tree, leaves)
 
 
-def select_branches(pred, true_fn, false_fn):
+def select_branches(pred, true_fn, false_fn, merge=None):
     """Both branches run; results and Variable assignments are selected with ``mk.where``
-    (the differentiable form used under a recording tape)."""
+    (the differentiable form used under a recording tape). ``merge``: as in ``_switch``."""
     trace = _context.traces[-1] if _context.traces else None
     before = {id(v): v._value for v in trace.variables()} if trace is not None else {}
 
@@ -124,6 +148,9 @@ def select_branches(pred, true_fn, false_fn):
         raise ValueError(f"mk.cond: true_fn and false_fn must return the same structure, got {tree_t} and {tree_f}")
     merged = []
     for i, (a, b) in enumerate(zip(leaves_t, leaves_f)):
+        if merge is not None and not (_is_value(a) and _is_value(b)):
+            merged.append(merge(i, (a, b)))
+            continue
         if not _is_value(a) and not _is_value(b):  # static leaves: None, strings, functions, ...
             if a is not b and a != b:
                 raise ValueError(f"mk.cond: true_fn returns {a!r} where false_fn returns {b!r}; non-Tensor "

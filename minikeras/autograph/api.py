@@ -1,0 +1,84 @@
+"""Converting a Python function: its source, rewritten (``transformer``), compiled again.
+
+The converted function keeps the original's globals (the live module dictionary), its
+closure cells (so a closed-over name that changes later is seen), defaults and name. Only
+the function itself (and functions defined inside it) is converted; functions it calls run
+as written.
+"""
+import ast
+import functools
+import inspect
+import textwrap
+import types
+
+from minikeras.autograph import operators
+from minikeras.autograph.transformer import ControlFlow, ConversionError
+
+_CONVERTED = "__mk_autograph_converted__"
+
+
+def _function_node(fn):
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError) as error:
+        raise ConversionError(f"mk.autograph cannot read the source of {fn!r} ({error}); define it in a file, or "
+                              "use mk.function(autograph=False)") from None
+    tree = ast.parse(source)
+    node = tree.body[0]
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise ConversionError(f"mk.autograph converts functions defined with `def`; {fn.__name__!r} is a lambda "
+                              "or was made otherwise: write it as a def, or use mk.function(autograph=False)")
+    node.decorator_list = []
+    return tree, node
+
+
+def converted_source(fn):
+    """The converted source of ``fn`` (a string)."""
+    tree, node = _function_node(fn)
+    ControlFlow().visit(node)
+    return ast.unparse(ast.fix_missing_locations(node))
+
+
+def convert(fn):
+    """``fn`` with its control flow converted; returned unchanged if it needs no conversion
+    (no ``if``, ``while``, ``for``, ``and``/``or``/``not`` or conditional expression)."""
+    if getattr(fn, _CONVERTED, False):
+        return fn
+    target = fn.__func__ if inspect.ismethod(fn) else fn
+    if not isinstance(target, types.FunctionType):
+        return fn  # a builtin, a class or a callable object: nothing to rewrite
+    tree, node = _function_node(target)
+    if not any(isinstance(n, (ast.If, ast.While, ast.For, ast.BoolOp, ast.IfExp)) or
+               isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(node)):
+        return fn
+    ControlFlow().visit(node)
+    freevars = list(target.__code__.co_freevars)
+    factory = ast.parse(f"def __mk_factory({', '.join(['ag__'] + freevars)}):\n    return {node.name}").body[0]
+    factory.body.insert(0, node)
+    module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
+    filename = f"<mk.autograph {target.__code__.co_filename}:{target.__code__.co_firstlineno}>"
+    code = compile(module, filename, "exec")
+    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    cells = dict(zip(freevars, target.__closure__ or ()))
+    cells["ag__"] = types.CellType(operators)
+    closure = tuple(cells[name] if name in cells else types.CellType() for name in inner.co_freevars)
+    new = types.FunctionType(inner, target.__globals__, target.__name__, target.__defaults__, closure)
+    new.__kwdefaults__ = target.__kwdefaults__
+    functools.update_wrapper(new, target)
+    del new.__wrapped__
+    setattr(new, _CONVERTED, True)
+    new.__mk_autograph_source__ = ast.unparse(node)
+    if inspect.ismethod(fn):
+        return types.MethodType(new, fn.__self__)
+    return new
+
+
+def to_code(fn):
+    """The source of ``fn`` as ``mk.function`` runs it after conversion (``tf.autograph.to_code``).
+
+    >>> print(mk.autograph.to_code(f))   # doctest: +SKIP
+    """
+    fn = getattr(fn, "python_function", fn)
+    fn = getattr(fn, "__func__", fn)
+    return converted_source(fn) + "\n"

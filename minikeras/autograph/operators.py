@@ -1,0 +1,260 @@
+"""What converted code calls (as ``ag__``): control flow that dispatches on its condition.
+
+Each statement is decided when it runs, as TensorFlow's AutoGraph does: a condition or
+iterable that is a traced Tensor (inside ``mk.function``, unknown until the program runs)
+becomes ``mk.cond`` / ``mk.while_loop`` machinery; anything else (Python values, concrete
+Tensors) runs as the plain Python statement.
+
+A converted statement passes its body as functions, with ``get_state``/``set_state`` for
+the local variables it modifies (``names``). A variable that is defined in only one branch
+of a Tensor ``if``, or only inside a loop over a Tensor, becomes ``Undefined``: using it
+later raises an error naming it and the line.
+"""
+import jax.numpy as jnp
+
+from minikeras.backend import is_tracer
+from minikeras.ops.control import _switch, select_branches
+from minikeras.ops.loops import run_loop
+from minikeras.ops.elementwise import logical_and, logical_not, logical_or
+from minikeras.ops import array as _array
+from minikeras.tensor import Tensor, Variable, to_array
+from minikeras import _context
+
+
+class Undefined:
+    """Stands for a local variable with no value on some path; any use is an error."""
+
+    def __init__(self, name, reason="it is used before being assigned"):
+        self._name = name
+        self._reason = reason
+
+    def _fail(self, *args, **kwargs):
+        raise UnboundLocalError(f"local variable '{self._name}' has no value here: {self._reason}")
+
+    def __getattr__(self, attribute):
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        self._fail()
+
+    __bool__ = __call__ = __iter__ = __len__ = __index__ = __float__ = __int__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _fail
+    __getitem__ = __lt__ = __le__ = __gt__ = __ge__ = __neg__ = __matmul__ = __pow__ = _fail
+
+    def __repr__(self):
+        return f"<undefined '{self._name}'>"
+
+
+def ld(getter, name):
+    """The value of a local variable, or ``Undefined`` if it has none."""
+    try:
+        return getter()
+    except NameError:
+        return Undefined(name)
+
+
+def _traced(value):
+    if isinstance(value, Variable):
+        value = value.value()
+    return isinstance(value, Tensor) and is_tracer(value._value)
+
+
+# -- logical operators ----------------------------------------------------------------------
+def and_(left, right):
+    """``left() and right()``, as ``mk.logical_and`` when a side is a traced Tensor."""
+    a = left()
+    if _traced(a):
+        return logical_and(a, right())
+    if not a:
+        return a
+    return right()
+
+
+def or_(left, right):
+    """``left() or right()``, as ``mk.logical_or`` when a side is a traced Tensor."""
+    a = left()
+    if _traced(a):
+        return logical_or(a, right())
+    if a:
+        return a
+    return right()
+
+
+def not_(value):
+    """``not value``, as ``mk.logical_not`` for a traced Tensor."""
+    if _traced(value):
+        return logical_not(value)
+    return not value
+
+
+def if_exp(test, body, orelse, lineno):
+    """``body() if test else orelse()``; ``mk.cond`` for a traced Tensor test."""
+    if _traced(test):
+        return _tensor_cond(test, body, orelse, f"the conditional expression at line {lineno}")
+    return body() if test else orelse()
+
+
+# -- if ---------------------------------------------------------------------------------------
+def if_stmt(test, body, orelse, get_state, set_state, names, lineno):
+    """An ``if`` statement: ``mk.cond`` semantics for a traced Tensor test, else Python's."""
+    if not _traced(test):
+        if test:
+            body()
+        else:
+            orelse()
+        return
+    init = get_state()
+
+    def branch(fn):
+        def run():
+            set_state(init)
+            fn()
+            return get_state()
+        return run
+
+    set_state(_tensor_cond(test, branch(body), branch(orelse), f"the `if` at line {lineno}", names))
+
+
+def _tensor_cond(test, body, orelse, where, names=None):
+    pred = to_array(test)
+    if pred.shape not in ((), (1,)):
+        raise ValueError(f"{where}: the condition must be a scalar, received shape {tuple(pred.shape)} "
+                         "(use mk.reduce_any / mk.reduce_all, or mk.where for elementwise selection)")
+    pred = Tensor(pred.reshape(()).astype(bool))
+
+    def merge(position, leaves):
+        name = names[position] if names and position < len(names) else str(position)
+        if any(isinstance(x, Undefined) for x in leaves):
+            return Undefined(name, f"it is assigned in only one branch of {where}, whose condition is a traced "
+                                   "Tensor; assign it in both branches (or before the `if`)")
+        first = leaves[0]
+        if all(x is first or (not isinstance(x, Tensor) and x == first) for x in leaves):
+            return first
+        raise ValueError(f"{where}: '{name}' is {leaves[0]!r} in the true branch and {leaves[1]!r} in the else "
+                         "branch; with a traced Tensor condition a variable must be a Tensor (or the same Python "
+                         "value) in both branches")
+
+    if _context.tapes:
+        return select_branches(pred, body, orelse, merge=merge)
+    index = Tensor(jnp.where(pred._value, 0, 1).astype(jnp.int32))
+    return _switch(index, [body, orelse], where, ("true branch", "else branch"), merge=merge)
+
+
+# -- while ------------------------------------------------------------------------------------
+def while_stmt(test, body, get_state, set_state, names, lineno):
+    """A ``while`` statement: ``mk.while_loop`` semantics once its test is a traced Tensor."""
+    condition = test()
+    while not _traced(condition):
+        if not condition:
+            return
+        body()
+        condition = test()
+    _tensor_loop(test, body, get_state, set_state, names, f"the `while` loop at line {lineno}")
+
+
+def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations=None, extra=()):
+    """The loop as ``mk.while_loop`` over the variables that have values (``extra``: more
+    carried values before them, e.g. an index, updated by ``body`` returning them)."""
+    state = get_state()
+    carried = [i for i, x in enumerate(state) if _carryable(x)]
+    fixed = {i: x for i, x in enumerate(state) if i not in carried}
+
+    def full(values):
+        values = list(values)
+        return tuple(values[carried.index(i)] if i in carried else fixed[i] for i in range(len(state)))
+
+    def loop_test(*values):
+        set_state(full(values[len(extra):]))
+        return test(*values[:len(extra)])
+
+    def loop_body(*values):
+        set_state(full(values[len(extra):]))
+        new_extra = body(*values[:len(extra)])
+        after = get_state()
+        for i, x in fixed.items():
+            if not isinstance(x, Undefined) and after[i] is not x:
+                raise ValueError(f"{where}: '{names[i]}' holds the Python value {x!r} and is changed by the loop; a "
+                                 "loop over a traced Tensor can only update Tensors and numbers")
+        return list(new_extra or ()) + [after[i] for i in carried]
+
+    label = [f"<{where} index>"] * len(extra) + [names[i] for i in carried]
+    final = run_loop(loop_test, loop_body, list(extra) + [state[i] for i in carried], maximum_iterations, where,
+                     names=label)
+    result = list(full(final[len(extra):]))
+    for i, x in fixed.items():
+        if isinstance(x, Undefined):
+            result[i] = Undefined(names[i], f"it is only assigned inside {where}, which runs over a traced Tensor; "
+                                            "assign it before the loop")
+    set_state(tuple(result))
+
+
+def _carryable(x):
+    return isinstance(x, (Tensor, Variable)) or type(x) in (int, float, bool) or hasattr(x, "as_loop_carry")
+
+
+# -- for ----------------------------------------------------------------------------------------
+class TensorRange:
+    """``range(...)`` with a traced Tensor bound: iterated by a loop over a traced Tensor."""
+
+    def __init__(self, start, limit, delta):
+        self.start, self.limit, self.delta = (to_array(x) for x in (start, limit, delta))
+
+
+def range_(function, *args):
+    """``function(*args)`` (``range`` or ``mk.range``), or a ``TensorRange`` when an argument is traced."""
+    if any(_traced(a) for a in args):
+        if len(args) == 1:
+            return TensorRange(0, args[0], 1)
+        return TensorRange(args[0], args[1], args[2] if len(args) > 2 else 1)
+    return function(*args)
+
+
+def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno):
+    """A ``for`` statement: over a traced Tensor's first axis (or a traced ``range``) it is a
+    loop in the program; over anything else a Python loop."""
+    where = f"the `for` loop at line {lineno}"
+    if isinstance(iterable, Variable):
+        iterable = iterable.value()
+    if isinstance(iterable, TensorRange):
+        start, limit, delta = iterable.start, iterable.limit, iterable.delta
+        dtype = jnp.result_type(start, limit, delta)
+
+        def test(i):
+            inside = jnp.where(delta > 0, i._value < limit, i._value > limit)
+            return _with_extra(Tensor(inside), extra_test)
+
+        def step(i):
+            body(i)
+            return [Tensor((i._value + delta).astype(dtype))]
+
+        _tensor_loop(test, step, get_state, set_state, names, where, extra=[Tensor(jnp.asarray(start, dtype))])
+        return
+    if isinstance(iterable, Tensor) and is_tracer(iterable._value):
+        if iterable.ndim == 0:
+            raise TypeError(f"{where}: cannot iterate over a scalar Tensor")
+        n = iterable.shape[0]
+
+        def test(i):
+            return _with_extra(Tensor(i._value < n), extra_test)
+
+        def step(i):
+            body(_array.gather(iterable, i))
+            return [i + 1]
+
+        _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations=n,
+                     extra=[Tensor(jnp.int32(0))])
+        return
+    for item in iterable:
+        if extra_test is not None:
+            go = extra_test()
+            if _traced(go):  # a break decided by a traced Tensor: later iterations run under it
+                if_stmt(go, lambda item=item: body(item), lambda: None, get_state, set_state, names, lineno)
+                continue
+            if not go:
+                break
+        body(item)
+
+
+def _with_extra(test, extra_test):
+    if extra_test is None:
+        return test
+    return and_(lambda: test, extra_test)
