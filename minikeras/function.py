@@ -14,7 +14,7 @@ import weakref
 import jax
 import numpy as np
 
-from minikeras import _context
+from minikeras import _context, autograph
 from minikeras.dtypes import canonical_dtype
 from minikeras.programs.program import NewSignature, Program
 from minikeras.programs.trace import trace
@@ -78,9 +78,11 @@ def _creation_error(name, variables):
 class Function:
     """A compiled callable made by ``mk.function`` (see there)."""
 
-    def __init__(self, python_function, jit_compile=True):
+    def __init__(self, python_function, jit_compile=True, autograph=True):
         self.python_function = python_function
         self.jit_compile = jit_compile
+        self.autograph = autograph
+        self._converted = None     # the function autograph converted, made on the first trace
         self._programs = {}        # (treedef, signature) -> Program
         self._last_program = None  # the program of the last call f(tensor, ...), and its arity
         self._last_arity = -1
@@ -100,13 +102,13 @@ class Function:
                 ref = weakref.ref(instance)
             except TypeError:
                 return types.MethodType(self, instance)
-            function = self.python_function
+            converted = self._converted_function
 
             def method(*args, **kwargs):
-                return function(ref(), *args, **kwargs)
+                return converted()(ref(), *args, **kwargs)
 
-            functools.update_wrapper(method, function)
-            bound = Function(method, jit_compile=self.jit_compile)
+            functools.update_wrapper(method, self.python_function)
+            bound = Function(method, jit_compile=self.jit_compile, autograph=False)  # converted above
             self._bound[key] = bound
             weakref.finalize(instance, self._bound.pop, key, None)
         return bound
@@ -115,7 +117,7 @@ class Function:
         if not self.jit_compile or _context.execution.run_functions_eagerly or _context.traces or _context.tapes:
             # Eager: debugging, nested inside another mk.function (inlined), or under a
             # recording tape (which must see every op to differentiate through the call).
-            return self.python_function(*args, **kwargs)
+            return self._converted_function()(*args, **kwargs)
         program = self._last_program
         if len(args) == self._last_arity and not kwargs and _context.execution.distribution is None:
             # The common call, f(tensor, ...) again: no pytree walk and no signature built here;
@@ -176,17 +178,24 @@ class Function:
         positions = set(dynamic_positions)
         static_leaves = [None if i in positions else x for i, x in enumerate(leaves)]
         avals = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in inputs]
-        traced = trace(self.python_function, treedef, static_leaves, dynamic_positions, avals)
+        function = self._converted_function()
+        traced = trace(function, treedef, static_leaves, dynamic_positions, avals)
         if traced.created:
             if not first_trace:
                 raise _creation_error(self.__name__, traced.created)
             # As tf.function does, a first trace that created Variables is traced once more, with
             # creation no longer allowed: a function that would create them on every call fails
             # here, and the program is the one that reads the Variables created above.
-            traced = trace(self.python_function, treedef, static_leaves, dynamic_positions, avals)
+            traced = trace(function, treedef, static_leaves, dynamic_positions, avals)
             if traced.created:
                 raise _creation_error(self.__name__, traced.created)
         return Program(traced)
+
+    def _converted_function(self):
+        """The Python function as it runs: converted by autograph once, unless autograph=False."""
+        if self._converted is None:
+            self._converted = autograph.convert(self.python_function) if self.autograph else self.python_function
+        return self._converted
 
     @property
     def program_count(self):
@@ -207,7 +216,7 @@ class Function:
         return self._tracing_count
 
 
-def function(func=None, jit_compile=True):
+def function(func=None, jit_compile=True, autograph=True):
     """Compiles ``func`` into one XLA program, like ``tf.function``.
 
     The function is traced once per new input signature (new shapes or dtypes of its Tensor
@@ -217,9 +226,11 @@ def function(func=None, jit_compile=True):
     assigned inside are written back after each call. Variables may be created on the first
     trace only (lazily built layers, optimizer slots); as in TensorFlow, a first trace that
     creates Variables is followed by a second one that must not, so such a function's body
-    runs twice on its first call. A Python ``if`` on a traced Tensor is an error (use
-    ``mk.cond``). Under a recording GradientTape, or with ``jit_compile=False``,
-    the function runs eagerly.
+    runs twice on its first call. With ``autograph=True`` (the default) Python ``if``,
+    ``while`` and ``for`` statements on traced Tensors become ``mk.cond`` / ``mk.while_loop``
+    (``minikeras.autograph``; ``mk.autograph.to_code(f)`` shows the converted source); with
+    ``autograph=False`` such a statement is an error. Under a recording GradientTape, or with
+    ``jit_compile=False``, the function runs eagerly.
 
     >>> v = mk.Variable(1.0)
     >>> @mk.function
@@ -230,5 +241,5 @@ def function(func=None, jit_compile=True):
     mk.Tensor(6.0, shape=(), dtype=float32)
     """
     if func is None:
-        return lambda f: Function(f, jit_compile=jit_compile)
-    return Function(func, jit_compile=jit_compile)
+        return lambda f: Function(f, jit_compile=jit_compile, autograph=autograph)
+    return Function(func, jit_compile=jit_compile, autograph=autograph)

@@ -10,6 +10,7 @@ import functools
 import inspect
 import textwrap
 import types
+import warnings
 
 from minikeras.autograph import operators
 from minikeras.autograph.transformer import ControlFlow, ConversionError
@@ -47,7 +48,14 @@ def convert(fn):
     target = fn.__func__ if inspect.ismethod(fn) else fn
     if not isinstance(target, types.FunctionType):
         return fn  # a builtin, a class or a callable object: nothing to rewrite
-    tree, node = _function_node(target)
+    if target.__name__ == "<lambda>":
+        return fn  # an expression: no statements to convert
+    try:
+        tree, node = _function_node(target)
+    except ConversionError as error:
+        warnings.warn(f"mk.autograph could not convert {target.__qualname__} and runs it as written: {error}",
+                      stacklevel=3)
+        return fn
     if not any(isinstance(n, (ast.If, ast.While, ast.For, ast.BoolOp, ast.IfExp)) or
                isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(node)):
         return fn

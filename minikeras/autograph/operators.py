@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from minikeras.backend import is_tracer
 from minikeras.ops.control import _switch, select_branches
 from minikeras.ops.loops import run_loop
+from minikeras.ops.tensor_array import TensorArray
 from minikeras.ops.elementwise import logical_and, logical_not, logical_or
 from minikeras.ops import array as _array
 from minikeras.tensor import Tensor, Variable, to_array
@@ -188,7 +189,7 @@ def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterati
 
 
 def _carryable(x):
-    return isinstance(x, (Tensor, Variable)) or type(x) in (int, float, bool) or hasattr(x, "as_loop_carry")
+    return isinstance(x, (Tensor, Variable, TensorArray)) or type(x) in (int, float, bool)
 
 
 # -- for ----------------------------------------------------------------------------------------
