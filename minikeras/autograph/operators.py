@@ -136,7 +136,7 @@ def _tensor_cond(test, body, orelse, where, names=None):
 
     if _context.tapes:
         return select_branches(pred, body, orelse, merge=merge)
-    index = Tensor(jnp.where(pred._value, 0, 1).astype(jnp.int32))
+    index = Tensor(jnp.logical_not(pred._value).astype(jnp.int32))  # branch 0 is the true one
     return _switch(index, [body, orelse], where, ("true branch", "else branch"), merge=merge)
 
 

@@ -48,7 +48,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     pred = Tensor(pred_value.reshape(()).astype(bool))
     if _context.tapes:
         return select_branches(pred, true_fn, false_fn)
-    index = Tensor(jnp.where(pred._value, 0, 1).astype(jnp.int32))
+    index = Tensor(jnp.logical_not(pred._value).astype(jnp.int32))  # branch 0 is the true one
     return _switch(index, [true_fn, false_fn], "mk.cond", ("true_fn", "false_fn"))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from minikeras.backend import is_tracer
 from minikeras.dtypes import as_dtype
-from minikeras.ops.array import gather, stack
+from minikeras.ops.array import concat, gather, stack
 from minikeras.ops.creation import zeros
 from minikeras.ops.math import equal, where
 from minikeras.ops.reshape import reshape
@@ -116,6 +116,13 @@ class TensorArray:
 
     def _write_buffer(self, position, tensor, shape):
         carry = self if self._buffer is not None else self._copy(element_shape=shape).as_loop_carry("write")
+        if not is_tracer(position._value):
+            i = int(position._value)
+            if i < 0 or (i >= carry._size and not self._dynamic):
+                raise IndexError(f"mk.TensorArray.write: tried to write to index {i} but array size is: {carry._size}")
+            if i >= carry._size:  # a dynamic array grows by a row of zeros per missing index
+                pad = zeros((i + 1 - carry._size,) + shape, self._dtype)
+                carry = carry._copy(size=i + 1, buffer=concat([carry._buffer, pad], 0))
         rows = equal(Tensor(jnp.arange(carry._size, dtype=position.dtype)), position)
         mask = reshape(rows, (carry._size,) + (1,) * len(shape))
         buffer = where(mask, reshape(tensor, (1,) + shape), carry._buffer)
