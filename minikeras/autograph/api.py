@@ -73,13 +73,15 @@ def convert(fn):
     closure = tuple(cells[name] if name in cells else types.CellType() for name in inner.co_freevars)
     new = types.FunctionType(inner, target.__globals__, target.__name__, target.__defaults__, closure)
     new.__kwdefaults__ = target.__kwdefaults__
-    functools.update_wrapper(new, target)
-    del new.__wrapped__
-    setattr(new, _CONVERTED, True)
-    new.__mk_autograph_source__ = ast.unparse(node)
+
+    @functools.wraps(target)
+    def converted(*args, **kwargs):
+        return operators.defined_result(new(*args, **kwargs), target.__qualname__)
+
+    setattr(converted, _CONVERTED, True)
     if inspect.ismethod(fn):
-        return types.MethodType(new, fn.__self__)
-    return new
+        return types.MethodType(converted, fn.__self__)
+    return converted
 
 
 def to_code(fn):

@@ -10,11 +10,13 @@ the local variables it modifies (``names``). A variable that is defined in only 
 of a Tensor ``if``, or only inside a loop over a Tensor, becomes ``Undefined``: using it
 later raises an error naming it and the line.
 """
+import jax
 import jax.numpy as jnp
 
 from minikeras.backend import is_tracer
-from minikeras.ops.control import _switch, select_branches
+from minikeras.ops.control import ZEROS_LIKE_OTHER_BRANCH, _switch, select_branches
 from minikeras.ops.loops import run_loop
+from minikeras.ops.staging import flatten, stage
 from minikeras.ops.tensor_array import TensorArray
 from minikeras.ops.elementwise import logical_and, logical_not, logical_or
 from minikeras.ops import array as _array
@@ -43,6 +45,14 @@ class Undefined:
 
     def __repr__(self):
         return f"<undefined '{self._name}'>"
+
+
+def defined_result(result, function_name):
+    """``result``, checked for values with no definition (a variable set on only one path)."""
+    for leaf in jax.tree_util.tree_leaves(result, is_leaf=lambda x: isinstance(x, Undefined)):
+        if isinstance(leaf, Undefined):
+            leaf._fail()
+    return result
 
 
 def ld(getter, name):
@@ -124,7 +134,11 @@ def _tensor_cond(test, body, orelse, where, names=None):
 
     def merge(position, leaves):
         name = names[position] if names and position < len(names) else str(position)
-        if any(isinstance(x, Undefined) for x in leaves):
+        undefined = [isinstance(x, Undefined) for x in leaves]
+        if name == "retval_" and any(undefined) and all(u or isinstance(x, (Tensor, jax.core.ShapedArray))
+                                                        for u, x in zip(undefined, leaves)):
+            return ZEROS_LIKE_OTHER_BRANCH  # the branch that did not return: do_return says which value counts
+        if any(undefined):
             return Undefined(name, f"it is assigned in only one branch of {where}, whose condition is a traced "
                                    "Tensor; assign it in both branches (or before the `if`)")
         first = leaves[0]
@@ -155,7 +169,7 @@ def while_stmt(test, body, get_state, set_state, names, lineno):
 def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations=None, extra=()):
     """The loop as ``mk.while_loop`` over the variables that have values (``extra``: more
     carried values before them, e.g. an index, updated by ``body`` returning them)."""
-    state = get_state()
+    state = _defined_by_the_body(test, body, get_state, set_state, extra)
     carried = [i for i, x in enumerate(state) if _carryable(x)]
     fixed = {i: x for i, x in enumerate(state) if i not in carried}
 
@@ -186,6 +200,40 @@ def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterati
             result[i] = Undefined(names[i], f"it is only assigned inside {where}, which runs over a traced Tensor; "
                                             "assign it before the loop")
     set_state(tuple(result))
+
+
+def _defined_by_the_body(test, body, get_state, set_state, extra):
+    """The loop's state, where a variable that has no value before the loop but is a Tensor
+    after one iteration starts as zeros of its shape (as TensorFlow does, so that e.g. a
+    ``return`` inside the loop works); the body is traced once more to see it."""
+    state = get_state()
+    undefined = [i for i, x in enumerate(state) if isinstance(x, Undefined)]
+    if not undefined:
+        return state
+    leaves, tree = flatten(list(extra) + [x for x in state if _carryable(x)])
+    positions = [i for i, x in enumerate(state) if _carryable(x)]
+
+    def probe(*values):
+        values = list(values)
+        current = list(state)
+        for i, value in zip(positions, values[len(extra):]):
+            current[i] = value
+        set_state(tuple(current))
+        body(*values[:len(extra)])
+        after = get_state()
+        return [after[i] if not isinstance(after[i], Undefined) else None for i in undefined]
+
+    try:
+        staged = stage(probe, [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (to_array(v) for v in leaves)],
+                       make_inputs=lambda tensors: jax.tree_util.tree_unflatten(tree, tensors))
+    finally:
+        set_state(state)
+    found = list(state)
+    for i, leaf in zip(undefined, staged.result([jnp.zeros(a.shape, a.dtype) for a in staged.out_avals])):
+        if isinstance(leaf, Tensor):
+            found[i] = Tensor(jnp.zeros(leaf.shape, leaf.dtype))
+    set_state(tuple(found))
+    return tuple(found)
 
 
 def _carryable(x):

@@ -108,13 +108,14 @@ class _Jumps:
                         _, branch_may, branch_always = branches[attr]
                         if branch_always:
                             continue
-                        extra = [ast.If(test=_call("not_", _name(self.flag)), body=list(rest_new), orelse=[])] \
-                            if branch_may else list(rest_new)
+                        extra = [ast.copy_location(ast.If(test=_call("not_", _name(self.flag)), body=list(rest_new),
+                                                          orelse=[]), rest[0])] if branch_may else list(rest_new)
                         setattr(new[0], attr, [s for s in branch if not isinstance(s, ast.Pass)] + extra)
                     out.extend(new)
                     return out, True, False
                 out.extend(new)
-                out.append(ast.If(test=_call("not_", _name(self.flag)), body=rest_new, orelse=[]))
+                out.append(ast.copy_location(ast.If(test=_call("not_", _name(self.flag)), body=rest_new, orelse=[]),
+                                             rest[0]))
                 return out, True, False
             out.extend(new)
             may_jump = may_jump or may
@@ -232,7 +233,8 @@ class ControlFlow(ast.NodeTransformer):
             before.append(_assign(flag, ast.Constant(False)))
             flags.append(flag)
             if node.orelse:
-                after = [ast.If(test=_call("not_", _name(flag)), body=node.orelse, orelse=[])]
+                after = [ast.copy_location(ast.If(test=_call("not_", _name(flag)), body=node.orelse, orelse=[]),
+                                           node.orelse[0])]
         elif node.orelse:
             after = node.orelse
         node.orelse = []

@@ -8,10 +8,15 @@ from jax import lax
 
 from minikeras import _context
 from minikeras.backend import is_tracer
-from minikeras.ops.math import where
+from minikeras.ops.math import where, zeros_like_
 from minikeras.ops.op import Op
 from minikeras.ops.staging import is_array_leaf, stage
 from minikeras.tensor import Tensor, Variable, to_array
+
+
+# What a ``merge`` hook returns for an output that one branch leaves undefined and that should be
+# zeros there (autograph's return value: the flag beside it says which branch returned).
+ZEROS_LIKE_OTHER_BRANCH = object()
 
 
 def _flatten(tree):
@@ -84,7 +89,8 @@ def _switch(index, branches, what, names, merge=None):
                                      "must agree")
             kinds.append(avals[0])
         elif merge is not None:
-            kinds.append(("static", merge(position, leaves)))
+            merged = merge(position, leaves)
+            kinds.append(avals[0] if merged is ZEROS_LIKE_OTHER_BRANCH else ("static", merged))
         elif avals or any(x is not leaves[0] and x != leaves[0] for x in leaves):
             raise ValueError(f"{what}: output {position} is {leaves[0]!r} in {names[0]} but {leaves[1]!r} in "
                              f"{names[1]}; non-Tensor outputs must be the same in every branch")
@@ -105,7 +111,7 @@ def _switch(index, branches, what, names, merge=None):
             for is_array, kind in zip(s.out_is_array, kinds):
                 value = next(outs) if is_array else None
                 if not isinstance(kind, tuple):
-                    kept.append(value)
+                    kept.append(value if is_array else jnp.zeros(kind.shape, kind.dtype))
             by_id = {id(v): value for v, value in zip(s.written, values)}
             return kept + [by_id.get(id(v), x) for v, x in zip(written, start)]
         return run
@@ -149,7 +155,12 @@ def select_branches(pred, true_fn, false_fn, merge=None):
     merged = []
     for i, (a, b) in enumerate(zip(leaves_t, leaves_f)):
         if merge is not None and not (_is_value(a) and _is_value(b)):
-            merged.append(merge(i, (a, b)))
+            value = merge(i, (a, b))
+            if value is ZEROS_LIKE_OTHER_BRANCH:
+                a, b = (a, zeros_like_(_as_tensor(a))) if _is_value(a) else (zeros_like_(_as_tensor(b)), b)
+                merged.append(where(pred, _as_tensor(a), _as_tensor(b)))
+            else:
+                merged.append(value)
             continue
         if not _is_value(a) and not _is_value(b):  # static leaves: None, strings, functions, ...
             if a is not b and a != b:

@@ -113,5 +113,6 @@ def stage(fn, input_avals=(), carried=(), make_inputs=None, convert_python_numbe
         return [to_array(x) for x, a in zip(leaves, is_array) if a] + [value for _, value in written]
 
     avals = list(input_avals) + [jax.ShapeDtypeStruct(v._value.shape, v._value.dtype) for v in carried]
-    jaxpr = jax.make_jaxpr(body)(*avals)
+    with _context.recording_with([]):  # staged values are never recorded on a tape
+        jaxpr = jax.make_jaxpr(body)(*avals)
     return Staged(jaxpr, found["tree"], found["is_array"], found["static"], found["written"])
