@@ -27,12 +27,15 @@ from minikeras import _context
 class Undefined:
     """Stands for a local variable with no value on some path; any use is an error."""
 
-    def __init__(self, name, reason="it is used before being assigned"):
+    def __init__(self, name, reason=None):
         self._name = name
         self._reason = reason
 
     def _fail(self, *args, **kwargs):
-        raise UnboundLocalError(f"local variable '{self._name}' has no value here: {self._reason}")
+        if self._reason is None:
+            raise UnboundLocalError(f"cannot access local variable '{self._name}' where it is not associated with a "
+                                    "value")
+        raise ValueError(self._reason)
 
     def __getattr__(self, attribute):
         if attribute.startswith("__"):
@@ -53,6 +56,13 @@ def defined_result(result, function_name):
         if isinstance(leaf, Undefined):
             leaf._fail()
     return result
+
+
+def retval(value):
+    """The function's return value: None when no ``return`` ran (as in Python)."""
+    if isinstance(value, Undefined) and value._reason is None:
+        return None
+    return value
 
 
 def ld(getter, name):
@@ -139,8 +149,9 @@ def _tensor_cond(test, body, orelse, where, names=None):
                                                         for u, x in zip(undefined, leaves)):
             return ZEROS_LIKE_OTHER_BRANCH  # the branch that did not return: do_return says which value counts
         if any(undefined):
-            return Undefined(name, f"it is assigned in only one branch of {where}, whose condition is a traced "
-                                   "Tensor; assign it in both branches (or before the `if`)")
+            missing = "else" if undefined[-1] else "true"
+            return Undefined(name, f"'{name}' must also be initialized in the {missing} branch ({where} has a "
+                                   "traced Tensor condition, so both branches run in the program)")
         first = leaves[0]
         if all(x is first or (not isinstance(x, Tensor) and x == first) for x in leaves):
             return first
@@ -193,12 +204,12 @@ def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterati
 
     label = [f"<{where} index>"] * len(extra) + [names[i] for i in carried]
     final = run_loop(loop_test, loop_body, list(extra) + [state[i] for i in carried], maximum_iterations, where,
-                     names=label)
+                     names=label, staged=True)
     result = list(full(final[len(extra):]))
     for i, x in fixed.items():
         if isinstance(x, Undefined):
-            result[i] = Undefined(names[i], f"it is only assigned inside {where}, which runs over a traced Tensor; "
-                                            "assign it before the loop")
+            result[i] = Undefined(names[i], f"'{names[i]}' must be defined before the loop ({where} runs over a "
+                                            "traced Tensor, so the program carries each variable it sets)")
     set_state(tuple(result))
 
 

@@ -177,9 +177,8 @@ def lower_returns(body):
     if not any(_contains([s], ast.Return, True) for s in body if not isinstance(s, ast.Return)):
         return body
     new, _, _ = _Jumps("return", "do_return").block(body)
-    return ([_assign("do_return", ast.Constant(False)), _assign("retval_", _call("Undefined", ast.Constant("retval_"),
-                                                                                   ast.Constant("no `return` ran")))]
-            + new + [ast.Return(value=_name("retval_"))])
+    return ([_assign("do_return", ast.Constant(False)), _assign("retval_", _call("Undefined", ast.Constant("retval_")))]
+            + new + [ast.Return(value=_call("retval", _name("retval_")))])
 
 
 class ControlFlow(ast.NodeTransformer):

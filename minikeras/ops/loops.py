@@ -63,11 +63,14 @@ def _as_value(x):
     return x
 
 
-def run_loop(cond, body, state, maximum_iterations, what, names=None):
-    """The loop on a list or tuple ``state``: Python while its condition is concrete, else staged.
+def run_loop(cond, body, state, maximum_iterations, what, names=None, staged=False):
+    """The loop on a list or tuple ``state``: Python while its condition is concrete, else staged
+    (``staged=True``: staged from the start, for a loop over a traced Tensor).
 
     ``names`` name the loop variables in error messages (``autograph`` passes the Python names).
     """
+    if staged:
+        return _staged(cond, body, state, maximum_iterations, 0, what, names)
     count = 0
     limit = _static_limit(maximum_iterations, what)
     while limit is None or count < limit:
@@ -107,7 +110,7 @@ def _same_structure(before, after, what, names):
 
 
 def _name(names, i):
-    return f"'{names[i]}'" if names else str(i)
+    return f"'{names[i]}'" if names else f"loop variable {i}"
 
 
 def _staged(cond, body, state, maximum_iterations, done, what, names):
@@ -195,12 +198,14 @@ def _check_carries(tree, avals, staged, what, names):
                          f"loop ({tree}), received {staged.out_tree}")
     for i, (before, after) in enumerate(zip(avals, staged.out_avals)):
         if before.shape != after.shape or before.dtype != after.dtype:
-            label = _name(names, i) if names and len(names) == len(avals) else str(i)
-            raise ValueError(
-                f"{what}: loop variable {label} has shape {tuple(before.shape)} and dtype {before.dtype.name} before "
-                f"the loop, but shape {tuple(after.shape)} and dtype {after.dtype.name} after one iteration. A loop "
-                "over a traced Tensor keeps each variable's shape and dtype: initialise it with the final dtype "
-                "(e.g. 0.0 rather than 0) and a fixed shape (collect values in an mk.TensorArray).")
+            label = _name(names if names and len(names) == len(avals) else None, i)
+            if before.dtype != after.dtype:  # TensorFlow's wording, and its exception class
+                raise TypeError(f"{what}: {label} has dtype {before.dtype.name} before the loop, but dtype "
+                                f"{after.dtype.name} after one iteration. A loop over a traced Tensor keeps each "
+                                "variable's dtype: initialise it with the final dtype (e.g. 0.0 rather than 0).")
+            raise ValueError(f"{what}: {label} has shape {tuple(before.shape)} before the loop, but shape "
+                             f"{tuple(after.shape)} after one iteration. A loop over a traced Tensor keeps each "
+                             "variable's shape: collect values in a fixed-size mk.TensorArray instead.")
 
 
 __all__ = ["while_loop"]
