@@ -13,23 +13,32 @@ import types
 import warnings
 
 from minikeras.autograph import operators
-from minikeras.autograph.transformer import ControlFlow, ConversionError
+from minikeras.autograph.transformer import ControlFlow, ConversionError, explicit_super
 
 _CONVERTED = "__mk_autograph_converted__"
+
+
+class SourceUnavailable(ConversionError):
+    """The function's source cannot be read (defined in a REPL, ``exec`` or compiled code)."""
 
 
 def _function_node(fn):
     try:
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError) as error:
-        raise ConversionError(f"mk.autograph cannot read the source of {fn!r} ({error}); define it in a file, or "
+        raise SourceUnavailable(f"mk.autograph cannot read the source of {fn!r} ({error}); define it in a file, or "
                               "use mk.function(autograph=False)") from None
     tree = ast.parse(source)
+    ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)  # errors and messages name the file's lines
     node = tree.body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise ConversionError(f"mk.autograph converts functions defined with `def`; {fn.__name__!r} is a lambda "
                               "or was made otherwise: write it as a def, or use mk.function(autograph=False)")
     node.decorator_list = []
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.Yield, ast.YieldFrom)):
+            raise ConversionError(f"line {inner.lineno}: {fn.__qualname__} is a generator (`yield`), which mk.autograph "
+                                  "cannot convert; return a Tensor or a list, or use mk.function(autograph=False)")
     return tree, node
 
 
@@ -52,20 +61,20 @@ def convert(fn):
         return fn  # an expression: no statements to convert
     try:
         tree, node = _function_node(target)
-    except ConversionError as error:
+    except SourceUnavailable as error:  # as TensorFlow: a warning, and the function runs as written
         warnings.warn(f"mk.autograph could not convert {target.__qualname__} and runs it as written: {error}",
                       stacklevel=3)
         return fn
     if not any(isinstance(n, (ast.If, ast.While, ast.For, ast.BoolOp, ast.IfExp)) or
                isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(node)):
         return fn
+    explicit_super(node)
     ControlFlow().visit(node)
     freevars = list(target.__code__.co_freevars)
     factory = ast.parse(f"def __mk_factory({', '.join(['ag__'] + freevars)}):\n    return {node.name}").body[0]
     factory.body.insert(0, node)
     module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
-    filename = f"<mk.autograph {target.__code__.co_filename}:{target.__code__.co_firstlineno}>"
-    code = compile(module, filename, "exec")
+    code = compile(module, target.__code__.co_filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
     cells = dict(zip(freevars, target.__closure__ or ()))

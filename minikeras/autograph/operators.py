@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from minikeras.backend import is_tracer
-from minikeras.ops.control import ZEROS_LIKE_OTHER_BRANCH, _switch, select_branches
+from minikeras.ops.control import ZEROS_LIKE_OTHER_BRANCH, run_branches, select_branches
 from minikeras.ops.loops import run_loop
 from minikeras.ops.staging import flatten, stage
 from minikeras.ops.tensor_array import TensorArray
@@ -162,7 +162,7 @@ def _tensor_cond(test, body, orelse, where, names=None):
     if _context.tapes:
         return select_branches(pred, body, orelse, merge=merge)
     index = Tensor(jnp.logical_not(pred._value).astype(jnp.int32))  # branch 0 is the true one
-    return _switch(index, [body, orelse], where, ("true branch", "else branch"), merge=merge)
+    return run_branches(index, [body, orelse], where, ("true branch", "else branch"), merge=merge)
 
 
 # -- while ------------------------------------------------------------------------------------

@@ -82,6 +82,18 @@ def _walk_scope(node, into_loops):
         yield from _walk_scope(child, into_loops)
 
 
+def explicit_super(function):
+    """``super()`` becomes ``super(__class__, self)``: the converted body runs inside local
+    functions, where the zero-argument form would find no arguments."""
+    args = function.args.posonlyargs + function.args.args
+    if not args:
+        return
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" \
+                and not node.args and not node.keywords:
+            node.args = [_name("__class__"), _name(args[0].arg)]
+
+
 class _Jumps:
     """Lowers one kind of jump (``return``, ``break`` or ``continue``) to a flag."""
 

@@ -54,7 +54,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     if _context.tapes:
         return select_branches(pred, true_fn, false_fn)
     index = Tensor(jnp.logical_not(pred._value).astype(jnp.int32))  # branch 0 is the true one
-    return _switch(index, [true_fn, false_fn], "mk.cond", ("true_fn", "false_fn"))
+    return run_branches(index, [true_fn, false_fn], "mk.cond", ("true_fn", "false_fn"))
 
 
 def _python_numbers_as_tensors(out):
@@ -63,7 +63,7 @@ def _python_numbers_as_tensors(out):
         tree, [Tensor(to_array(x)) if type(x) in (int, float, bool) else x for x in leaves])
 
 
-def _switch(index, branches, what, names, merge=None):
+def run_branches(index, branches, what, names, merge=None):
     """Runs ``branches[index]`` (``index`` a traced int32 Tensor in range) with ``lax.switch``:
     each branch is traced once; the program runs only the taken one.
 
@@ -127,7 +127,7 @@ def _switch(index, branches, what, names, merge=None):
 
 def select_branches(pred, true_fn, false_fn, merge=None):
     """Both branches run; results and Variable assignments are selected with ``mk.where``
-    (the differentiable form used under a recording tape). ``merge``: as in ``_switch``."""
+    (the differentiable form used under a recording tape). ``merge``: as in ``run_branches``."""
     trace = _context.traces[-1] if _context.traces else None
     before = {id(v): v._value for v in trace.variables()} if trace is not None else {}
 
@@ -275,7 +275,7 @@ def _run_indexed(index, fns, what):
                 return fns[i]
             return lambda: select_branches(Tensor(index._value == i), fns[i], chain(i + 1))
         return chain(0)()
-    return _switch(index, fns, what, names)
+    return run_branches(index, fns, what, names)
 
 
 class _VariableCollector:
