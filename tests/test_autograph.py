@@ -328,3 +328,29 @@ def test_second_derivative_through_a_converted_if():
         g, h = second(mk.constant(x))
         close(g, jax.grad(f)(x))
         close(h, jax.grad(jax.grad(f))(x))
+
+
+def clipped_square(x):
+    if x > 2.0:
+        return x * 0.0 + 4.0
+    return x * x
+
+
+class Doubler:
+    def apply(self, x):
+        while mk.reduce_sum(x) < 10.0:
+            x = x * 2.0
+        return x
+
+
+def test_functions_called_from_a_converted_function_are_converted_too():
+    doubler = Doubler()
+
+    @mk.function
+    def f(x):
+        return clipped_square(x), doubler.apply(mk.reshape(x, [1]))
+
+    a, b = f(mk.constant(3.0))
+    assert float(a) == 4.0 and float(b[0]) == 12.0
+    a, b = f(mk.constant(1.5))
+    assert float(a) == 2.25 and float(b[0]) == 12.0

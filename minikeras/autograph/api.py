@@ -1,16 +1,18 @@
 """Converting a Python function: its source, rewritten (``transformer``), compiled again.
 
 The converted function keeps the original's globals (the live module dictionary), its
-closure cells (so a closed-over name that changes later is seen), defaults and name. Only
-the function itself (and functions defined inside it) is converted; functions it calls run
-as written.
+closure cells (so a closed-over name that changes later is seen), defaults and name. The
+user's functions that it calls are converted when called (``converted_call``), as
+TensorFlow does; functions of minikeras, jax, NumPy and the standard library run as written.
 """
 import ast
 import functools
 import inspect
+import sys
 import textwrap
 import types
 import warnings
+import weakref
 
 from minikeras.autograph import operators
 from minikeras.autograph.transformer import ControlFlow, ConversionError, explicit_super
@@ -78,7 +80,7 @@ def convert(fn):
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
     cells = dict(zip(freevars, target.__closure__ or ()))
-    cells["ag__"] = types.CellType(operators)
+    cells["ag__"] = types.CellType(_AG)
     closure = tuple(cells[name] if name in cells else types.CellType() for name in inner.co_freevars)
     new = types.FunctionType(inner, target.__globals__, target.__name__, target.__defaults__, closure)
     new.__kwdefaults__ = target.__kwdefaults__
@@ -101,3 +103,33 @@ def to_code(fn):
     fn = getattr(fn, "python_function", fn)
     fn = getattr(fn, "__func__", fn)
     return converted_source(fn) + "\n"
+
+
+# Packages whose functions are never converted: ours, the array libraries, the test runner.
+_LIBRARIES = frozenset(["minikeras", "jax", "jaxlib", "numpy", "scipy", "ml_dtypes", "pytest", "_pytest", "pluggy"])
+_CONVERTED_CALLS = weakref.WeakKeyDictionary()  # the user's function -> its converted version
+
+
+def _is_user_function(target):
+    module = (getattr(target, "__module__", None) or "").split(".")[0]
+    return module not in _LIBRARIES and module not in sys.stdlib_module_names
+
+
+def converted_call(f, *args, **kwargs):
+    """``f(*args, **kwargs)``, with ``f`` converted first when it is one of the user's functions."""
+    target = f.__func__ if isinstance(f, types.MethodType) else f
+    if isinstance(target, types.FunctionType) and _is_user_function(target) and not getattr(target, _CONVERTED, False):
+        converted = _CONVERTED_CALLS.get(target)
+        if converted is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a callee without source runs as written, silently
+                converted = _CONVERTED_CALLS[target] = convert(target)
+        if converted is not target:
+            return converted(f.__self__, *args, **kwargs) if isinstance(f, types.MethodType) else converted(*args,
+                                                                                                          **kwargs)
+    return f(*args, **kwargs)
+
+
+# What converted code sees as ``ag__``.
+_AG = types.SimpleNamespace(**{name: getattr(operators, name) for name in dir(operators) if not name.startswith("_")},
+                            converted_call=converted_call)

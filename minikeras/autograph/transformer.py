@@ -10,10 +10,18 @@ Three passes over the function's body, as TensorFlow's AutoGraph does:
    joins the loop's condition.
 3. ``if``, ``while`` and ``for`` become ``ag__.if_stmt`` / ``while_stmt`` / ``for_stmt``
    calls on local functions, with ``get_state``/``set_state`` over the variables they modify;
-   ``and``, ``or``, ``not`` and ``x if c else y`` become ``ag__`` calls.
+   ``and``, ``or``, ``not`` and ``x if c else y`` become ``ag__`` calls, and calls of other
+   functions go through ``ag__.converted_call`` (the user's functions are converted too).
 """
 import ast
 import itertools
+
+# Builtins called as they are (the rest go through ``ag__.converted_call``, which converts the
+# user's own functions when called; ``super``, ``locals`` and ``vars`` look at the calling frame).
+_PLAIN_CALLS = frozenset(["super", "locals", "globals", "vars", "eval", "exec", "print", "len", "range", "isinstance",
+                          "getattr", "setattr", "hasattr", "type", "int", "float", "bool", "str", "list", "tuple",
+                          "dict", "set", "zip", "enumerate", "min", "max", "sum", "abs", "sorted", "reversed"])
+
 
 class ConversionError(SyntaxError):
     """A construct that cannot be converted; names the line and what to do instead."""
@@ -328,6 +336,15 @@ class ControlFlow(ast.NodeTransformer):
         # Every local starts as Undefined, so the local functions below can declare it nonlocal.
         node.body = [_assign(x, _call("Undefined", ast.Constant(x))) for x in local] + node.body
         return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _PLAIN_CALLS or isinstance(func, ast.Attribute) and (
+                func.attr == "range" or isinstance(func.value, ast.Name) and func.value.id == "ag__"):
+            return node  # a builtin, a range (see visit_For) or the converted code's own calls
+        return ast.Call(func=ast.Attribute(value=_name("ag__"), attr="converted_call", ctx=ast.Load()),
+                        args=[node.func] + node.args, keywords=node.keywords)
 
     def visit_Lambda(self, node):
         return node  # a lambda's body is an expression run by whoever calls it; left as written
