@@ -53,7 +53,7 @@ def converted_source(fn):
 
 def convert(fn):
     """``fn`` with its control flow converted; returned unchanged if it needs no conversion
-    (no ``if``, ``while``, ``for``, ``and``/``or``/``not`` or conditional expression)."""
+    (no ``if``, ``while``, ``for``, ``and``/``or``/``not``, conditional expression or call)."""
     if getattr(fn, _CONVERTED, False):
         return fn
     target = fn.__func__ if inspect.ismethod(fn) else fn
@@ -67,7 +67,7 @@ def convert(fn):
         warnings.warn(f"mk.autograph could not convert {target.__qualname__} and runs it as written: {error}",
                       stacklevel=3)
         return fn
-    if not any(isinstance(n, (ast.If, ast.While, ast.For, ast.BoolOp, ast.IfExp)) or
+    if not any(isinstance(n, (ast.If, ast.While, ast.For, ast.BoolOp, ast.IfExp, ast.Call)) or
                isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(node)):
         return fn
     explicit_super(node)
