@@ -38,6 +38,7 @@ from minikeras import (  # noqa: F401,E402
 from minikeras.models import Model, Sequential  # noqa: F401,E402
 from minikeras.layers import Input  # noqa: F401,E402
 from minikeras import distribute  # noqa: F401,E402
+from minikeras import autograph  # noqa: F401,E402
 from minikeras.device import device  # noqa: F401,E402
 
 __version__ = "0.1.0"

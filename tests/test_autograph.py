@@ -354,3 +354,25 @@ def test_functions_called_from_a_converted_function_are_converted_too():
     assert float(a) == 4.0 and float(b[0]) == 12.0
     a, b = f(mk.constant(1.5))
     assert float(a) == 2.25 and float(b[0]) == 12.0
+
+
+def test_set_loop_options_bounds_a_while_statement_for_gradients():
+    @mk.function
+    def f(x):
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            y = x
+            while mk.reduce_sum(y) > 1.0:
+                mk.autograph.experimental.set_loop_options(maximum_iterations=10)
+                y = mk.tanh(y) * 1.5
+        return y, tape.gradient(y, x)
+
+    def reference(x):
+        def cond(s):
+            return (jnp.sum(s[1]) > 1.0) & (s[0] < 10)
+        return lax.while_loop(cond, lambda s: (s[0] + 1, jnp.tanh(s[1]) * 1.5), (0, x))[1]
+
+    y, g = f(mk.constant([2.0]))
+    close(y, reference(jnp.array([2.0])))
+    close(g, jax.jacfwd(reference)(jnp.array([2.0]))[0], rtol=1e-4)
+    mk.autograph.experimental.set_loop_options(maximum_iterations=3)  # outside a loop: nothing

@@ -9,7 +9,8 @@ the compiled program; otherwise it runs as plain Python, exactly as written. ``b
 
 - ``transformer``: the AST rewrite;
 - ``operators``: the functions the rewritten code calls (``ag__.if_stmt``, ...);
-- ``api``: ``convert(fn)`` and ``to_code(fn)``.
+- ``api``: ``convert(fn)`` and ``to_code(fn)``;
+- ``experimental``: ``set_loop_options(maximum_iterations=...)``.
 
 >>> def f(x):
 ...     while mk.reduce_sum(x) > 1:
@@ -17,7 +18,8 @@ the compiled program; otherwise it runs as plain Python, exactly as written. ``b
 ...     return x
 >>> print(mk.autograph.to_code(f))   # doctest: +SKIP
 """
+from minikeras.autograph import experimental
 from minikeras.autograph.api import convert, to_code
 from minikeras.autograph.transformer import ConversionError
 
-__all__ = ["ConversionError", "convert", "to_code"]
+__all__ = ["ConversionError", "convert", "experimental", "to_code"]

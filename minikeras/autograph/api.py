@@ -61,6 +61,8 @@ def convert(fn):
         return fn  # a builtin, a class or a callable object: nothing to rewrite
     if target.__name__ == "<lambda>":
         return fn  # an expression: no statements to convert
+    if not _is_user_function(target):
+        return fn  # minikeras's own steps (fit's train_step, optimizer updates) are written for tracing
     try:
         tree, node = _function_node(target)
     except SourceUnavailable as error:  # as TensorFlow: a warning, and the function runs as written
@@ -118,7 +120,7 @@ def _is_user_function(target):
 def converted_call(f, *args, **kwargs):
     """``f(*args, **kwargs)``, with ``f`` converted first when it is one of the user's functions."""
     target = f.__func__ if isinstance(f, types.MethodType) else f
-    if isinstance(target, types.FunctionType) and _is_user_function(target) and not getattr(target, _CONVERTED, False):
+    if isinstance(target, types.FunctionType) and not getattr(target, _CONVERTED, False):
         converted = _CONVERTED_CALLS.get(target)
         if converted is None:
             with warnings.catch_warnings():

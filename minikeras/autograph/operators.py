@@ -166,15 +166,16 @@ def _tensor_cond(test, body, orelse, where, names=None):
 
 
 # -- while ------------------------------------------------------------------------------------
-def while_stmt(test, body, get_state, set_state, names, lineno):
-    """A ``while`` statement: ``mk.while_loop`` semantics once its test is a traced Tensor."""
+def while_stmt(test, body, get_state, set_state, names, lineno, maximum_iterations=None):
+    """A ``while`` statement: ``mk.while_loop`` semantics once its test is a traced Tensor
+    (``maximum_iterations``: from ``set_loop_options``; it bounds the staged loop)."""
     condition = test()
     while not _traced(condition):
         if not condition:
             return
         body()
         condition = test()
-    _tensor_loop(test, body, get_state, set_state, names, f"the `while` loop at line {lineno}")
+    _tensor_loop(test, body, get_state, set_state, names, f"the `while` loop at line {lineno}", maximum_iterations)
 
 
 def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations=None, extra=()):
@@ -268,7 +269,7 @@ def range_(function, *args):
     return function(*args)
 
 
-def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno):
+def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, maximum_iterations=None):
     """A ``for`` statement: over a traced Tensor's first axis (or a traced ``range``) it is a
     loop in the program; over anything else a Python loop."""
     where = f"the `for` loop at line {lineno}"
@@ -286,7 +287,8 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno):
             body(i)
             return [Tensor((i._value + delta).astype(dtype))]
 
-        _tensor_loop(test, step, get_state, set_state, names, where, extra=[Tensor(jnp.asarray(start, dtype))])
+        _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations,
+                     extra=[Tensor(jnp.asarray(start, dtype))])
         return
     if isinstance(iterable, Tensor) and is_tracer(iterable._value):
         if iterable.ndim == 0:
@@ -300,7 +302,8 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno):
             body(_array.gather(iterable, i))
             return [i + 1]
 
-        _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations=n,
+        bound = n if maximum_iterations is None else min(n, int(maximum_iterations))
+        _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations=bound,
                      extra=[Tensor(jnp.int32(0))])
         return
     for item in iterable:

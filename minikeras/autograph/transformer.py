@@ -267,7 +267,24 @@ class ControlFlow(ast.NodeTransformer):
             test = _call("and_", _lambda(test), _lambda(_call("not_", _name(flag))))
         return test
 
+    def _loop_options(self, node):
+        """The keywords of a ``set_loop_options(...)`` call starting the loop body (removed)."""
+        first = node.body[0] if node.body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Call):
+            func = first.value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name == "set_loop_options":
+                node.body = node.body[1:] or [ast.Pass()]
+                for keyword in first.value.keywords:
+                    if keyword.arg == "shape_invariants":
+                        raise ConversionError(f"line {first.lineno}: set_loop_options(shape_invariants=...) is not "
+                                              "supported: loop variables keep their shapes (collect values in a "
+                                              "fixed-size mk.TensorArray)")
+                return [k for k in first.value.keywords if k.arg == "maximum_iterations"]
+        return []
+
     def visit_While(self, node):
+        options = self._loop_options(node)
         before, flags, after = self._lower_loop_jumps(node)
         names = assigned_names(node.body)
         self.generic_visit(node)
@@ -281,9 +298,11 @@ class ControlFlow(ast.NodeTransformer):
         test_fn.body[0].value = test
         body = self._def(f"loop_body_{n}", node.body, names)
         call = _call("while_stmt", _name(test_fn.name), _name(body.name), *self._state_args(n, names, node.lineno))
+        call.keywords = options
         return before + [test_fn, body, *state, ast.Expr(call)] + _flat(after)
 
     def visit_For(self, node):
+        options = self._loop_options(node)
         before, flags, after = self._lower_loop_jumps(node)
         names = assigned_names([node.target] + node.body)
         self.generic_visit(node)
@@ -305,6 +324,7 @@ class ControlFlow(ast.NodeTransformer):
                 or isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "range"):
             iterable = _call("range_", iterable.func, *iterable.args)
         call = _call("for_stmt", iterable, extra_arg, _name(body.name), *self._state_args(n, names, node.lineno))
+        call.keywords = options
         return before + defs + [body, *state, ast.Expr(call)] + _flat(after)
 
     def visit_BoolOp(self, node):

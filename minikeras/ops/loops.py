@@ -130,8 +130,9 @@ def _unrolled(cond, body, state, maximum_iterations, what, names):
     if limit is None:
         raise ValueError(
             f"{what}: this loop's condition is a traced Tensor and a GradientTape is recording inside mk.function; "
-            "reverse-mode gradients need a bound on the number of iterations. Pass maximum_iterations=N "
-            "(mk.while_loop(..., maximum_iterations=N)), or loop over a Tensor or range of static length.")
+            "reverse-mode gradients need a bound on the number of iterations. Add maximum_iterations: "
+            "mk.while_loop(..., maximum_iterations=N), or, for a Python loop statement, begin its body with "
+            "mk.autograph.experimental.set_loop_options(maximum_iterations=N).")
     for _ in range(limit):
         test = cond(*state)
         value = to_array(test)
