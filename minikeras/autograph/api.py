@@ -26,7 +26,7 @@ class SourceUnavailable(ConversionError):
 
 def _function_node(fn):
     try:
-        source = textwrap.dedent(inspect.getsource(fn))
+        source = textwrap.dedent(inspect.getsource(fn.__code__))  # the code's own source, never a __wrapped__ one
     except (OSError, TypeError) as error:
         raise SourceUnavailable(f"mk.autograph cannot read the source of {fn!r} ({error}); define it in a file, or "
                               "use mk.function(autograph=False)") from None
@@ -113,7 +113,8 @@ _CONVERTED_CALLS = weakref.WeakKeyDictionary()  # the user's function -> its con
 
 
 def _is_user_function(target):
-    module = (getattr(target, "__module__", None) or "").split(".")[0]
+    # the module whose globals the code runs in (``functools.wraps`` copies another ``__module__``)
+    module = (target.__globals__.get("__name__") or "").split(".")[0]
     return module not in _LIBRARIES and module not in sys.stdlib_module_names
 
 

@@ -26,7 +26,8 @@ def _flatten(tree):
 def cond(pred, true_fn=None, false_fn=None, name=None):
     """``true_fn()`` if ``pred`` else ``false_fn()``, eagerly and inside ``mk.function`` (``tf.cond``).
 
-    Eagerly, and when ``pred`` is known while tracing, only the chosen branch runs. When
+    Eagerly, and when ``pred`` is known while tracing, only the chosen branch runs (eagerly
+    its result is returned as it is, a Python number included, as TensorFlow does). When
     ``pred`` is a traced value, both branches are traced once and the program runs only the
     taken one (``lax.cond``); Variables a branch assigns are assigned only when it is taken.
     Under a recording GradientTape inside ``mk.function``, both branches run and their
@@ -36,7 +37,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     as with ``tf.where``). Both branches must return the same structure, shapes and dtypes;
     Python numbers are converted to Tensors.
 
-    >>> mk.cond(mk.constant(2.0) > 1.0, lambda: 1.0, lambda: 0.0)
+    >>> mk.cond(mk.constant(2.0) > 1.0, lambda: mk.constant(1.0), lambda: mk.constant(0.0))
     mk.Tensor(1.0, shape=(), dtype=float32)
     """
     if true_fn is None or false_fn is None:
@@ -58,6 +59,10 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 
 
 def _python_numbers_as_tensors(out):
+    """Inside ``mk.function`` a branch's Python numbers become Tensors (as in a tf.function
+    graph); eagerly the branch's result is returned as it is (as TensorFlow does)."""
+    if not _context.traces:
+        return out
     leaves, tree = _flatten(out)
     return jax.tree_util.tree_unflatten(
         tree, [Tensor(to_array(x)) if type(x) in (int, float, bool) else x for x in leaves])
@@ -193,7 +198,7 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     default. As ``mk.cond``: eagerly (or with a known index) only that branch runs; with a
     traced index each branch is traced once and the program runs the taken one.
 
-    >>> mk.switch_case(mk.constant(1), [lambda: 10.0, lambda: 20.0])
+    >>> mk.switch_case(mk.constant(1), [lambda: mk.constant(10.0), lambda: mk.constant(20.0)])
     mk.Tensor(20.0, shape=(), dtype=float32)
     """
     fns = _branch_list(branch_fns)
@@ -220,7 +225,7 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name=None):
 
     >>> x = mk.constant(3.0)
     >>> mk.case([(x < 0.0, lambda: -1.0), (x > 0.0, lambda: 1.0)], default=lambda: 0.0)
-    mk.Tensor(1.0, shape=(), dtype=float32)
+    1.0
     """
     if isinstance(pred_fn_pairs, dict):
         pred_fn_pairs = list(pred_fn_pairs.items())
