@@ -376,3 +376,18 @@ def test_set_loop_options_bounds_a_while_statement_for_gradients():
     close(y, reference(jnp.array([2.0])))
     close(g, jax.jacfwd(reference)(jnp.array([2.0]))[0], rtol=1e-4)
     mk.autograph.experimental.set_loop_options(maximum_iterations=3)  # outside a loop: nothing
+
+
+def test_a_loop_over_a_known_tensor_is_a_loop_in_the_program():
+    seen = []
+
+    @mk.function
+    def f(x):
+        for i in mk.range(1000):
+            seen.append("body")
+            x = x + mk.cast(i, mk.float32)
+        return x
+
+    assert float(f(mk.constant(0.0))) == 999 * 1000 / 2
+    assert seen == ["body"]  # traced once, as the body of one while loop, not unrolled 1000 times
+    assert "while[" in str(f.programs()[0].jaxpr)

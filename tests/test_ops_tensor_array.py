@@ -60,16 +60,36 @@ def test_writes_at_traced_indices_in_a_compiled_loop():
     assert squares.tracing_count == 1
 
 
-def test_a_loop_over_a_traced_tensor_needs_a_known_element_shape():
+def test_element_shape_is_inferred_from_the_loop_body():
     @mk.function
     def f(n):
         ta = mk.TensorArray(mk.float32, size=3)
         for i in mk.range(n):
+            ta = ta.write(i, mk.fill([2], mk.cast(i, mk.float32)))
+        return ta.stack()
+
+    close(f(mk.constant(2)), [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+
+
+def test_a_dynamic_array_cannot_grow_in_a_loop_over_a_traced_tensor():
+    @mk.function
+    def f(n):
+        ta = mk.TensorArray(mk.float32, size=0, dynamic_size=True)
+        for i in mk.range(n):
             ta = ta.write(i, 1.0)
         return ta.stack()
 
-    with pytest.raises(ValueError, match="element_shape="):
+    with pytest.raises(ValueError, match="cannot grow inside a loop over a traced Tensor"):
         f(mk.constant(2))
+
+    @mk.function
+    def static_length(x):  # a Tensor of static length: the loop is unrolled while tracing
+        ta = mk.TensorArray(mk.float32, size=0, dynamic_size=True)
+        for i in mk.range(x.shape[0]):
+            ta = ta.write(i, x[i] * 2.0)
+        return ta.stack()
+
+    close(static_length(mk.constant([1.0, 2.0, 3.0])), [2.0, 4.0, 6.0])
 
 
 def test_gradient_through_write_and_stack():

@@ -215,25 +215,27 @@ def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterati
 
 
 def _defined_by_the_body(test, body, get_state, set_state, extra):
-    """The loop's state, where a variable that has no value before the loop but is a Tensor
-    after one iteration starts as zeros of its shape (as TensorFlow does, so that e.g. a
-    ``return`` inside the loop works); the body is traced once more to see it."""
+    """The loop's state, completed from one extra trace of the body (as TensorFlow does):
+    a variable with no value before the loop that is a Tensor after one iteration starts as
+    zeros of its shape (so that e.g. a ``return`` inside the loop works), and a TensorArray
+    written in the loop gets the element shape of its first write."""
     state = get_state()
     undefined = [i for i, x in enumerate(state) if isinstance(x, Undefined)]
-    if not undefined:
+    shapeless = [i for i, x in enumerate(state) if isinstance(x, TensorArray) and x.element_shape is None]
+    if not undefined and not shapeless:
         return state
-    leaves, tree = flatten(list(extra) + [x for x in state if _carryable(x)])
     positions = [i for i, x in enumerate(state) if _carryable(x)]
+    leaves, tree = flatten(list(extra) + [state[i] for i in positions])
 
     def probe(*values):
-        values = list(values)
         current = list(state)
         for i, value in zip(positions, values[len(extra):]):
             current[i] = value
         set_state(tuple(current))
         body(*values[:len(extra)])
         after = get_state()
-        return [after[i] if not isinstance(after[i], Undefined) else None for i in undefined]
+        return ([after[i] if not isinstance(after[i], Undefined) else None for i in undefined]
+                + [_Shape(after[i].element_shape) for i in shapeless])
 
     try:
         staged = stage(probe, [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (to_array(v) for v in leaves)],
@@ -241,11 +243,22 @@ def _defined_by_the_body(test, body, get_state, set_state, extra):
     finally:
         set_state(state)
     found = list(state)
-    for i, leaf in zip(undefined, staged.result([jnp.zeros(a.shape, a.dtype) for a in staged.out_avals])):
+    results = staged.result([jnp.zeros(a.shape, a.dtype) for a in staged.out_avals])
+    for i, leaf in zip(undefined, results):
         if isinstance(leaf, Tensor):
             found[i] = Tensor(jnp.zeros(leaf.shape, leaf.dtype))
+    for i, shape in zip(shapeless, results[len(undefined):]):
+        if shape.shape is not None:
+            found[i] = state[i].with_element_shape(shape.shape)
     set_state(tuple(found))
     return tuple(found)
+
+
+class _Shape:
+    """A shape carried out of a staged probe as a static value (not a pytree of numbers)."""
+
+    def __init__(self, shape):
+        self.shape = shape
 
 
 def _carryable(x):
@@ -269,9 +282,10 @@ def range_(function, *args):
     return function(*args)
 
 
-def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, maximum_iterations=None):
+def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, maximum_iterations=None, targets=()):
     """A ``for`` statement: over a traced Tensor's first axis (or a traced ``range``) it is a
-    loop in the program; over anything else a Python loop."""
+    loop in the program; over anything else a Python loop. ``targets``: the names the loop
+    assigns each item to (a staged loop starts them as zeros of an item's shape)."""
     where = f"the `for` loop at line {lineno}"
     if isinstance(iterable, Variable):
         iterable = iterable.value()
@@ -287,10 +301,15 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, ma
             body(i)
             return [Tensor((i._value + delta).astype(dtype))]
 
+        _start_targets(get_state, set_state, names, targets, jax.ShapeDtypeStruct((), dtype))
+
         _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations,
                      extra=[Tensor(jnp.asarray(start, dtype))])
         return
-    if isinstance(iterable, Tensor) and is_tracer(iterable._value):
+    if isinstance(iterable, Tensor) and (is_tracer(iterable._value) or _context.traces and not _grows(get_state())):
+        # Inside mk.function a loop over a Tensor is a loop in the program, as in a tf.function
+        # graph, even when the Tensor is known while tracing (``mk.range(1000)``); unless it fills
+        # a dynamic_size TensorArray, whose size must be known: then the loop is unrolled.
         if iterable.ndim == 0:
             raise TypeError(f"{where}: cannot iterate over a scalar Tensor")
         n = iterable.shape[0]
@@ -301,6 +320,8 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, ma
         def step(i):
             body(_array.gather(iterable, i))
             return [i + 1]
+
+        _start_targets(get_state, set_state, names, targets, jax.ShapeDtypeStruct(iterable.shape[1:], iterable.dtype))
 
         bound = n if maximum_iterations is None else min(n, int(maximum_iterations))
         _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations=bound,
@@ -315,6 +336,21 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, ma
             if not go:
                 break
         body(item)
+
+
+def _start_targets(get_state, set_state, names, targets, aval):
+    """A single loop target with no value yet starts as zeros of an item (it is carried)."""
+    if len(targets) != 1:
+        return
+    state = list(get_state())
+    i = names.index(targets[0])
+    if isinstance(state[i], Undefined):
+        state[i] = Tensor(jnp.zeros(aval.shape, aval.dtype))
+        set_state(tuple(state))
+
+
+def _grows(state):
+    return any(isinstance(x, TensorArray) and x.dynamic_size for x in state)
 
 
 def _with_extra(test, extra_test):

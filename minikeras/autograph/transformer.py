@@ -324,7 +324,8 @@ class ControlFlow(ast.NodeTransformer):
                 or isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "range"):
             iterable = _call("range_", iterable.func, *iterable.args)
         call = _call("for_stmt", iterable, extra_arg, _name(body.name), *self._state_args(n, names, node.lineno))
-        call.keywords = options
+        targets = ast.Tuple(elts=[ast.Constant(x) for x in assigned_names([node.target])], ctx=ast.Load())
+        call.keywords = options + [ast.keyword(arg="targets", value=targets)]
         return before + defs + [body, *state, ast.Expr(call)] + _flat(after)
 
     def visit_BoolOp(self, node):

@@ -182,6 +182,13 @@ class TensorArray:
     def _unknown_shape(self, what):
         raise ValueError(f"mk.TensorArray.{what}: nothing written yet and no element_shape= given")
 
+    def with_element_shape(self, element_shape):
+        """This array with ``element_shape`` set (it must agree with what was written)."""
+        shape = tuple(element_shape)
+        if self._element_shape is not None and self._element_shape != shape:
+            raise ValueError(f"mk.TensorArray: element shape {shape} does not match {self._element_shape}")
+        return self._copy(element_shape=shape)
+
     # -- loops ----------------------------------------------------------------------------
     def as_loop_carry(self, what="a loop"):
         """This array as one stacked buffer, the form a loop over a traced Tensor carries."""
