@@ -134,3 +134,33 @@ def test_argument_errors():
         mk.while_loop(True, lambda i: i, [0])
     with pytest.raises(ValueError, match="returned 2 loop variables, expected 1"):
         mk.while_loop(lambda i: i < 2, lambda i: (i, i), [0])
+
+
+def test_tensor_array_as_a_loop_variable_of_a_compiled_loop():
+    @mk.function
+    def powers(x, n):
+        ta = mk.TensorArray(mk.float32, size=4, element_shape=(2,))
+
+        def body(i, y, ta):
+            return i + 1, y * x, ta.write(i, y)
+
+        _, _, ta = mk.while_loop(lambda i, y, ta: i < n, body, (0, mk.ones_like(x), ta))
+        return ta.stack()
+
+    x = np.array([2.0, 3.0], np.float32)
+    close(powers(mk.constant(x), mk.constant(4)), [x ** 0, x ** 1, x ** 2, x ** 3])
+    close(powers(mk.constant(x), mk.constant(2)), [x ** 0, x ** 1, 0 * x, 0 * x])
+    assert powers.tracing_count == 1
+
+
+def test_a_loop_with_a_trip_count_known_while_tracing_needs_no_bound_for_gradients():
+    @mk.function
+    def f(x):
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            _, y = mk.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * y), [0, x])
+        return y, tape.gradient(y, x)
+
+    y, g = f(mk.constant(0.5))
+    close(y, 0.5 ** 8)
+    close(g, jax.grad(lambda x: lax.fori_loop(0, 3, lambda i, y: y * y, x))(0.5))

@@ -2,15 +2,20 @@
 
 Three ways to run, chosen when the loop starts:
 
-- eagerly, or while tracing with a condition known at trace time: a Python loop (a
-  recording tape sees every iteration, as in TensorFlow's eager mode);
-- inside ``mk.function`` with a traced condition and no tape recording: one
-  ``lax.while_loop``. The body is traced once (``staging``); Variables it assigns are loop
-  carries, assigned once after the loop;
-- the same under a recording GradientTape: reverse mode needs a bound on the trip count, so
-  ``maximum_iterations`` is required; the loop is unrolled that many times, each iteration
-  kept only while the condition holds (``mk.where``), so the tape records it as ordinary ops
-  and gradients of every order flow. A loop that exits early still costs the bound.
+- eagerly: a Python loop (a recording tape sees every iteration, as in TensorFlow's eager
+  mode);
+- inside ``mk.function`` with no tape recording: one ``lax.while_loop``. The body is traced
+  once (``staging``); Variables it assigns are loop carries, assigned once after the loop;
+- the same under a recording GradientTape: the loop is unrolled for the tape. Iterations
+  whose condition is known while tracing run as they are; once it is a traced Tensor,
+  reverse mode needs a bound on the trip count, so ``maximum_iterations`` is required: each
+  further iteration is kept only while the condition holds (``mk.where``), so the tape
+  records ordinary ops and gradients of every order flow. A loop that exits early still
+  costs the bound. (Chosen over one recorded op around ``lax.scan``: the tape's rules and
+  higher-order gradients apply unchanged, and Variables read in the body get gradients with
+  no extra plumbing; the price is trace time and program size proportional to the bound.)
+
+Autograph's ``while`` and ``for`` statements call ``run_loop`` directly.
 """
 import jax
 import jax.numpy as jnp
@@ -51,7 +56,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     packed = not isinstance(loop_vars, (list, tuple))
     state = [loop_vars] if packed else loop_vars
     state = jax.tree_util.tree_map(_as_value, state, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
-    out = run_loop(lambda *s: cond(*s), lambda *s: body(*s), state, maximum_iterations, "mk.while_loop")
+    # inside mk.function the loop is one in the program, as in a tf.function graph
+    out = run_loop(cond, body, state, maximum_iterations, "mk.while_loop", staged=bool(_context.traces))
     return out[0] if packed else out
 
 
@@ -126,24 +132,27 @@ def _staged(cond, body, state, maximum_iterations, done, what, names):
 
 
 def _unrolled(cond, body, state, maximum_iterations, what, names):
+    """The loop unrolled for a recording tape: iterations whose condition is known while
+    tracing run as they are; the others are selected, up to ``maximum_iterations``."""
     limit = _static_limit(maximum_iterations, what)
-    if limit is None:
-        raise ValueError(
-            f"{what}: this loop's condition is a traced Tensor and a GradientTape is recording inside mk.function; "
-            "reverse-mode gradients need a bound on the number of iterations. Add maximum_iterations: "
-            "mk.while_loop(..., maximum_iterations=N), or, for a Python loop statement, begin its body with "
-            "mk.autograph.experimental.set_loop_options(maximum_iterations=N).")
-    for _ in range(limit):
-        test = cond(*state)
-        value = to_array(test)
+    count = 0
+    while limit is None or count < limit:
+        value = to_array(cond(*state))
         if not is_tracer(value):
             if not bool(value):
                 break
             state = _same_structure(state, body(*state), what, names)
-            continue
-        current = state
-        state = select_branches(Tensor(value.reshape(()).astype(bool)),
-                                lambda: _same_structure(current, body(*current), what, names), lambda: current)
+        elif limit is None:
+            raise ValueError(
+                f"{what}: this loop's condition is a traced Tensor and a GradientTape is recording inside "
+                "mk.function; reverse-mode gradients need a bound on the number of iterations. Add "
+                "maximum_iterations: mk.while_loop(..., maximum_iterations=N), or, for a Python loop statement, "
+                "begin its body with mk.autograph.experimental.set_loop_options(maximum_iterations=N).")
+        else:
+            current = state
+            state = select_branches(Tensor(value.reshape(()).astype(bool)),
+                                    lambda: _same_structure(current, body(*current), what, names), lambda: current)
+        count += 1
     return state
 
 
