@@ -224,7 +224,7 @@ def test_variable_defined_in_one_branch_only():
     def f(x):
         if x > 0:
             y = x
-        return y  # noqa: F821
+        return y
 
     with pytest.raises(ValueError, match="'y' must also be initialized in the else branch"):
         f(mk.constant(1.0))

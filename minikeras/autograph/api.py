@@ -41,12 +41,12 @@ def _function_node(fn):
         if isinstance(inner, (ast.Yield, ast.YieldFrom)):
             raise ConversionError(f"line {inner.lineno}: {fn.__qualname__} is a generator (`yield`), which mk.autograph "
                                   "cannot convert; return a Tensor or a list, or use mk.function(autograph=False)")
-    return tree, node
+    return node
 
 
 def converted_source(fn):
     """The converted source of ``fn`` (a string)."""
-    tree, node = _function_node(fn)
+    node = _function_node(fn)
     ControlFlow().visit(node)
     return ast.unparse(ast.fix_missing_locations(node))
 
@@ -64,7 +64,7 @@ def convert(fn):
     if not _is_user_function(target):
         return fn  # minikeras's own steps (fit's train_step, optimizer updates) are written for tracing
     try:
-        tree, node = _function_node(target)
+        node = _function_node(target)
     except SourceUnavailable as error:  # as TensorFlow: a warning, and the function runs as written
         warnings.warn(f"mk.autograph could not convert {target.__qualname__} and runs it as written: {error}",
                       stacklevel=3)

@@ -13,7 +13,6 @@ from minikeras.ops.op import Op
 from minikeras.ops.staging import is_array_leaf, stage
 from minikeras.tensor import Tensor, Variable, to_array
 
-
 # What a ``merge`` hook returns for an output that one branch leaves undefined and that should be
 # zeros there (autograph's return value: the flag beside it says which branch returned).
 ZEROS_LIKE_OTHER_BRANCH = object()

@@ -149,9 +149,9 @@ def _unrolled(cond, body, state, maximum_iterations, what, names):
                 "maximum_iterations: mk.while_loop(..., maximum_iterations=N), or, for a Python loop statement, "
                 "begin its body with mk.autograph.experimental.set_loop_options(maximum_iterations=N).")
         else:
-            current = state
             state = select_branches(Tensor(value.reshape(()).astype(bool)),
-                                    lambda: _same_structure(current, body(*current), what, names), lambda: current)
+                                    lambda state=state: _same_structure(state, body(*state), what, names),
+                                    lambda state=state: state)
         count += 1
     return state
 
