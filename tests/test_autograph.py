@@ -391,3 +391,21 @@ def test_a_loop_over_a_known_tensor_is_a_loop_in_the_program():
     assert float(f(mk.constant(0.0))) == 999 * 1000 / 2
     assert seen == ["body"]  # traced once, as the body of one while loop, not unrolled 1000 times
     assert "while[" in str(f.programs()[0].jaxpr)
+
+
+def test_logical_operators_and_conditional_expressions_on_traced_tensors():
+    @mk.function
+    def f(x):
+        i = 0
+        while i < 10 and mk.reduce_sum(x) < 100.0:
+            x = x * 2.0
+            i += 1
+        big = x if not mk.reduce_sum(x) < 150.0 or i > 100 else -x
+        return big, i
+
+    big, i = f(mk.constant([1.0, 2.0]))
+    close(big, [64.0, 128.0])  # sums 3, 6, ..., 96, 192: six doublings, then 192 >= 150
+    assert int(i) == 6
+    big, i = f(mk.constant([30.0, 30.0]))
+    close(big, [-60.0, -60.0])
+    assert int(i) == 1
