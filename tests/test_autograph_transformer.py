@@ -140,3 +140,30 @@ def test_a_function_without_source_runs_as_written_with_a_warning():
         warnings.simplefilter("always")
         g = autograph.convert(namespace["f"])
     assert g is namespace["f"] and "could not convert" in str(caught[0].message)
+
+
+COUNTER = 0
+
+
+def test_globals_nested_functions_and_classes_keep_python_scoping():
+    def f(n):
+        global COUNTER
+        total = 0
+
+        def add(k):
+            nonlocal total
+            if k > 0:
+                total += k
+
+        class Box:
+            size = 3 if n > 1 else 1
+
+        for i in range(n):
+            add(i)
+            if i % 2:
+                COUNTER += 1
+        return total, Box.size
+
+    g = autograph.convert(f)
+    assert g(4) == (6, 3)
+    assert COUNTER == 2

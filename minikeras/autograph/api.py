@@ -61,6 +61,8 @@ def convert(fn):
         return fn  # a builtin, a class or a callable object: nothing to rewrite
     if target.__name__ == "<lambda>":
         return fn  # an expression: no statements to convert
+    if "ag__" in target.__code__.co_freevars:
+        return fn  # defined inside converted code: converted with it
     if not _is_user_function(target):
         return fn  # minikeras's own steps (fit's train_step, optimizer updates) are written for tracing
     try:

@@ -206,6 +206,11 @@ class ControlFlow(ast.NodeTransformer):
 
     def __init__(self):
         self._ids = itertools.count()
+        self._declared = [set()]  # per function being converted: its `global`/`nonlocal` names
+
+    def _modified(self, nodes):
+        """The local variables ``nodes`` assign (a ``global`` one is no local: not state)."""
+        return [x for x in assigned_names(nodes) if x not in self._declared[-1]]
 
     def _functions(self, names, lineno):
         n = next(self._ids)
@@ -221,7 +226,9 @@ class ControlFlow(ast.NodeTransformer):
 
     def _def(self, name, body, names, args=()):
         fn = ast.parse(f"def {name}({', '.join(args)}):\n    pass").body[0]
-        fn.body = ([ast.Nonlocal(names=list(names))] if names else []) + (body or [ast.Pass()])
+        declared_global = sorted(self._declared[-1])  # the function's `global` names stay global in its parts
+        fn.body = (([ast.Global(names=declared_global)] if declared_global else [])
+                   + ([ast.Nonlocal(names=list(names))] if names else []) + (body or [ast.Pass()]))
         return fn
 
     def _state_args(self, n, names, lineno):
@@ -229,7 +236,7 @@ class ControlFlow(ast.NodeTransformer):
                 ast.Tuple(elts=[ast.Constant(x) for x in names], ctx=ast.Load()), ast.Constant(lineno)]
 
     def visit_If(self, node):
-        names = assigned_names(node.body + node.orelse)
+        names = self._modified(node.body + node.orelse)
         self.generic_visit(node)
         n, state = self._functions(names, node.lineno)
         body = self._def(f"if_body_{n}", node.body, names)
@@ -286,7 +293,7 @@ class ControlFlow(ast.NodeTransformer):
     def visit_While(self, node):
         options = self._loop_options(node)
         before, flags, after = self._lower_loop_jumps(node)
-        names = assigned_names(node.body)
+        names = self._modified(node.body)
         self.generic_visit(node)
         after = [self.visit(s) for s in after]
         n, state = self._functions(names, node.lineno)
@@ -304,7 +311,7 @@ class ControlFlow(ast.NodeTransformer):
     def visit_For(self, node):
         options = self._loop_options(node)
         before, flags, after = self._lower_loop_jumps(node)
-        names = assigned_names([node.target] + node.body)
+        names = self._modified([node.target] + node.body)
         self.generic_visit(node)
         after = [self.visit(s) for s in after]
         n, state = self._functions(names, node.lineno)
@@ -350,10 +357,15 @@ class ControlFlow(ast.NodeTransformer):
         arguments = node.args
         params = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
         params |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
-        declared = {name for s in ast.walk(node) if isinstance(s, (ast.Global, ast.Nonlocal)) for name in s.names}
+        here = [n for statement in node.body for n in _walk_scope(statement, True)]
+        declared = {name for n in here if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
         local = [x for x in assigned_names(node.body) if x not in params and x not in declared]
         node.body = lower_returns(node.body)
-        self.generic_visit(node)
+        self._declared.append({name for n in here if isinstance(n, ast.Global) for name in n.names})
+        try:
+            self.generic_visit(node)
+        finally:
+            self._declared.pop()
         # Every local starts as Undefined, so the local functions below can declare it nonlocal.
         node.body = [_assign(x, _call("Undefined", ast.Constant(x))) for x in local] + node.body
         return node
@@ -366,6 +378,9 @@ class ControlFlow(ast.NodeTransformer):
             return node  # a builtin, a range (see visit_For) or the converted code's own calls
         return ast.Call(func=ast.Attribute(value=_name("ag__"), attr="converted_call", ctx=ast.Load()),
                         args=[node.func] + node.args, keywords=node.keywords)
+
+    def visit_ClassDef(self, node):
+        return node  # a class defined inside the function is left as written
 
     def visit_Lambda(self, node):
         return node  # a lambda's body is an expression run by whoever calls it; left as written
