@@ -18,7 +18,9 @@ from minikeras.ops.array import (  # noqa: F401
     broadcast_to, concat, expand_dims, gather, identity, one_hot, pad, reshape, split, squeeze, stack,
     stop_gradient, tile, transpose, unstack)
 from minikeras.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm  # noqa: F401
-from minikeras.ops.control import cond, custom_gradient, grad_pass_through  # noqa: F401
+from minikeras.ops.control import case, cond, custom_gradient, grad_pass_through, switch_case  # noqa: F401
+from minikeras.ops.loops import while_loop  # noqa: F401
+from minikeras.ops.tensor_array import TensorArray  # noqa: F401
 from minikeras.ops.creation import (  # noqa: F401
     constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like)
 from minikeras.ops.einsum import einsum  # noqa: F401
@@ -43,6 +45,7 @@ from minikeras.models import Model, Sequential  # noqa: F401,E402
 from minikeras import train  # noqa: F401,E402
 from minikeras.layers import Input  # noqa: F401,E402
 from minikeras import distribute  # noqa: F401,E402
+from minikeras import autograph  # noqa: F401,E402
 from minikeras.device import device  # noqa: F401,E402
 
 __version__ = "0.1.0"

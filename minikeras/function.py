@@ -14,7 +14,7 @@ import weakref
 import jax
 import numpy as np
 
-from minikeras import _context
+from minikeras import _context, autograph
 from minikeras.dtypes import canonical_dtype
 from minikeras.programs.input_signature import bind, check_signature
 from minikeras.programs.program import NewSignature, Program
@@ -85,12 +85,15 @@ def _creation_error(name, variables):
 class Function:
     """A compiled callable made by ``mk.function`` (see there)."""
 
-    def __init__(self, python_function, jit_compile=True, input_signature=None, reduce_retracing=False):
+    def __init__(self, python_function, jit_compile=True, input_signature=None, reduce_retracing=False,
+                 autograph=True):
         self.python_function = python_function
         self.jit_compile = jit_compile
         self.input_signature = (None if input_signature is None
                                 else check_signature(getattr(python_function, "__name__", "function"), input_signature))
         self.reduce_retracing = bool(reduce_retracing)
+        self.autograph = autograph
+        self._converted = None     # the function autograph converted, made on the first trace
         self._programs = {}        # (treedef, signature) -> Program
         self._last_program = None  # the program of the last call f(tensor, ...), and its arity
         self._last_arity = -1
@@ -110,14 +113,14 @@ class Function:
                 ref = weakref.ref(instance)
             except TypeError:
                 return types.MethodType(self, instance)
-            function = self.python_function
+            converted = self._converted_function
 
             def method(*args, **kwargs):
-                return function(ref(), *args, **kwargs)
+                return converted()(ref(), *args, **kwargs)
 
-            functools.update_wrapper(method, function)
+            functools.update_wrapper(method, self.python_function)
             bound = Function(method, jit_compile=self.jit_compile, input_signature=self.input_signature,
-                             reduce_retracing=self.reduce_retracing)
+                             reduce_retracing=self.reduce_retracing, autograph=False)  # converted above
             self._bound[key] = bound
             weakref.finalize(instance, self._bound.pop, key, None)
         return bound
@@ -128,7 +131,7 @@ class Function:
         if not self.jit_compile or _context.execution.run_functions_eagerly or _context.traces or _context.tapes:
             # Eager: debugging, nested inside another mk.function (inlined), or under a
             # recording tape (which must see every op to differentiate through the call).
-            return self.python_function(*args, **kwargs)
+            return self._converted_function()(*args, **kwargs)
         program = self._last_program
         if len(args) == self._last_arity and not kwargs and _context.execution.distribution is None:
             # The common call, f(tensor, ...) again: no pytree walk and no signature built here;
@@ -218,17 +221,24 @@ class Function:
         self._tracing_count += 1
         positions = set(dynamic_positions)
         static_leaves = [None if i in positions else x for i, x in enumerate(leaves)]
-        traced = trace(self.python_function, treedef, static_leaves, dynamic_positions, avals)
+        function = self._converted_function()
+        traced = trace(function, treedef, static_leaves, dynamic_positions, avals)
         if traced.created:
             if not first_trace:
                 raise _creation_error(self.__name__, traced.created)
             # As tf.function does, a first trace that created Variables is traced once more, with
             # creation no longer allowed: a function that would create them on every call fails
             # here, and the program is the one that reads the Variables created above.
-            traced = trace(self.python_function, treedef, static_leaves, dynamic_positions, avals)
+            traced = trace(function, treedef, static_leaves, dynamic_positions, avals)
             if traced.created:
                 raise _creation_error(self.__name__, traced.created)
         return Program(traced)
+
+    def _converted_function(self):
+        """The Python function as it runs: converted by autograph once, unless autograph=False."""
+        if self._converted is None:
+            self._converted = autograph.convert(self.python_function) if self.autograph else self.python_function
+        return self._converted
 
     @property
     def program_count(self):
@@ -288,7 +298,7 @@ class ConcreteFunction:
         return f"<ConcreteFunction {self._name}{self.structured_input_signature}>"
 
 
-def function(func=None, input_signature=None, jit_compile=True, reduce_retracing=False):
+def function(func=None, input_signature=None, autograph=True, jit_compile=True, reduce_retracing=False):
     """Compiles ``func`` into one XLA program, like ``tf.function``.
 
     The function is traced once per new input signature (new shapes or dtypes of its Tensor
@@ -298,9 +308,11 @@ def function(func=None, input_signature=None, jit_compile=True, reduce_retracing
     assigned inside are written back after each call. Variables may be created on the first
     trace only (lazily built layers, optimizer slots); as in TensorFlow, a first trace that
     creates Variables is followed by a second one that must not, so such a function's body
-    runs twice on its first call. A Python ``if`` on a traced Tensor is an error (use
-    ``mk.cond``). Under a recording GradientTape, or with ``jit_compile=False``, the function
-    runs eagerly.
+    runs twice on its first call. With ``autograph=True`` (the default) Python ``if``,
+    ``while`` and ``for`` statements on traced Tensors become ``mk.cond`` / ``mk.while_loop``
+    (``minikeras.autograph``; ``mk.autograph.to_code(f)`` shows the converted source); with
+    ``autograph=False`` such a statement is an error. Under a recording GradientTape, or with
+    ``jit_compile=False``, the function runs eagerly.
 
     Args:
       func: the function (or use ``@mk.function(...)`` as a decorator).
@@ -308,6 +320,7 @@ def function(func=None, input_signature=None, jit_compile=True, reduce_retracing
         function then takes exactly such Tensors (Python numbers and arrays are converted; a
         mismatch is a TypeError). A ``None`` dimension accepts any size; since XLA compiles
         for concrete shapes, each new size is traced and compiled once.
+      autograph: convert Python control flow on Tensors (default True).
       jit_compile: False runs the function eagerly (TensorFlow's default graph mode has no
         counterpart here: minikeras always compiles with XLA).
       reduce_retracing: accepted for TensorFlow compatibility. TensorFlow uses it to trace
@@ -323,6 +336,7 @@ def function(func=None, input_signature=None, jit_compile=True, reduce_retracing
     mk.Tensor(6.0, shape=(), dtype=float32)
     """
     def make(f):
-        return Function(f, jit_compile=jit_compile, input_signature=input_signature, reduce_retracing=reduce_retracing)
+        return Function(f, jit_compile=jit_compile, input_signature=input_signature, reduce_retracing=reduce_retracing,
+                        autograph=autograph)
 
     return make if func is None else make(func)

@@ -96,11 +96,106 @@ def test_cond_branches_must_agree():
         shapes(mk.constant([1.0, 2.0]))
 
 
+def test_cond_compiled_runs_one_branch_in_the_program():
+    @mk.function
+    def f(x):
+        return mk.cond(x > 2.0, lambda: mk.sin(x) * x, lambda: x + 1.0)
+
+    assert float(f(mk.constant(1.0))) == 2.0
+    close(f(mk.constant(3.0)), np.sin(3.0) * 3.0)
+    jaxpr = str(f.programs()[0].jaxpr)
+    assert "cond[" in jaxpr and "select_n" not in jaxpr  # lax.cond, not both branches selected
+
+
+def test_cond_compiled_python_numbers_become_tensors():
+    @mk.function
+    def f(x):
+        return mk.cond(x > 0.0, lambda: 1.0, lambda: 0.0)
+
+    out = f(mk.constant(3.0))
+    assert isinstance(out, mk.Tensor) and float(out) == 1.0
+    # eagerly TF 2.21 returns the branch's value as it is: tf.cond(True, lambda: 1.0, ...) is 1.0
+    assert mk.cond(True, lambda: 2, lambda: 3) == 2
+    assert mk.switch_case(mk.constant(1), [lambda: 1.0, lambda: 2.0]) == 2.0
+
+
+def test_cond_compiled_second_order_through_the_taken_branch():
+    @mk.function
+    def second(x):
+        with mk.GradientTape() as outer:
+            outer.watch(x)
+            with mk.GradientTape() as inner:
+                inner.watch(x)
+                y = mk.cond(x > 0.0, lambda: x * x * x, lambda: mk.sin(x))
+            g = inner.gradient(y, x)
+        return g, outer.gradient(g, x)
+
+    g, h = second(mk.constant(2.0))
+    assert float(g) == 12.0 and float(h) == 12.0
+    g, h = second(mk.constant(-1.0))
+    close(g, np.cos(-1.0))
+    close(h, -np.sin(-1.0))
+
+
 def test_cond_argument_errors():
     with pytest.raises(TypeError, match="true_fn and false_fn"):
         mk.cond(True, lambda: 1.0)
     with pytest.raises(ValueError, match="scalar predicate"):
         mk.cond(mk.constant([True, False]), lambda: 1.0, lambda: 0.0)
+
+
+# -- switch_case and case -----------------------------------------------------------------------------
+def test_switch_case_eager_and_out_of_range_runs_default_or_last():
+    branches = [lambda: mk.constant(17), lambda: mk.constant(31)]
+    assert int(mk.switch_case(mk.constant(1), branches)) == 31  # the tf.switch_case docstring example
+    assert int(mk.switch_case(mk.constant(5), branches)) == 31  # out of range, no default: the last branch
+    assert int(mk.switch_case(mk.constant(-1), branches, default=lambda: mk.constant(-1))) == -1
+    assert int(mk.switch_case(mk.constant(0), {0: branches[0], 1: branches[1]})) == 17
+
+
+def test_switch_case_compiled_and_differentiable():
+    @mk.function
+    def f(i, x):
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            y = mk.switch_case(i, [lambda: x * x, lambda: x * 3.0, lambda: mk.sin(x)])
+        return y, tape.gradient(y, x)
+
+    @mk.function
+    def value(i, x):
+        return mk.switch_case(i, [lambda: x * x, lambda: x * 3.0, lambda: mk.sin(x)])
+
+    x = mk.constant(2.0)
+    for i, (y_ref, g_ref) in enumerate([(4.0, 4.0), (6.0, 3.0), (np.sin(2.0), np.cos(2.0))]):
+        y, g = f(mk.constant(i), x)
+        close(y, y_ref)
+        close(g, g_ref)
+        close(value(mk.constant(i), x), y_ref)
+    assert "cond[" in str(value.programs()[0].jaxpr)
+
+
+def test_case_first_true_predicate_wins():
+    x, y = mk.constant(1), mk.constant(2)
+    # tf.case's docstring: `if (x < y) return 17; else if (x > y) return 23; else return -1`
+    out = mk.case([(mk.less(x, y), lambda: mk.constant(17)), (mk.greater(x, y), lambda: mk.constant(23))],
+                  default=lambda: mk.constant(-1))
+    assert int(out) == 17
+
+    @mk.function
+    def f(a, b):
+        return mk.case([(a < b, lambda: a + 100), (a > b, lambda: b + 200)], default=lambda: a * 0 - 1)
+
+    assert int(f(x, y)) == 101 and int(f(y, x)) == 201 and int(f(x, x)) == -1
+
+
+def test_case_exclusive_and_argument_errors():
+    t = mk.constant(True)
+    with pytest.raises(ValueError, match="exclusive=True, but 2 predicates are True"):
+        mk.case([(t, lambda: 1.0), (t, lambda: 2.0)], exclusive=True)
+    with pytest.raises(TypeError, match=r"pred_fn_pairs\[0\]"):
+        mk.case([t])
+    with pytest.raises(TypeError, match="scalar int"):
+        mk.switch_case(mk.constant(1.0), [lambda: 1.0])
 
 
 # -- custom_gradient ---------------------------------------------------------------------------------

@@ -230,7 +230,7 @@ def test_random_ops_draw_fresh_numbers_each_call_and_repeat_after_set_seed():
 
 
 def test_python_if_on_a_traced_tensor_names_cond():
-    @mk.function
+    @mk.function(autograph=False)  # with autograph (the default) the `if` becomes an mk.cond
     def branch(x):
         if x > 0.0:
             return x

@@ -4,7 +4,7 @@ import inspect
 import jax
 import numpy as np
 
-from minikeras import _context, initializers, regularizers
+from minikeras import _context, autograph, initializers, regularizers
 from minikeras.backend import floatx, is_tracer
 from minikeras.dtypes import as_dtype
 from minikeras.metrics.base import Metric
@@ -244,7 +244,7 @@ class Layer(Module):
         _training_stack.append(training)
         _call_depth[0] += 1
         try:
-            outputs = self.call(inputs, *args, **kwargs)
+            outputs = (_converted_call(self) if _context.traces else self.call)(inputs, *args, **kwargs)
         finally:
             _training_stack.pop()
             _call_depth[0] -= 1
@@ -383,6 +383,21 @@ def _stateful_eval_shape(fn, specs):
         aval = next(avals) if is_array else None
         leaves.append(jax.ShapeDtypeStruct(aval.shape, aval.dtype) if is_array else static)
     return jax.tree_util.tree_unflatten(traced.out_tree, leaves)
+
+
+_CONVERTED_CALLS = {}  # layer class -> its call converted by autograph
+
+
+def _converted_call(layer):
+    """``layer.call`` with Python control flow on Tensors converted by autograph, as TensorFlow
+    converts a layer's ``call`` inside ``tf.function``; converted once per class."""
+    if "call" in vars(layer):  # a call set on the instance: run as given
+        return layer.call
+    cls = type(layer)
+    converted = _CONVERTED_CALLS.get(cls)
+    if converted is None:
+        converted = _CONVERTED_CALLS[cls] = autograph.convert(cls.call)
+    return converted.__get__(layer, cls)
 
 
 def _usable(loss):
