@@ -6,6 +6,7 @@ stored as their uint16 bits with a ``dtype`` attribute. Files are written atomic
 temporary file renamed over the target), so a reader sees the old file or the whole new one.
 Nothing is pickled.
 """
+import io
 import os
 
 import h5py
@@ -37,16 +38,15 @@ def write(prefix, arrays):
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
 
-    def write_to(temp):
-        with h5py.File(temp, "w") as f:
-            f.attrs["minikeras_checkpoint"] = FORMAT
-            for key, array in arrays.items():
-                if array.dtype == bfloat16:
-                    f.create_dataset(key, data=array.view(np.uint16)).attrs["dtype"] = "bfloat16"
-                else:
-                    f.create_dataset(key, data=array)
-
-    atomic_write(path, write_to)
+    buffer = io.BytesIO()  # built in memory: a disk error comes from one plain write, not from h5py
+    with h5py.File(buffer, "w") as f:
+        f.attrs["minikeras_checkpoint"] = FORMAT
+        for key, array in arrays.items():
+            if array.dtype == bfloat16:
+                f.create_dataset(key, data=array.view(np.uint16)).attrs["dtype"] = "bfloat16"
+            else:
+                f.create_dataset(key, data=array)
+    atomic_write(path, buffer.getvalue())
 
 
 def read(prefix):

@@ -37,12 +37,7 @@ def record(directory, latest, all_paths, latest_filename=None):
     lines = [f"model_checkpoint_path: {_quote(_relative(directory, latest))}"]
     lines += [f"all_model_checkpoint_paths: {_quote(_relative(directory, p))}" for p in all_paths]
     text = "\n".join(lines) + "\n"
-
-    def write(temp):
-        with open(temp, "w", encoding="utf-8") as f:
-            f.write(text)
-
-    atomic_write(os.path.join(directory, latest_filename or FILENAME), write)
+    atomic_write(os.path.join(directory, latest_filename or FILENAME), text.encode("utf-8"))
 
 
 def read(directory, latest_filename=None):
