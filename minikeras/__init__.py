@@ -19,6 +19,7 @@ from minikeras.ops.array import (  # noqa: F401
     stop_gradient, tile, transpose, unstack)
 from minikeras.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm  # noqa: F401
 from minikeras.ops.control import cond, custom_gradient, grad_pass_through  # noqa: F401
+from minikeras.ops.recompute import recompute_grad  # noqa: F401
 from minikeras.ops.creation import (  # noqa: F401
     constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like)
 from minikeras.ops.linalg import matmul, norm, tensordot  # noqa: F401
