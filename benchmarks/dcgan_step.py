@@ -29,9 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import minikeras as mk  # noqa: E402
-from common import CpuSteal, block, interleaved  # noqa: E402
-from dcgan import BATCH_SIZE, DCGAN, NOISE_DIM  # noqa: E402
+from common import CpuSteal, block, interleaved
+from dcgan import BATCH_SIZE, DCGAN, NOISE_DIM
+
+import minikeras as mk
 
 DN = ("NHWC", "HWIO", "NHWC")
 

@@ -25,8 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import minikeras as mk  # noqa: E402
-from common import CpuSteal, block, interleaved  # noqa: E402
+from common import CpuSteal, block, interleaved
+
+import minikeras as mk
 
 
 def make_step(layers, width, segment, checkpointed):

@@ -13,7 +13,7 @@ from pathlib import Path
 import minikeras as mk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import mnist_cnn  # noqa: E402  (the main job's model and its training loop)
+import mnist_cnn
 
 
 def classifier(weights=None, epochs=1.0, subset=None, seed=0, log=print):

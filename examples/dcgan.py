@@ -31,7 +31,7 @@ import numpy as np
 import minikeras as mk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cnn_classifier import classifier  # noqa: E402
+from cnn_classifier import classifier
 
 NOISE_DIM = 100
 BATCH_SIZE = 256

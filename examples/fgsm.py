@@ -23,7 +23,7 @@ import numpy as np
 import minikeras as mk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cnn_classifier import classifier  # noqa: E402
+from cnn_classifier import classifier
 
 EPSILONS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
 
@@ -86,7 +86,7 @@ def plot_grid(attack, x, y, epsilons=(0.0, 0.1, 0.2, 0.3), count=8, path=None):
     fig.suptitle("FGSM: predictions (red: wrong)", fontsize=10)
     fig.tight_layout()
     if path:
-        fig.savefig(path, dpi=72)
+        fig.savefig(path, dpi=60)
     return fig
 
 

@@ -77,7 +77,7 @@ def test_compiled_step_needs_less_memory_for_activations():
 
 
 def test_without_a_tape_it_is_the_plain_function(weights):
-    w1, w2 = weights
+    w1, _ = weights
     out = mk.recompute_grad(lambda x: mk.matmul(x, w1))(X)
     np.testing.assert_allclose(out.numpy(), X @ W1, rtol=1e-6)
 

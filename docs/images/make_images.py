@@ -31,11 +31,10 @@ def mnist_cnn():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     import mnist_cnn as example
 
     curve = example.main([])
-    epochs, seconds, accuracy = zip(*curve)
+    _, seconds, accuracy = zip(*curve)
     fig, ax = plt.subplots(figsize=(5, 3.2))
     ax.plot(seconds, accuracy, "o-")
     for e, s, a in curve:
