@@ -24,10 +24,12 @@ backward pass, so the scheduler is free to run it early. So the inputs of the re
 (the arrays, the Variables' values and the output cotangents together) first pass through a
 ``while`` loop whose trip count (0 or 1) depends on the data, and that swaps two copies of
 its state: XLA cannot see that its outputs equal its inputs, so it can neither merge the
-recomputation with the forward pass nor hoist it, and since the cotangents go in, the recomputation cannot start before the backward pass
-reaches ``f``. The forward's intermediates are then freed as soon as ``f``'s outputs exist.
-The compiled program's memory analysis shows it (``benchmarks/recompute.py``): one saved
-activation per checkpointed block instead of all of them.
+recomputation with the forward pass nor hoist it, and since the cotangents go in, the
+recomputation cannot start before the backward pass reaches ``f``. The forward's
+intermediates are then freed as soon as ``f``'s outputs exist. The compiled program's memory
+analysis shows it (``benchmarks/recompute.py``: 24 Dense(2048) layers in segments of 4 keep
+10 MiB of temporaries instead of 50 MiB). Plain ``jax.checkpoint`` there gives no saving at
+all on XLA:CPU (24 tanh(Dense) blocks: 9.4 MB of temporaries, against 6.4 MB without it).
 
 Random ops inside ``f`` (``Dropout(training=True)``, ``mk.random.*``) draw from the global
 generator; the recomputation puts the generator back to the state it had before the forward
