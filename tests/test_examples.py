@@ -6,7 +6,7 @@ To keep this file fast, the MNIST scripts see a shortened test set (the first 1,
 through a patched ``mk.datasets.mnist.load_data``; everything else runs as a user runs it.
 """
 import importlib.util
-import json
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -18,8 +18,8 @@ import minikeras as mk
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NOTEBOOKS = sorted(path.name for path in EXAMPLES.glob("*.ipynb"))
-MNIST_NOTEBOOKS = {"mnist_mlp.ipynb", "mnist_cnn.ipynb"}
-TOUR = "gradient_tape_tour.ipynb"  # committed with its (text) outputs
+MNIST_NOTEBOOKS = {"mnist_mlp.ipynb", "mnist_cnn.ipynb", "fgsm.ipynb", "dcgan.ipynb"}
+TOUR = "gradient_tape_tour.ipynb"
 
 needs_mnist = pytest.mark.skipif(not os.environ.get("MINIKERAS_DATASETS"),
                                  reason="MINIKERAS_DATASETS is unset: the MNIST examples need the real files")
@@ -94,30 +94,85 @@ def test_mnist_cnn_learns(mode, short_mnist, capsys):
         assert "compiled the training step" in out and "epoch 1: step 6/8 dispatched" in out, out
 
 
-# -- the notebooks -----------------------------------------------------------------------
-def test_notebooks_are_committed_clean():
-    """Valid nbformat 4 for the python3 kernel; no outputs, except the tour's small text ones.
+# -- the tutorials' exercises, FGSM and the DCGAN ----------------------------------------
+def test_tape_exercises_agree_with_their_references(capsys):
+    results = load_example("tape_exercises").main(["--quick"])
+    both = results["tape_vs_fit"]
+    np.testing.assert_allclose(both["tape"], both["fit"], rtol=1e-5)  # same model, seed and batches
+    assert both["tape_accuracy"] == both["fit_accuracy"] > 0.8
+    ours, reference = results["hessian"]
+    np.testing.assert_allclose(ours, reference, rtol=1e-5, atol=1e-5)
+    hessian, hessian_reference, eigenvalues = results["last_layer"]
+    np.testing.assert_allclose(hessian, hessian_reference, rtol=1e-4, atol=1e-6)
+    assert eigenvalues[0] > -1e-6 * eigenvalues[-1]  # convex in the last layer
+    worst, losses = results["momentum"]  # asserted step for step inside
+    assert worst < 1e-5 and losses[-1] < losses[0]
+    accuracy, accuracy_loaded, difference = results["custom_layer"]
+    assert accuracy == accuracy_loaded > 0.8 and difference == 0.0
+    assert "4. RBF layer" in capsys.readouterr().out
 
-    To clear a notebook's outputs: Jupyter's "Restart Kernel and Clear All Outputs", then save.
+
+@pytest.fixture(scope="module")
+def cnn_weights(tmp_path_factory, mnist_with_short_test_set):
+    """The CNN trained once (on 1,024 images), its weights shared by the FGSM and DCGAN tests."""
+    path = str(tmp_path_factory.mktemp("cnn") / "mnist_cnn.weights.h5")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(mk.datasets.mnist, "load_data", lambda *args, **kwargs: mnist_with_short_test_set)
+        load_example("cnn_classifier").classifier(path, epochs=1, subset=1024, log=lambda *args: None)
+    return path
+
+
+@needs_mnist
+def test_fgsm_lowers_accuracy_as_eps_grows(short_mnist, cnn_weights, tmp_path, capsys):
+    accuracies = load_example("fgsm").main(["--weights", cnn_weights, "--test-subset", "500", "--figures", str(tmp_path)])
+    values = list(accuracies.values())
+    assert list(accuracies) == [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3]
+    assert values[0] > 0.5 and values[-1] < values[0] - 0.2, accuracies
+    assert all(b <= a + 0.01 for a, b in itertools.pairwise(values)), accuracies
+    assert (tmp_path / "fgsm_grid.png").stat().st_size > 0
+    assert "CNN weights loaded" in capsys.readouterr().out
+
+
+@needs_mnist
+def test_dcgan_trains_and_is_judged(short_mnist, cnn_weights, monkeypatch, capsys):
+    monkeypatch.setenv("MINIKERAS_QUICK", "1")
+    history, share, classes = load_example("dcgan").main(["--cnn-weights", cnn_weights, "--width", "8"])
+    assert len(history) == 1 and all(np.isfinite(history[0][1:3]))
+    assert 0.0 <= share <= 1.0 and 0 <= classes <= 10
+    assert "sample quality:" in capsys.readouterr().out
+
+
+# -- the notebooks -----------------------------------------------------------------------
+MAX_IMAGE_BYTES = 200_000  # PNG bytes per committed notebook
+
+
+def test_notebooks_are_committed_executed():
+    """Valid nbformat 4 for the python3 kernel, committed with the outputs of a run (so a
+    visitor sees the plots): every code cell executed, no errors, text and PNG only, small.
+
+    To refresh one: ``jupyter nbconvert --to notebook --execute --inplace examples/NAME.ipynb``
+    (with ``MINIKERAS_DATASETS`` set for the MNIST ones).
     """
     nbformat = pytest.importorskip("nbformat")
     assert set(NOTEBOOKS) >= {"linear_regression.ipynb", "polynomial_regression.ipynb", "mnist_mlp.ipynb",
-                              "mnist_cnn.ipynb", "functional_api.ipynb", TOUR}
+                              "mnist_cnn.ipynb", "functional_api.ipynb", TOUR, "tape_exercises.ipynb", "fgsm.ipynb",
+                              "dcgan.ipynb"}
     for name in NOTEBOOKS:
         nb = nbformat.read(EXAMPLES / name, as_version=4)
         nbformat.validate(nb)
         assert nb.metadata.kernelspec.name == "python3", name
         assert 'os.environ.get("MINIKERAS_QUICK") == "1"' in nb.cells[1].source, f"{name}: no quick switch on top"
         code = [cell for cell in nb.cells if cell.cell_type == "code"]
+        assert all(cell.execution_count for cell in code), f"{name}: commit it executed, every cell"
         outputs = [output for cell in code for output in cell.outputs]
-        if name != TOUR:
-            assert not outputs, f"{name} is committed with outputs: clear them"
-            continue
-        assert all(cell.outputs for cell in code[1:]), f"{name}: commit the tour executed, with its outputs"
+        assert outputs, f"{name}: commit it executed, with its outputs"
+        image_bytes = 0
         for output in outputs:
             assert output.output_type != "error", f"{name} is committed with an error output"
-            assert set(output.get("data", {})) <= {"text/plain"}, f"{name}: only text outputs are committed"
-        assert len(json.dumps(outputs)) < 20_000, f"{name}: committed outputs are too large"
+            data = output.get("data", {})
+            assert set(data) <= {"text/plain", "image/png"}, f"{name}: only text and PNG outputs, found {set(data)}"
+            image_bytes += len(data.get("image/png", "")) * 3 // 4  # base64
+        assert image_bytes <= MAX_IMAGE_BYTES, f"{name}: {image_bytes} bytes of images, at most {MAX_IMAGE_BYTES}"
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,221 @@
+"""mk.recompute_grad: the same gradients as jax.grad of the plain function, eagerly, inside
+mk.function (where XLA rematerialises), for Variables, second order, and Dropout."""
+import gc
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import minikeras as mk
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(4, 3)).astype(np.float32)
+W1 = RNG.normal(size=(3, 5)).astype(np.float32)
+W2 = RNG.normal(size=(5, 2)).astype(np.float32)
+
+
+def block_jax(x, w1, w2):
+    return jnp.tanh(jnp.tanh(x @ w1) @ w2)
+
+
+def loss_jax(x, w1, w2):
+    return jnp.sum(block_jax(x, w1, w2) ** 2)
+
+
+@pytest.fixture
+def weights():
+    return mk.Variable(W1, name="w1"), mk.Variable(W2, name="w2")
+
+
+def test_gradients_of_inputs_and_variables_match_jax_grad(weights):
+    w1, w2 = weights
+    block = mk.recompute_grad(lambda x: mk.tanh(mk.matmul(mk.tanh(mk.matmul(x, w1)), w2)))
+    x = mk.constant(X)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = block(x)
+        loss = mk.reduce_sum(y ** 2)
+    gx, g1, g2 = tape.gradient(loss, [x, w1, w2])
+    np.testing.assert_allclose(y.numpy(), block_jax(X, W1, W2), rtol=1e-6)
+    for got, want in zip((gx, g1, g2), jax.grad(loss_jax, argnums=(0, 1, 2))(X, W1, W2)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_step_needs_less_memory_for_activations():
+    """The compiled program's temporary buffers (XLA's memory analysis, deterministic): a
+    stack of 8 tanh(Dense) blocks at batch 256, with and without checkpointing each block."""
+    rng = np.random.default_rng(1)
+    kernels = [mk.Variable(rng.normal(size=(128, 128)).astype(np.float32) * 0.1) for _ in range(8)]
+    x = mk.constant(rng.normal(size=(256, 128)).astype(np.float32))
+
+    def block(kernel):
+        return lambda h: mk.tanh(mk.matmul(mk.tanh(mk.matmul(h, kernel)), kernel))
+
+    def temp_bytes(wrap):
+        blocks = [wrap(block(k)) for k in kernels]
+
+        @mk.function
+        def step(x):
+            with mk.GradientTape() as tape:
+                h = x
+                for b in blocks:
+                    h = b(h)
+                loss = mk.reduce_sum(h)
+            return tape.gradient(loss, kernels)
+
+        grads = step(x)
+        (program,) = step.programs()
+        compiled = jax.jit(program.pure).lower(program.state(), [x.numpy()]).compile()
+        return compiled.memory_analysis().temp_size_in_bytes, grads
+
+    plain, want = temp_bytes(lambda f: f)
+    checkpointed, got = temp_bytes(mk.recompute_grad)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-4)  # float32 sums of 256 rows
+    assert checkpointed < 0.6 * plain, (checkpointed, plain)  # one saved activation per block instead of two
+
+
+def test_without_a_tape_it_is_the_plain_function(weights):
+    w1, _ = weights
+    out = mk.recompute_grad(lambda x: mk.matmul(x, w1))(X)
+    np.testing.assert_allclose(out.numpy(), X @ W1, rtol=1e-6)
+
+
+def test_inside_mk_function_matches_jax_grad_and_lowers_to_a_checkpoint(weights):
+    w1, w2 = weights
+    block = mk.recompute_grad(lambda x: mk.tanh(mk.matmul(mk.tanh(mk.matmul(x, w1)), w2)))
+
+    @mk.function
+    def step(x):
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            loss = mk.reduce_sum(block(x) ** 2)
+        return tape.gradient(loss, [x, w1, w2])
+
+    want = jax.grad(loss_jax, argnums=(0, 1, 2))(X, W1, W2)
+    for _ in range(2):  # the traced program, called twice
+        for got, ref in zip(step(mk.constant(X)), want):
+            np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-6)
+    (program,) = step.programs()
+    assert "prevent_cse=True" in str(program.jaxpr)  # the remat equation of jax.checkpoint
+
+
+def test_second_order_through_nested_tapes():
+    x = mk.constant(np.array([0.3, -1.2, 0.7], np.float32))
+    f = mk.recompute_grad(lambda x: mk.reduce_sum(mk.sin(x) * x ** 2))
+    with mk.GradientTape() as outer:
+        outer.watch(x)
+        with mk.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    h = outer.jacobian(g, x)
+    want = jax.hessian(lambda v: jnp.sum(jnp.sin(v) * v ** 2))(np.asarray(x))
+    np.testing.assert_allclose(g.numpy(), jax.grad(lambda v: jnp.sum(jnp.sin(v) * v ** 2))(np.asarray(x)),
+                               rtol=1e-5)
+    np.testing.assert_allclose(h.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_dropout_inside_draws_the_same_mask_when_recomputed():
+    mk.random.set_seed(7)
+    dense = mk.layers.Dense(64, kernel_initializer="ones", use_bias=False)
+    dropout = mk.layers.Dropout(0.5)
+    block = mk.recompute_grad(lambda x: dropout(dense(x), training=True))
+    x = mk.constant(np.ones((2, 3), np.float32))
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = block(x)
+        loss = mk.reduce_sum(y)
+    gx, gk = tape.gradient(loss, [x, dense.kernel])
+    kept = (y.numpy() != 0).astype(np.float32)  # the mask the forward pass drew
+    assert 0 < kept.mean() < 1
+    # y = (x @ K) * mask / 0.5, so dL/dK = x^T (mask / 0.5) and dL/dx = (mask / 0.5) K^T
+    np.testing.assert_allclose(gk.numpy(), np.ones((2, 3)).T @ (kept / 0.5), rtol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), (kept / 0.5) @ np.ones((64, 3)), rtol=1e-6)
+
+
+def test_dropout_inside_mk_function_draws_the_same_mask():
+    mk.random.set_seed(3)
+    dropout = mk.layers.Dropout(0.5)
+    block = mk.recompute_grad(lambda x: dropout(x * 2.0, training=True))
+
+    @mk.function
+    def step(x):
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            y = block(x)
+        return y, tape.gradient(y, x)
+
+    x = mk.constant(np.ones((4, 32), np.float32))
+    y1, g1 = step(x)
+    np.testing.assert_allclose(g1.numpy(), (y1.numpy() != 0) * 4.0)  # 2 / (1 - 0.5) where kept
+    y2, _ = step(x)
+    assert not np.array_equal(y1.numpy(), y2.numpy())  # the generator still advances per call
+
+
+def test_random_generator_ends_where_the_forward_pass_left_it():
+    mk.random.set_seed(11)
+    block = mk.recompute_grad(lambda x: x * mk.random.uniform((3,)))
+    x = mk.constant(np.ones(3, np.float32))
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = block(x)
+    after_forward = mk.random.uniform((3,)).numpy()
+    mk.random.set_seed(11)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        y = block(x)
+    g = tape.gradient(y, x)
+    np.testing.assert_allclose(g.numpy(), y.numpy())  # d(x*u)/dx = u = y at x = 1
+    np.testing.assert_allclose(mk.random.uniform((3,)).numpy(), after_forward)
+
+
+def test_layers_in_a_sequential_model_get_their_gradients():
+    mk.random.set_seed(0)
+    model = mk.Sequential([mk.Input((3,)), mk.layers.Dense(8, activation="relu"), mk.layers.Dense(1)])
+    checkpointed = mk.recompute_grad(model)
+    x = mk.constant(X)
+    with mk.GradientTape() as tape:
+        plain = mk.reduce_sum(model(x) ** 2)
+    want = tape.gradient(plain, model.trainable_variables)
+    with mk.GradientTape() as tape:
+        loss = mk.reduce_sum(checkpointed(x) ** 2)
+    got = tape.gradient(loss, model.trainable_variables)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_rejects_a_non_callable():
+    with pytest.raises(TypeError, match="mk.recompute_grad expects a callable, received int"):
+        mk.recompute_grad(3)
+
+
+def test_eagerly_the_tape_holds_only_inputs_and_outputs():
+    """Bytes of live jax arrays after the forward pass of 8 blocks, with and without."""
+    rng = np.random.default_rng(2)
+    kernels = [mk.Variable(rng.normal(size=(128, 128)).astype(np.float32) * 0.1) for _ in range(8)]
+    x = mk.constant(rng.normal(size=(256, 128)).astype(np.float32))
+
+    def block(kernel):
+        return lambda h: mk.tanh(mk.matmul(mk.tanh(mk.matmul(h, kernel)), kernel))
+
+    def held_bytes(wrap):
+        blocks = [wrap(block(k)) for k in kernels]
+        gc.collect()
+        before = sum(a.nbytes for a in jax.live_arrays())
+        with mk.GradientTape() as tape:
+            h = x
+            for b in blocks:
+                h = b(h)
+            loss = mk.reduce_sum(h)
+        gc.collect()
+        held = sum(a.nbytes for a in jax.live_arrays()) - before
+        return held, tape.gradient(loss, kernels)
+
+    plain, want = held_bytes(lambda f: f)
+    checkpointed, got = held_bytes(mk.recompute_grad)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-4)
+    activation = 256 * 128 * 4
+    assert checkpointed <= 8 * activation + 4096 < plain, (checkpointed, plain)  # one output per block
