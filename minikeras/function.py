@@ -6,6 +6,7 @@ program, and the program is compiled with ``xla_cpu.jit``. Each call passes the 
 and writes the Variables it assigned back (``programs.Program``). As in ``tf.function``,
 Python side effects (``print``, appending to a list) happen once per trace, never per call.
 """
+import collections
 import functools
 import types
 import warnings
@@ -97,8 +98,9 @@ class Function:
         self._programs = {}        # (treedef, signature) -> Program
         self._last_program = None  # the program of the last call f(tensor, ...), and its arity
         self._last_arity = -1
+        self._last_nest = None     # (treedef, program) of the last call f(nest of arrays)
         self._tracing_count = 0
-        self._recent_calls = []    # whether each of the last calls traced (for the retracing warning)
+        self._recent_calls = collections.deque(maxlen=FREQUENT_TRACING_HISTORY)  # whether each recent call traced
         self._bound = {}           # id(instance) -> Function, for methods
         functools.update_wrapper(self, python_function)
 
@@ -146,11 +148,28 @@ class Function:
                     return program.call_strict(arrays)
                 except NewSignature:
                     pass
+        elif not kwargs and self._last_nest is not None and _context.execution.distribution is None:
+            # f(nest of arrays) again, e.g. an optimizer's update of a list of gradients: one
+            # pytree walk, no signature; jax.jit's dispatcher compares the avals.
+            leaves, treedef = _flatten(args)
+            last_treedef, last_program = self._last_nest
+            if treedef == last_treedef:
+                arrays = [x._value if type(x) is Tensor else x for x in leaves]
+                if all(isinstance(x, jax.Array) for x in arrays):
+                    try:
+                        return last_program.call_strict(arrays)
+                    except NewSignature:
+                        pass
         try:
             program, inputs = self.program_for(args, kwargs)
             out = program(inputs)
-            if not kwargs and all(type(a) is Tensor for a in args):
-                self._last_program, self._last_arity = program, len(args)
+            if not kwargs:
+                if all(type(a) is Tensor for a in args):
+                    self._last_program, self._last_arity = program, len(args)
+                else:
+                    leaves, treedef = _flatten(args)
+                    if all(isinstance(x, (Tensor, jax.Array)) for x in leaves):
+                        self._last_nest = (treedef, program)
             return out
         except Exception as error:  # a mistake in the user's function, found while tracing
             without_jax_additions(error)
@@ -166,15 +185,16 @@ class Function:
         distribution = _context.execution.distribution
         if distribution is not None:  # the program is written for the global batch over its mesh
             inputs = distribution.distribute_inputs(inputs)
-        program = self._program(treedef, leaves, dynamic_positions, [_aval(v) for v in inputs], trace_if_new)
+        program = self._program(treedef, leaves, dynamic_positions, lambda: [_aval(v) for v in inputs], trace_if_new)
         return program, inputs
 
     def _program(self, treedef, leaves, dynamic_positions, avals, trace_if_new=True):
+        """The program for this signature; traced (with ``avals()``, the inputs' avals) if new."""
         key = (treedef, _signature(leaves))
         program = self._programs.get(key)
         new = program is None and trace_if_new
         if new:
-            program = self._programs[key] = self._trace(treedef, leaves, dynamic_positions, avals)
+            program = self._programs[key] = self._trace(treedef, leaves, dynamic_positions, avals())
         self._note_call(new)
         return program
 
@@ -197,7 +217,7 @@ class Function:
         dynamic_positions = [i for i, x in enumerate(leaves) if _is_dynamic_leaf(x)]
         avals = [jax.ShapeDtypeStruct(tuple(leaves[i].shape), canonical_dtype(leaves[i].dtype))
                  for i in dynamic_positions]
-        program = self._program(treedef, leaves, dynamic_positions, avals)
+        program = self._program(treedef, leaves, dynamic_positions, lambda: avals)
         specs = [TensorSpec(a.shape, a.dtype) for a in avals]
         spec_leaves = list(leaves)
         for position, spec in zip(dynamic_positions, specs):
@@ -207,7 +227,6 @@ class Function:
     def _note_call(self, traced):
         calls = self._recent_calls
         calls.append(traced)
-        del calls[:-FREQUENT_TRACING_HISTORY]
         if traced and sum(calls) >= FREQUENT_TRACING_THRESHOLD:
             warnings.warn(
                 f"{sum(calls)} out of the last {len(calls)} calls to {self.python_function!r} triggered mk.function "

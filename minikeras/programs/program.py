@@ -129,5 +129,9 @@ class Program:
     def finish(self, results):
         """Writes back the new state at the end of ``results`` (the flat outputs of the
         program: outputs, then new assigned values) and returns the function's result."""
-        self.write_back(results[self.n_outputs:])
-        return self.structure(results[:self.n_outputs])
+        n = self.n_outputs
+        if self.assigned:
+            self.write_back(results[n:])
+        if self._single:  # the common case, made short: it runs on every call
+            return Tensor(results[0])
+        return self.structure(results[:n])
