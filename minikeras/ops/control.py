@@ -11,6 +11,7 @@ from minikeras.backend import is_tracer
 from minikeras.ops.math import where, zeros_like_
 from minikeras.ops.op import Op
 from minikeras.ops.staging import is_array_leaf, stage
+from minikeras.ops.variable_reads import VariableReads
 from minikeras.tensor import Tensor, Variable, to_array
 
 # What a ``merge`` hook returns for an output that one branch leaves undefined and that should be
@@ -282,24 +283,6 @@ def _run_indexed(index, fns, what):
     return run_branches(index, fns, what, names)
 
 
-class _VariableCollector:
-    """Stands in the tape list while a custom_gradient function runs, to see which Variables it
-    reads (and record nothing): it follows the tape protocol (``minikeras.tape``)."""
-
-    def __init__(self):
-        self.variables = {}
-
-    def read_variable(self, variable, out):
-        self.variables.setdefault(id(variable), variable)
-
-    def watch_accessed(self, variables):
-        for variable in variables:
-            self.variables.setdefault(id(variable), variable)
-
-    def record(self, op, params, inputs, outs):
-        pass
-
-
 class _CustomGradientOp(Op):
     """A recorded call of a ``custom_gradient`` function; its backward is the user's grad_fn
     (arbitrary Python, so never part of a compiled backward pass: not ``fusable``)."""
@@ -369,7 +352,7 @@ def custom_gradient(f=None):
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
         inputs = [_input_tensor(a) for a in args]
-        collector = _VariableCollector()
+        collector = VariableReads()
         saved = list(_context.tapes)
         with _context.recording_with([collector]):
             y, grad_fn = f(*inputs, **kwargs)

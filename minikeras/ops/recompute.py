@@ -44,30 +44,13 @@ from jax import lax
 from minikeras import _context
 from minikeras.ops.op import Op, carries_gradient
 from minikeras.ops.random import get_global_generator
+from minikeras.ops.variable_reads import VariableReads
 from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable, to_array
 
 
 def _flatten(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
-
-
-class _VariableCollector:
-    """Stands in the tape list while the forward pass runs, to see which Variables ``f``
-    reads and to record nothing: it follows the tape protocol (``minikeras.tape``)."""
-
-    def __init__(self):
-        self.variables = {}
-
-    def read_variable(self, variable, out):
-        self.variables.setdefault(id(variable), variable)
-
-    def watch_accessed(self, variables):
-        for variable in variables:
-            self.variables.setdefault(id(variable), variable)
-
-    def record(self, op, params, inputs, outs):
-        pass
 
 
 class _Replay:
@@ -210,7 +193,7 @@ def recompute_grad(f):
         inputs = [_input_tensor(a) for a in args]
         generator = get_global_generator()
         before = to_array(generator)
-        collector = _VariableCollector()
+        collector = VariableReads()
         saved = list(_context.tapes)
         with _context.recording_with([collector]):
             y = f(*inputs, **kwargs)
