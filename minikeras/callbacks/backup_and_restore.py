@@ -21,7 +21,7 @@ import shutil
 
 from minikeras import saving
 from minikeras.callbacks.callback import Callback
-from minikeras.saving._files import atomic_write
+from minikeras.saving import atomic_write
 
 
 class BackupAndRestore(Callback):

@@ -14,7 +14,7 @@ import numpy as np
 
 from minikeras.dtypes import bfloat16
 from minikeras.errors import DataLossError, NotFoundError
-from minikeras.saving._files import atomic_write
+from minikeras.saving import atomic_write
 
 SUFFIX = ".h5"
 FORMAT = 1

@@ -11,7 +11,7 @@ Paths inside the directory are stored relative to it. ``latest_checkpoint`` read
 import os
 import re
 
-from minikeras.saving._files import atomic_write
+from minikeras.saving import atomic_write
 
 FILENAME = "checkpoint"
 _LINE = re.compile(r'^\s*(\w+)\s*:\s*"((?:[^"\\]|\\.)*)"\s*$')
