@@ -20,6 +20,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from minikeras import _context
+from minikeras.device import parse_device
 from minikeras.distribute import multi_host
 from minikeras.xla_cpu import jit
 
@@ -228,7 +229,6 @@ def _has_sharding(value, sharding):
 
 
 def _resolve_devices(devices):
-    from minikeras.device import parse_device
     if devices is None:
         return list(jax.devices())
     if isinstance(devices, (str, jax.Device)):
