@@ -374,3 +374,23 @@ def test_fit_needs_compile_and_rejects_bad_arguments(initial_weights):
         model.fit(X, Y, validation_split=1.5, verbose=0)
     with pytest.raises(ValueError, match="batch the Dataset"):
         model.fit(mk.data.Dataset.from_tensor_slices((X, Y)).batch(8), batch_size=8, verbose=0)
+
+
+def test_fit_on_a_dataset_of_unknown_length_runs_each_epoch_to_its_end():
+    x = np.linspace(-1, 1, 40, dtype=np.float32).reshape(20, 2)
+    y = (x.sum(1) > 0).astype(np.float32)
+    known = mk.data.Dataset.from_tensor_slices((x, y)).batch(4)
+    unknown = mk.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: b >= 0).batch(4)
+    assert int(unknown.cardinality()) == mk.data.UNKNOWN_CARDINALITY
+    histories, weights = [], []
+    for ds in (known, unknown):
+        mk.random.set_seed(0)
+        model = mk.Sequential([mk.Input((2,)), mk.layers.Dense(1)])
+        model.compile(optimizer=mk.optimizers.SGD(0.1), loss="mse")
+        histories.append(model.fit(ds, epochs=2, verbose=0).history["loss"])
+        weights.append(model.get_weights())
+    np.testing.assert_allclose(histories[1], histories[0], rtol=1e-6)
+    for a, b in zip(weights[1], weights[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    with pytest.raises(ValueError, match="infinite.*steps_per_epoch"):
+        model.fit(known.repeat(), epochs=1, verbose=0)

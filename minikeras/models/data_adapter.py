@@ -6,7 +6,7 @@ import math
 import jax
 import numpy as np
 
-from minikeras.data import Dataset
+from minikeras.data import INFINITE_CARDINALITY, Dataset
 from minikeras.dtypes import canonical_dtype
 from minikeras.tensor import Tensor, Variable
 
@@ -209,15 +209,17 @@ class DatasetBatches:
     def __init__(self, dataset, steps=None):
         self.dataset = dataset
         cardinality = dataset.cardinality()
-        if steps is None and cardinality < 0:
-            raise ValueError("The Dataset is infinite (or of unknown length): pass steps_per_epoch / steps")
-        self.steps = steps if steps is not None else int(cardinality)
+        if steps is None and cardinality == INFINITE_CARDINALITY:
+            raise ValueError("The Dataset is infinite (e.g. it repeats without a count): pass steps_per_epoch / steps")
+        # Unknown length (from_generator, filter): each epoch runs until the data ends, as in Keras.
+        self.steps = steps if steps is not None else (None if cardinality < 0 else int(cardinality))
         self._iterator = None
 
     def epoch(self, rng):
         if self._iterator is None or self.steps is None:
             self._iterator = iter(self.dataset)
-        for _ in range(self.steps):
+        steps = itertools.count() if self.steps is None else range(self.steps)
+        for _ in steps:
             try:
                 element = next(self._iterator)
             except StopIteration:
