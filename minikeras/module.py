@@ -2,7 +2,7 @@
 import re
 
 from minikeras.symbolic import clear_op_names
-from minikeras.tensor import Variable
+from minikeras.tensor import Variable, in_creation_order
 
 _name_counts = {}
 
@@ -119,7 +119,7 @@ class Module:
     def variables(self):
         """Every Variable of this module and its sub-modules: trainable first, each group in
         order of creation (the order weights files and optimizer slots rely on)."""
-        variables = sorted(self._collect()[0], key=lambda v: v._uid)
+        variables = in_creation_order(self._collect()[0])
         return [v for v in variables if v.trainable] + [v for v in variables if not v.trainable]
 
     @property

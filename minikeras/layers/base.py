@@ -98,7 +98,7 @@ class Layer(Module):
         value = bool(value)
         for layer in [self] + [m for m in self.submodules if isinstance(m, Layer)]:
             layer._trainable = value
-            for variable, declared_trainable in layer._declared_weights():
+            for variable, declared_trainable in layer.declared_weights():
                 variable.trainable = declared_trainable and value
 
     def get_config(self):
@@ -166,15 +166,16 @@ class Layer(Module):
         variable = Variable(lambda: to_array(init(shape, dtype=dtype), dtype), trainable=trainable and self.trainable,
                             name=name or "variable", dtype=dtype)
         variable.path = f"{self.name}/{variable.name}"
-        self._declared_weights().append((variable, bool(trainable)))
+        self.declared_weights().append((variable, bool(trainable)))
         if regularizer is not None:
             if "_weight_regularizers" not in vars(self):
                 self._weight_regularizers = {}
             self._weight_regularizers[id(variable)] = regularizers.get(regularizer)
         return variable
 
-    def _declared_weights(self):
-        """(variable, trainable as declared) for each add_weight call, so freezing can be undone."""
+    def declared_weights(self):
+        """``[(variable, trainable as declared)]`` for each ``add_weight`` call, in call order
+        (freezing a layer does not change them, so it can be undone; weights files use them)."""
         if "_weight_declarations" not in vars(self):
             self._weight_declarations = []
         return self._weight_declarations

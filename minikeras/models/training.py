@@ -135,6 +135,12 @@ class Trainer:
                                  for m in self._trainer_metric_specs]
 
     # -- the steps users may override ------------------------------------------------------
+    @property
+    def metric_specs(self):
+        """The metrics as given to ``compile`` (names or Metric objects; empty for per-output
+        metrics): what a ``.keras`` file's compile config records."""
+        return list(self._trainer_metric_specs)
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The compiled loss of ``y_pred`` against ``y``, plus the sum of ``self.losses`` (the
         layers' regularization penalties and added losses), as Keras 3 adds them."""

@@ -14,7 +14,7 @@ The attributes searched are those of ``module.tracked_items``, the walker behind
 A model says how its layers are filed (``saves_layers``, ``keras_files_layers_by_attribute``).
 """
 from minikeras.module import Module, snake_case, tracked_items
-from minikeras.tensor import Variable
+from minikeras.tensor import Variable, in_creation_order
 
 
 class Entry:
@@ -41,7 +41,7 @@ class Entry:
 def own_variables(module):
     """The variables ``module`` holds itself (not through sub-modules): trainable first."""
     declared = {}
-    get_declared = getattr(module, "_declared_weights", None)
+    get_declared = getattr(module, "declared_weights", None)
     if get_declared is not None:
         declared = {id(v): trainable for v, trainable in get_declared()}
     found = {}
@@ -51,7 +51,7 @@ def own_variables(module):
     if get_declared is not None:
         for v, _ in get_declared():
             found.setdefault(id(v), v)
-    ordered = sorted(found.values(), key=lambda v: v._uid)
+    ordered = in_creation_order(found.values())
     trainable = [v for v in ordered if declared.get(id(v), v.trainable)]
     return trainable + [v for v in ordered if not declared.get(id(v), v.trainable)]
 

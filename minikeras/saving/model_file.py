@@ -71,7 +71,7 @@ def _compile_config(model):
         except ValueError as error:
             warnings.warn(f"save_model: the loss is not saved ({error}); compile the loaded model yourself",
                           stacklevel=3)
-    for metric in getattr(model, "_trainer_metric_specs", []):
+    for metric in getattr(model, "metric_specs", ()):
         if isinstance(metric, str):
             config["metrics"].append(metric)
         elif isinstance(metric, metrics_module.Metric) and getattr(metrics_module, type(metric).__name__, None) is \
