@@ -280,11 +280,14 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
 
 
 # -- non-differentiable constructors and helpers --------------------------------------------------
-_one_hot = Primitive(
-    "one_hot",
-    lambda i, *, depth, on, off, dtype, axis: jnp.where(jax.nn.one_hot(i, depth, axis=axis, dtype=jnp.bool_),
-                                                        jnp.asarray(on, dtype), jnp.asarray(off, dtype)),
-    differentiable=False)
+def _one_hot_forward(i, *, depth, on, off, dtype, axis):
+    # an explicit comparison, not jax.nn.one_hot, which is deprecating float indices: a float
+    # id that is not a whole number then matches no class, as Keras 3 has it
+    hot = jnp.moveaxis(i[..., None] == jnp.arange(depth), -1, axis)
+    return jnp.where(hot, jnp.asarray(on, dtype), jnp.asarray(off, dtype))
+
+
+_one_hot = Primitive("one_hot", _one_hot_forward, differentiable=False)
 
 
 def one_hot(indices, depth=None, on_value=None, off_value=None, axis=None, dtype=None, name=None, num_classes=None):
