@@ -1,4 +1,5 @@
-"""The Optimizer base class: bookkeeping, validation, clipping and compilation of updates.
+"""The Optimizer base class: bookkeeping, validation and compilation of updates (clipping,
+weight decay and the moving average are in ``transforms.GradientTransforms``, a base of it).
 
 Subclasses create their slots in ``build(var_list)`` and implement one per-variable rule,
 ``update_step(gradient, variable, learning_rate)``, with minikeras ops, as in Keras 3.
@@ -12,7 +13,6 @@ Inside a user's ``mk.function`` the same Python code is simply traced into that 
 slots created on the first trace become ordinary lifted Variables.
 """
 import numbers
-import re
 import warnings
 
 import jax.numpy as jnp
@@ -22,10 +22,10 @@ from minikeras import _context, initializers
 from minikeras.backend import floatx
 from minikeras.function import Function
 from minikeras.module import compact_snake_case
-from minikeras.ops.clip import clip_by_norm, clip_by_value, global_norm
 from minikeras.ops.control import cond
-from minikeras.ops.math import cast, equal, floordiv, floormod, minimum, not_equal, where, zeros_like_
+from minikeras.ops.math import equal, floordiv, floormod, where, zeros_like_
 from minikeras.optimizers import schedules as schedules_module
+from minikeras.optimizers.transforms import GradientTransforms
 from minikeras.optimizers.validation import GradientDTypeError, check_variables, gradient_array  # noqa: F401
 from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable, to_array
@@ -38,7 +38,7 @@ def _python_float(value, what):
     return float(np.asarray(value))
 
 
-class Optimizer:
+class Optimizer(GradientTransforms):
     """Base class of optimizers (``mk.optimizers.Optimizer``), Keras 3's API.
 
     Args:
@@ -377,62 +377,6 @@ class Optimizer:
                           "updated. If using `model.compile()`, did you forget to provide a `loss` argument?",
                           stacklevel=4)
         return [g for g, _ in kept], [v for _, v in kept]
-
-    def _clip_gradients(self, grads):
-        if self.clipnorm and self.clipnorm > 0:
-            return [clip_by_norm(g, float(self.clipnorm)) for g in grads]
-        if self.global_clipnorm and self.global_clipnorm > 0:
-            norm = global_norm(grads)
-            clip = float(self.global_clipnorm)
-            scale = clip * minimum(1.0 / norm, 1.0 / clip) + (norm - norm)  # + (n - n): NaN/inf norms poison all
-            return [g * cast(scale, g.dtype) for g in grads]
-        if self.clipvalue and self.clipvalue > 0:
-            v = float(self.clipvalue)
-            return [clip_by_value(g, -v, v) for g in grads]
-        return grads
-
-    def exclude_from_weight_decay(self, var_list=None, var_names=None):
-        """Leaves these variables, and those whose name matches one of the regular expressions
-        ``var_names`` (``re.search``, e.g. ``['bias']``), undecayed."""
-        pattern = re.compile("|".join(set(var_names))) if var_names else None
-        self._exclude_from_weight_decay = ({id(v) for v in var_list or ()}, pattern)
-        self._update_functions.clear()
-
-    def _use_weight_decay(self, variable):
-        excluded_ids, pattern = self._exclude_from_weight_decay
-        if id(variable) in excluded_ids:
-            return False
-        return pattern is None or pattern.search(variable.name) is None
-
-    def _apply_weight_decay(self, variables, lr):
-        if self.weight_decay is None:
-            return
-        for variable in variables:
-            if self._use_weight_decay(variable):
-                wd = cast(self.weight_decay, variable.dtype)
-                variable.assign(variable - variable * wd * cast(lr, variable.dtype))
-
-    # -- moving average of the variables (use_ema) ----------------------------------------------
-    def _update_model_variables_moving_average(self, trainable_variables):
-        for variable, average in zip(trainable_variables, self._model_variables_moving_average):
-            momentum = cast(not_equal(self.iterations, 0), variable.dtype) * self.ema_momentum
-            average.assign(momentum * average + (1 - momentum) * variable)
-
-    def _overwrite_model_variables_with_average_value(self, trainable_variables):
-        trainable_variables = list(trainable_variables)
-        if len(trainable_variables) != len(self._model_variables_moving_average):
-            raise ValueError(f"The length of model variables ({len(trainable_variables)}) to override does not match "
-                             "the length of model variables stored in the optimizer "
-                             f"({len(self._model_variables_moving_average)}). Please check if the optimizer was "
-                             "called on your model.")
-        for variable, average in zip(trainable_variables, self._model_variables_moving_average):
-            variable.assign(average)
-
-    def finalize_variable_values(self, var_list):
-        """Ends training: with ``use_ema``, copies the moving averages into ``var_list`` (the
-        variables the optimizer was built with, in that order). Keras's ``fit`` calls it last."""
-        if self.use_ema:
-            self._overwrite_model_variables_with_average_value(var_list)
 
     # -- minimize -----------------------------------------------------------------------------
     def minimize(self, loss, var_list, tape=None):
