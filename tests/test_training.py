@@ -394,3 +394,17 @@ def test_fit_on_a_dataset_of_unknown_length_runs_each_epoch_to_its_end():
         np.testing.assert_allclose(a, b, rtol=1e-6)
     with pytest.raises(ValueError, match="infinite.*steps_per_epoch"):
         model.fit(known.repeat(), epochs=1, verbose=0)
+
+
+def test_metrics_ignore_sample_weights_and_weighted_metrics_use_them_as_keras_3():
+    # Keras 3.15 on this data: {'loss': 0.25, 'mae': 1.5, 'weighted_mae': 0.5}
+    x = np.array([[0.0], [1.0], [2.0], [3.0]], np.float32)
+    y = np.zeros((4, 1), np.float32)
+    sample_weight = np.array([1.0, 1.0, 0.0, 0.0], np.float32)
+    model = mk.Sequential([mk.Input((1,)), mk.layers.Dense(1, kernel_initializer="ones", bias_initializer="zeros")])
+    model.compile("sgd", "mse", metrics=["mae"], weighted_metrics=["mae"])
+    logs = model.evaluate(x, y, sample_weight=sample_weight, return_dict=True, verbose=0)
+    assert logs == pytest.approx({"loss": 0.25, "mae": 1.5, "weighted_mae": 0.5})
+    model.compile("sgd", "mse", weighted_metrics=["mae"])  # alone: logged under its own name, as Keras
+    assert model.evaluate(x, y, sample_weight=sample_weight, return_dict=True, verbose=0) == pytest.approx(
+        {"loss": 0.25, "mae": 0.5})

@@ -157,7 +157,11 @@ class Layer(Module):
             'zeros' otherwise.
           regularizer: a regularizer (or name) whose penalty of this weight is in ``layer.losses``
             (while the weight is trainable).
+          constraint: not supported yet (a NotImplementedError rather than a silent no-op).
         """
+        if constraint is not None:
+            raise NotImplementedError(f"{type(self).__name__} '{self.name}'.add_weight: weight constraints are not "
+                                      f"supported yet (received constraint={constraint!r})")
         dtype = as_dtype(dtype) if dtype is not None else self._dtype
         shape = tuple(int(n) for n in (shape or ()))
         if initializer is None:

@@ -98,11 +98,11 @@ class OutputLosses:
             total = total + w * value
         return total
 
-    def update_metrics(self, y, y_pred, sample_weight):
+    def update_metrics(self, y, y_pred):
+        """Updates each output's metrics (unweighted: compile's ``metrics`` ignore sample weights, as in Keras 3)."""
         ys, preds = self.flatten(y, "y"), self.flatten(y_pred, "y_pred")
-        weights = self.flatten(sample_weight, "sample_weight")
         for i, metric in self.metrics:
-            metric.update_state(ys[i], preds[i], sample_weight=weights[i])
+            metric.update_state(ys[i], preds[i])
 
     def all_metrics(self):
         """The loss trackers (outputs' order), then the metrics (by name)."""

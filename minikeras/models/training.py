@@ -28,7 +28,8 @@ class Trainer:
 
     # The attributes below: training state, not part of the model's weights.
     TRAINING_STATE = frozenset({"optimizer", "loss", "compiled", "stop_training", "history", "_trainer_steps",
-                                "_trainer_metrics", "_trainer_loss_tracker", "_trainer_metric_specs", "_trainer_jit",
+                                "_trainer_metrics", "_trainer_weighted", "_trainer_loss_tracker",
+                                "_trainer_metric_specs", "_trainer_weighted_specs", "_trainer_jit",
                                 "_trainer_steps_per_execution", "_trainer_distribution", "_trainer_outputs",
                                 "_trainer_loss_weight"})
 
@@ -40,6 +41,8 @@ class Trainer:
         self.history = None
         self._trainer_steps = {}
         self._trainer_metrics = []
+        self._trainer_weighted = []
+        self._trainer_weighted_specs = []
         self._trainer_loss_tracker = None
         self._trainer_metric_specs = []
         self._trainer_jit = True
@@ -71,12 +74,18 @@ class Trainer:
             raise TypeError(f"compile: `metrics` should be a list of metrics, received {metrics!r}")
         per_output = isinstance(metrics, dict) or any(isinstance(m, (list, tuple, dict)) for m in metrics or [])
         self._trainer_metric_specs = [] if per_output else list(metrics or [])
+        weighted_metrics = _single_output_metrics(weighted_metrics)
+        if isinstance(weighted_metrics, dict) or any(isinstance(m, (list, tuple, dict))
+                                                     for m in weighted_metrics or []):
+            raise NotImplementedError("compile: weighted_metrics per output are not supported yet; pass a list of "
+                                      "metrics for a model with one output")
+        self._trainer_weighted_specs = list(weighted_metrics or [])
         # resolved now when the loss decides what 'accuracy' means (so that a custom train_step
         # sees them in self.metrics), else on the first batch, from the shapes
         try:
-            self._trainer_metrics = [metrics_module.resolve(m, self.loss) for m in self._trainer_metric_specs]
+            self._resolve_metrics_with(None, None)
         except ValueError:
-            self._trainer_metrics = None
+            self._trainer_metrics = self._trainer_weighted = None
         self._trainer_loss_tracker = metrics_module.Mean(name="loss")
         self._trainer_jit = bool(jit_compile) and not run_eagerly
         self._check_steps_per_execution(steps_per_execution)
@@ -121,7 +130,7 @@ class Trainer:
         outputs = getattr(self, "_trainer_outputs", None)
         if outputs is not None and outputs.built:
             return found + outputs.all_metrics()
-        return found + list(self._trainer_metrics or [])
+        return found + list(self._trainer_metrics or []) + list(self._trainer_weighted or [])
 
     @property
     def metrics_names(self):
@@ -130,9 +139,21 @@ class Trainer:
     def _resolve_metrics(self, y, y_pred):
         if self._trainer_metrics is not None:
             return
-        y_shape = None if y is None else tuple(np.shape(y))
-        self._trainer_metrics = [metrics_module.resolve(m, self.loss, y_shape, tuple(y_pred.shape))
-                                 for m in self._trainer_metric_specs]
+        self._resolve_metrics_with(None if y is None else tuple(np.shape(y)), tuple(y_pred.shape))
+
+    def _resolve_metrics_with(self, y_shape, y_pred_shape):
+        """The compiled metrics, and the weighted ones (named ``weighted_<name>`` where an
+        unweighted metric has the same name, as Keras 3 logs them)."""
+        def resolve(spec):
+            return metrics_module.resolve(spec, self.loss, y_shape, y_pred_shape)
+
+        metrics = [resolve(m) for m in self._trainer_metric_specs]
+        weighted = [resolve(m) for m in self._trainer_weighted_specs]
+        names = {m.name for m in metrics}
+        for metric in weighted:
+            if metric.name in names:
+                metric.name = f"weighted_{metric.name}"
+        self._trainer_metrics, self._trainer_weighted = metrics, weighted
 
     # -- the steps users may override ------------------------------------------------------
     @property
@@ -177,9 +198,11 @@ class Trainer:
         if loss is not None:  # weighted by the batch size: a short last batch counts for less
             self._trainer_loss_tracker.update_state(loss, sample_weight=_batch_size(x, y_pred))
         if multi:
-            self._outputs_for(y, y_pred).update_metrics(y, y_pred, sample_weight)
+            self._outputs_for(y, y_pred).update_metrics(y, y_pred)
         else:
-            for metric in self._trainer_metrics:
+            for metric in self._trainer_metrics:  # `metrics` ignore sample weights, as in Keras 3
+                metric.update_state(y, y_pred)
+            for metric in self._trainer_weighted:
                 metric.update_state(y, y_pred, sample_weight=sample_weight)
         return {m.name: m.result() for m in self.metrics}
 
