@@ -13,6 +13,12 @@ For each model, in one run and timed in turn (so machine load hits all alike):
               ``@tf.function`` GradientTape step on Keras layers (``tf_reference.py``),
 reported as samples/s in steady state and as ratios to jax; compile times are separate.
 
+The GEMM bound: a 2048^3 float32 matmul is timed in the same run (``gemm_flops_per_second``), and
+a model's training FLOPs per sample are counted as ``6 * sum(MACs) - 2 * MACs(first layer)`` (a
+forward pass, an input gradient and a weight gradient per layer, but no input gradient for the
+first one); the bound is the samples/s a step would reach if every FLOP ran at GEMM speed, and
+each row prints its share of that bound.
+
 Models: the classic Keras MNIST CNN (Conv2D 32 -> Conv2D 64 -> MaxPool -> Dropout -> Flatten ->
 Dense 128 -> Dropout -> Dense 10) and the Keras "simple MNIST convnet" (Conv2D 32 -> MaxPool ->
 Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
@@ -23,6 +29,7 @@ Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
 """
 import argparse
 import os
+import platform
 import sys
 import time
 
@@ -150,6 +157,44 @@ def tensorflow_contender(kind, batches):
     return lambda: step(*tf_batches[0]).numpy(), run_tf
 
 
+# -- the GEMM bound -------------------------------------------------------------------------------
+def training_flops_per_sample(model):
+    """``6 * sum(MACs) - 2 * MACs(first layer)`` over the model's Conv2D and Dense layers."""
+    macs = []
+    for layer in model.layers:
+        kernel = [w for w in layer.trainable_variables if len(w.shape) >= 2]
+        if not kernel:
+            continue
+        out_positions = int(np.prod(layer.output_shape[1:-1])) if len(layer.output_shape) > 2 else 1
+        macs.append(out_positions * int(np.prod(kernel[0].shape)))
+    return 6 * sum(macs) - 2 * macs[0]
+
+
+def gemm_flops_per_second(n=2048, repeats=5):
+    """FLOP/s of an n^3 float32 matmul under plain ``jax.jit`` (best of ``repeats``)."""
+    a = jnp.asarray(np.random.default_rng(0).random((n, n), dtype=np.float32))
+    matmul = jax.jit(lambda x, y: x @ y)
+    block(matmul(a, a))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        block(matmul(a, a))
+        best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best
+
+
+def cpu_model():
+    """The CPU's model name (Linux /proc/cpuinfo), else what ``platform`` says."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
 def measure(kind, batch, steps, repeats):
     rng = np.random.default_rng(0)
     x = rng.random((steps * batch, 28, 28, 1), dtype=np.float32)
@@ -207,7 +252,8 @@ def measure(kind, batch, steps, repeats):
         block(run_first())
         compile_seconds[name] = time.perf_counter() - start
     seconds = interleaved(runs, repeats)
-    return {name: steps * batch / s for name, s in seconds.items()}, compile_seconds
+    return ({name: steps * batch / s for name, s in seconds.items()}, compile_seconds,
+            training_flops_per_sample(reference_model))
 
 
 def main(argv=None):
@@ -221,16 +267,24 @@ def main(argv=None):
     if args.reuse_host_memory:
         mk.config.reuse_freed_host_memory()
     steps, repeats = (4, 3) if args.quick else (12, 5)
-    print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}), batch "
-          f"{args.batch_size}, {steps} steps x {repeats} repeats, median")
+    print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}; {cpu_model()}, "
+          f"{os.cpu_count()} CPUs), batch {args.batch_size}, {steps} steps x {repeats} repeats, median")
     with CpuSteal() as steal:
+        gemm = gemm_flops_per_second()
+        print(f"GEMM 2048^3 float32 (jax.jit): {gemm / 1e9:.0f} GFLOP/s")
         for kind in args.models.split(","):
-            rates, compiles = measure(kind, args.batch_size, steps, repeats)
-            print(f"\n{kind} MNIST CNN")
-            print(f"  {'':9} {'samples/s':>10} {'vs jax':>7} {'first call (compile)':>21}")
+            rates, compiles, flops = measure(kind, args.batch_size, steps, repeats)
+            bound = gemm / flops
+            print(f"\n{kind} MNIST CNN: {flops / 1e6:.1f} MFLOP per training sample, GEMM bound {bound:.0f} "
+                  f"samples/s")
+            print(f"  {'':9} {'samples/s':>10} {'vs jax':>7} {'vs tf':>6} {'of bound':>8} {'first call (compile)':>21}")
             for name, rate in rates.items():
-                print(f"  {name:9} {rate:10.0f} {rate / rates['jax']:6.2f}x {compiles[name]:19.1f} s")
-    print(f"\n{steal.describe()}")
+                vs_tf = f"{rate / rates['tf']:5.2f}x" if "tf" in rates else "    -"
+                print(f"  {name:9} {rate:10.0f} {rate / rates['jax']:6.2f}x {vs_tf:>6} {rate / bound:7.0%} "
+                      f"{compiles[name]:19.1f} s")
+        gemm_after = gemm_flops_per_second()
+        print(f"\nGEMM again at the end: {gemm_after / 1e9:.0f} GFLOP/s")
+    print(f"{steal.describe()}")
 
 
 if __name__ == "__main__":

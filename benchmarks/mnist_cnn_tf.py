@@ -1,0 +1,179 @@
+"""The main job's recipe written for TensorFlow, and the time-to-99% race against minikeras.
+
+``examples/mnist_cnn.py`` trains the classic Keras MNIST convnet for 2.5 epochs (Adam with a
+50-step warm-up from 4e-4 to 4e-3, then a cosine decay to 0; batch 128; test accuracy after
+every epoch and after the final half). This file is the same recipe as TensorFlow 2 users write
+it: a ``@tf.function`` GradientTape step, ``tf.data`` shuffling and batching, Keras layers and
+``keras.optimizers.schedules.CosineDecay``. It prints the same curve lines, timed the same way:
+from the call on, loading the data, building the model and compiling included, imports not.
+
+    python benchmarks/mnist_cnn_tf.py --seed 0          # TensorFlow alone (needs the bench extra)
+    python benchmarks/mnist_cnn_tf.py --race            # minikeras tape, minikeras fit and
+                                                        # TensorFlow, seeds 0-2, back to back
+    python benchmarks/mnist_cnn_tf.py --race --seeds 0 --epochs 2.5
+
+``--race`` runs each (program, seed) in a fresh process in turn, so each pays its own start-up,
+and prints time to 99% test accuracy, the final accuracy and minikeras' time as a fraction of
+TensorFlow's for the same seed. The MNIST files come from ``MINIKERAS_DATASETS`` (or the
+download cache) through ``minikeras.datasets``, a NumPy reader, for both frameworks.
+"""
+import argparse
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CURVE_LINE = re.compile(r"^epoch ([0-9.]+)/[0-9.]+: loss [0-9.naif]+, test accuracy ([0-9.]+), ([0-9.]+) s$")
+
+
+# -- the TensorFlow program ----------------------------------------------------------------------
+def main_job():
+    """``examples/mnist_cnn.py`` as a module (its ``load`` reads MNIST for both frameworks)."""
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import mnist_cnn
+    return mnist_cnn
+
+
+def run_tensorflow(epochs=2.5, batch_size=128, seed=0, log=print):
+    """Trains the classic convnet with TensorFlow; returns [(epochs done, seconds, accuracy), ...]."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+
+    load = main_job().load  # imported before the clock starts, as the main job's own imports are
+    start = time.perf_counter()
+    tf.keras.utils.set_random_seed(seed)
+    log("Loading MNIST")
+    (x_train, y_train), (x_test, y_test) = load()
+    log(f"Loaded {len(x_train)} training and {len(x_test)} test images: {time.perf_counter() - start:.1f} s")
+    model = tf.keras.Sequential([
+        tf.keras.Input(shape=(28, 28, 1)),
+        tf.keras.layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
+        tf.keras.layers.Conv2D(64, (3, 3), activation="relu"),
+        tf.keras.layers.MaxPooling2D(pool_size=(2, 2)),
+        tf.keras.layers.Dropout(0.25),
+        tf.keras.layers.Flatten(),
+        tf.keras.layers.Dense(128, activation="relu"),
+        tf.keras.layers.Dropout(0.5),
+        tf.keras.layers.Dense(10, activation="softmax"),
+    ])
+    steps_per_epoch = math.ceil(len(x_train) / batch_size)
+    total = max(1, round(epochs * steps_per_epoch))
+    warmup = min(50, total // 2)
+    schedule = tf.keras.optimizers.schedules.CosineDecay(4e-4, decay_steps=max(total - warmup, 1),
+                                                         warmup_target=4e-3, warmup_steps=warmup)
+    optimizer = tf.keras.optimizers.Adam(schedule)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy()
+    train_ds = (tf.data.Dataset.from_tensor_slices((x_train, y_train)).shuffle(len(x_train))
+                .batch(batch_size).prefetch(tf.data.AUTOTUNE))
+
+    @tf.function
+    def train_step(images, labels):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(images, training=True))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    @tf.function
+    def predict(images):
+        return tf.argmax(model(images, training=False), axis=1, output_type=tf.int32)
+
+    def accuracy():
+        correct = sum(int(tf.reduce_sum(tf.cast(predict(x_test[i:i + 1000]) == y_test[i:i + 1000], tf.int32)))
+                      for i in range(0, len(x_test), 1000))
+        return correct / len(x_test)
+
+    curve, done = [], 0
+    log(f"Training {total} steps of {batch_size} examples ({epochs:g} epochs of {steps_per_epoch} steps)")
+    while done < total:
+        mean_loss = tf.keras.metrics.Mean()
+        steps = min(steps_per_epoch, total - done)
+        for step, (images, labels) in enumerate(train_ds.take(steps), 1):
+            mean_loss.update_state(train_step(images, labels))
+            if done == 0 and step == 1:
+                log(f"  compiled the training step: {time.perf_counter() - start:.1f} s")
+        done += steps
+        acc = accuracy()
+        curve.append((round(done / steps_per_epoch, 2), time.perf_counter() - start, acc))
+        log(f"epoch {curve[-1][0]:g}/{epochs:g}: loss {float(mean_loss.result()):.4f}, test accuracy {acc:.4f}, "
+            f"{curve[-1][1]:.1f} s")
+    return curve
+
+
+# -- the race ------------------------------------------------------------------------------------
+def time_to(curve, target=0.99):
+    """Seconds at the first evaluation with accuracy >= ``target``, or None."""
+    return next((seconds for _, seconds, accuracy in curve if accuracy >= target), None)
+
+
+def run_child(command):
+    """Runs one training program; returns (its curve, the seconds of its first-step line)."""
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    curve, first_step = [], None
+    for line in result.stdout.splitlines():
+        match = CURVE_LINE.match(line.strip())
+        if match:
+            curve.append((float(match[1]), float(match[3]), float(match[2])))
+        elif "compiled the training step:" in line:
+            first_step = float(line.rsplit(":", 1)[1].strip().rstrip(" s"))
+    if not curve:
+        raise RuntimeError(f"no curve in the output of {' '.join(command)}:\n{result.stdout[-3000:]}")
+    return curve, first_step
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def race(seeds, epochs):
+    python = sys.executable
+    programs = {
+        "mk tape": lambda s: [python, "examples/mnist_cnn.py", "--mode", "tape", "--seed", str(s), "--epochs", str(epochs)],
+        "mk fit": lambda s: [python, "examples/mnist_cnn.py", "--mode", "fit", "--seed", str(s), "--epochs", str(epochs)],
+        "tf": lambda s: [python, __file__, "--seed", str(s), "--epochs", str(epochs)],
+    }
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs; {epochs:g} epochs, each run a fresh process, back to back")
+    print(f"{'seed':>4} {'program':8} {'first step':>10} {'to 99%':>8} {'vs tf':>6} {'end':>7} {'final acc':>9}")
+    for seed in seeds:
+        results = {name: run_child(make(seed)) for name, make in programs.items()}
+        tf_time = time_to(results["tf"][0])
+        for name, (curve, first_step) in results.items():
+            reached = time_to(curve)
+            ratio = f"{reached / tf_time:5.2f}x" if reached is not None and tf_time else "   -  "
+            print(f"{seed:>4} {name:8} {first_step if first_step is not None else float('nan'):9.1f}s "
+                  f"{reached if reached is not None else float('nan'):7.1f}s {ratio:>6} {curve[-1][1]:6.1f}s "
+                  f"{curve[-1][2]:9.4f}", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=float, default=2.5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--race", action="store_true", help="minikeras (tape, fit) and TensorFlow, back to back")
+    parser.add_argument("--seeds", default="0,1,2", help="with --race: comma-separated seeds")
+    args = parser.parse_args(argv)
+    if args.race:
+        race([int(s) for s in args.seeds.split(",")], args.epochs)
+        return
+    start = time.perf_counter()
+    curve = run_tensorflow(args.epochs, seed=args.seed, log=lambda text: print(text, flush=True))
+    reached = time_to(curve)
+    print(f"final test accuracy {curve[-1][2]:.4f}; time to 99%: "
+          f"{'not reached' if reached is None else f'{reached:.1f} s'}; wall time {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

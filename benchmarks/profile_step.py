@@ -1,0 +1,94 @@
+"""Where the compiled training step's time goes: XLA:CPU's own per-operation trace.
+
+Runs the ``mk.function`` tape step of ``train_step.py`` (classic or simple MNIST CNN, batch
+128), then records ``--steps`` steps with ``jax.profiler`` while XLA:CPU emits a trace event per
+executed operation (``--xla_cpu_enable_xprof_traceme``), and prints the CPU milliseconds per
+step of each operation, summed over the threads that ran it, largest first, with its share.
+
+Convolutions that XLA:CPU hands to Eigen run inside Eigen's thread pool without such events,
+so they are not in the table: their time is the step's wall time minus the rest, and
+``benchmarks/conv.py`` times each of them alone.
+
+    python benchmarks/profile_step.py                  # classic CNN, top 30
+    python benchmarks/profile_step.py --model simple --top 50
+"""
+import argparse
+import collections
+import glob
+import gzip
+import json
+import os
+import sys
+import tempfile
+import time
+
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_enable_xprof_traceme=true").strip()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train_step  # noqa: E402
+from common import block  # noqa: E402
+
+import minikeras as mk  # noqa: E402
+
+# the executor's own spans, which contain the operations' spans
+_CONTAINERS = ("ThunkExecutor::Execute", "ThunkExecutor::Execute (wait for completion)")
+
+
+def operation_times(trace_dir, steps):
+    """{operation name: CPU ms per step} from the newest trace under ``trace_dir``."""
+    newest = max(glob.glob(os.path.join(trace_dir, "**", "*.trace.json.gz"), recursive=True), key=os.path.getmtime)
+    with gzip.open(newest) as stream:
+        events = json.load(stream)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    totals = collections.Counter()
+    for event in events:
+        if event.get("ph") != "X" or event["name"] in _CONTAINERS:
+            continue
+        if not threads.get((event["pid"], event["tid"]), "").startswith("tf_XLA"):
+            continue  # Python frames and the profiler's own
+        totals[event["name"]] += event["dur"] / 1e3 / steps
+    return totals
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=["classic", "simple"], default="classic")
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--top", type=int, default=30)
+    args = parser.parse_args(argv)
+    mk.config.reuse_freed_host_memory()
+    mk.random.set_seed(0)
+    step = train_step.mk_tape_step(train_step.classic_cnn() if args.model == "classic" else train_step.simple_cnn())
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.random((128, 28, 28, 1), dtype=np.float32))
+    y = jnp.asarray(rng.integers(0, 10, 128).astype(np.int32))
+    for _ in range(5):
+        block(step(x, y))
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        loss = step(x, y)
+    block(loss)
+    wall_ms = (time.perf_counter() - start) / args.steps * 1e3
+    with tempfile.TemporaryDirectory() as trace_dir:
+        jax.profiler.start_trace(trace_dir, create_perfetto_trace=True)
+        for _ in range(args.steps):
+            loss = step(x, y)
+        block(loss)
+        jax.profiler.stop_trace()
+        totals = operation_times(trace_dir, args.steps)
+    traced = sum(totals.values())
+    print(f"{args.model} CNN, batch 128: {wall_ms:.1f} ms per step (wall, untraced), {os.cpu_count()} CPUs; "
+          f"traced operations: {traced:.1f} CPU ms per step; the rest is Eigen's convolutions and waiting")
+    print(f"{'CPU ms':>7} {'share':>6}  operation (XLA fusion name)")
+    for name, ms in totals.most_common(args.top):
+        print(f"{ms:7.2f} {ms / traced:6.1%}  {name}")
+
+
+if __name__ == "__main__":
+    main()
