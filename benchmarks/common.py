@@ -1,4 +1,5 @@
 """Shared timing helpers for the benchmarks: warm up, then the median of repeated runs."""
+import platform
 import statistics
 import time
 
@@ -72,3 +73,15 @@ class CpuSteal:
             return "hypervisor steal: not measured (no /proc/stat)"
         return (f"hypervisor steal during the run: {self.share:.0%} of CPU time"
                 f"{' (high: absolute figures are unreliable, compare ratios)' if self.share > 0.05 else ''}")
+
+
+def cpu_model():
+    """The CPU's model name (Linux /proc/cpuinfo), else what ``platform`` says."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"

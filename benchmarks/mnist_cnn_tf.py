@@ -20,13 +20,15 @@ download cache) through ``minikeras.datasets``, a NumPy reader, for both framewo
 import argparse
 import math
 import os
-import platform
 import re
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import cpu_model  # noqa: E402
+
 CURVE_LINE = re.compile(r"^epoch ([0-9.]+)/[0-9.]+: loss [0-9.naif]+, test accuracy ([0-9.]+), ([0-9.]+) s$")
 
 
@@ -125,17 +127,6 @@ def run_child(command):
     if not curve:
         raise RuntimeError(f"no curve in the output of {' '.join(command)}:\n{result.stdout[-3000:]}")
     return curve, first_step
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def race(seeds, epochs):

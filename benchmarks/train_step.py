@@ -29,7 +29,6 @@ Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
 """
 import argparse
 import os
-import platform
 import sys
 import time
 
@@ -39,7 +38,7 @@ import numpy as np
 import optax
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import CpuSteal, block, interleaved  # noqa: E402
+from common import CpuSteal, block, cpu_model, interleaved  # noqa: E402
 
 import minikeras as mk  # noqa: E402
 from minikeras.xla_cpu import compiler  # noqa: E402
@@ -181,18 +180,6 @@ def gemm_flops_per_second(n=2048, repeats=5):
         block(matmul(a, a))
         best = min(best, time.perf_counter() - start)
     return 2 * n ** 3 / best
-
-
-def cpu_model():
-    """The CPU's model name (Linux /proc/cpuinfo), else what ``platform`` says."""
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def measure(kind, batch, steps, repeats):
