@@ -12,8 +12,8 @@ from the call on, loading the data, building the model and compiling included, i
                                                         # TensorFlow, seeds 0-2, back to back
     python benchmarks/mnist_cnn_tf.py --race --seeds 0 --epochs 2.5
 
-``--race`` runs each (program, seed) in a fresh process in turn, so each pays its own start-up,
-and prints time to 99% test accuracy, the final accuracy and minikeras' time as a fraction of
+``--race`` runs each (program, seed) in a fresh process in turn, so each pays its own start-up
+(minikeras compiles from scratch: ``--no-compilation-cache``), and prints time to 99% test accuracy, the final accuracy and minikeras' time as a fraction of
 TensorFlow's for the same seed. The MNIST files come from ``MINIKERAS_DATASETS`` (or the
 download cache) through ``minikeras.datasets``, a NumPy reader, for both frameworks.
 """
@@ -132,8 +132,10 @@ def run_child(command):
 def race(seeds, epochs):
     python = sys.executable
     programs = {
-        "mk tape": lambda s: [python, "examples/mnist_cnn.py", "--mode", "tape", "--seed", str(s), "--epochs", str(epochs)],
-        "mk fit": lambda s: [python, "examples/mnist_cnn.py", "--mode", "fit", "--seed", str(s), "--epochs", str(epochs)],
+        "mk tape": lambda s: [python, "examples/mnist_cnn.py", "--mode", "tape", "--seed", str(s), "--epochs", str(epochs),
+                              "--no-compilation-cache"],
+        "mk fit": lambda s: [python, "examples/mnist_cnn.py", "--mode", "fit", "--seed", str(s), "--epochs", str(epochs),
+                             "--no-compilation-cache"],
         "tf": lambda s: [python, __file__, "--seed", str(s), "--epochs", str(epochs)],
     }
     print(f"{cpu_model()}, {os.cpu_count()} CPUs; {epochs:g} epochs, each run a fresh process, back to back")

@@ -25,6 +25,9 @@ reaches about 0.99.
     python examples/mnist_cnn.py                       # tape loop, 2.5 epochs
     python examples/mnist_cnn.py --mode fit
     python examples/mnist_cnn.py --epochs 1 --subset 2000   # a quick run
+
+The compiled training step is kept on disk (``mk.config.enable_compilation_cache``), so a second
+run skips XLA's compile: ``--no-compilation-cache`` turns that off.
 """
 import argparse
 import math
@@ -198,7 +201,12 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=positive_int, default=128)
     parser.add_argument("--subset", type=positive_int, default=None, help="train on the first N examples only")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-compilation-cache", action="store_true",
+                        help="compile from scratch; by default compiled programs are kept in ~/.minikeras/compiled "
+                             "and a later run starts training ~1.5 s sooner")
     args = parser.parse_args(argv)
+    if not args.no_compilation_cache:
+        mk.config.enable_compilation_cache()
     # this program's steps have ~90 MiB of temporaries: reusing freed heap saves re-faulting
     # their pages on every step (10-25% faster on a 2-core CPU; a process-wide glibc setting)
     mk.config.reuse_freed_host_memory()

@@ -84,7 +84,9 @@ def test_mnist_mlp_learns(short_mnist, capsys):
 @pytest.mark.parametrize("mode", ["tape", "fit"])
 def test_mnist_cnn_learns(mode, short_mnist, capsys):
     # 1.5 epochs of 8 steps: a whole epoch, then one that stops after 4 steps
-    curve = load_example("mnist_cnn").main(["--mode", mode, "--epochs", "1.5", "--subset", "512", "--batch-size", "64"])
+    curve = load_example("mnist_cnn").main(["--mode", mode, "--epochs", "1.5", "--subset", "512", "--batch-size", "64",
+                                            "--no-compilation-cache"])  # the test process writes no cache
+    assert mk.config.compilation_cache_directory() is None
     assert [epochs for epochs, _, _ in curve] == [1, 1.5], curve
     assert curve[-1][2] > 0.3, curve  # chance is 0.1
     out = capsys.readouterr().out
