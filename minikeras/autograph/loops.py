@@ -176,7 +176,9 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, ma
 
         _start_targets(get_state, set_state, names, targets, jax.ShapeDtypeStruct(iterable.shape[1:], iterable.dtype))
 
-        bound = n if maximum_iterations is None else min(n, int(maximum_iterations))
+        bound = n if type(n) is int else None  # a symbolic size (a None dimension): i < n bounds the loop
+        if maximum_iterations is not None:
+            bound = int(maximum_iterations) if bound is None else min(bound, int(maximum_iterations))
         _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations=bound,
                      extra=[Tensor(jnp.int32(0))])
         return
