@@ -414,9 +414,12 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=True, 
       autograph: convert Python control flow on Tensors (default True).
       jit_compile: False runs the function eagerly (TensorFlow's default graph mode has no
         counterpart here: minikeras always compiles with XLA).
-      reduce_retracing: accepted for TensorFlow compatibility. TensorFlow uses it to trace
-        with more general shapes; XLA compiles one program per concrete shape, so it changes
-        nothing here.
+      reduce_retracing: as in TensorFlow, a call that no trace runs is traced with the most
+        specific signature that also covers the signatures traced before: None where their
+        sizes differ (after f(shape (2, 3)), f(shape (4, 3)) traces (None, 3) once for all
+        batch sizes). Python values are not generalised. Unlike TensorFlow, which relaxes a
+        change of rank to an unknown rank, a new rank is traced with its own shapes (an XLA
+        program has a fixed rank), and the None sizes behave as with ``input_signature``.
 
     >>> v = mk.Variable(1.0)
     >>> @mk.function

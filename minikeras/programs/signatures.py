@@ -7,11 +7,12 @@ with None dimensions. ``mk.function`` traces a general signature once, with a sy
 (``jax.export.symbolic_shape``) for each unknown size, and compiles that one trace for each
 concrete shape it is called with (``programs.program``).
 
-A traced general signature names its unknown sizes (``"d0"``, ``"d1"``, ...): the None sizes
-that were equal in the call that caused the trace share a name, so one symbol stands for
-both and the program may rely on their equality (``x - y`` for a batch ``x`` and its labels
-``y``); it then runs calls where they are equal, and a call where they differ is traced with
-a name for each (TensorFlow checks such sizes when the graph runs instead).
+A traced general signature names its unknown sizes (``"d0"``, ``"d1"``, ...). The None
+sizes of first axes (batch axes) that were equal in the call that caused the trace share a
+name, so one symbol stands for them and the program may rely on their equality (``x - y``
+for a batch ``x`` and its labels ``y``); it then runs calls where they are equal, and a call
+where they differ is traced with a name for each (TensorFlow checks such sizes when the graph
+runs instead). Every other None size has a name of its own.
 
 Two ways lead to a general signature, as in TensorFlow: an ``input_signature`` with None
 dimensions (``relax_to_specs``), and ``reduce_retracing=True``, which traces a call that
@@ -71,16 +72,17 @@ def common(a, b):
 
 
 def named(relaxed, signature):
-    """``relaxed`` (None sizes) with a name for each None: one name for the None sizes that
-    are equal in ``signature`` (the call being traced), a name of its own for each unknown one."""
+    """``relaxed`` (None sizes) with a name for each None: one name for the None sizes of
+    first axes that are equal in ``signature`` (the call being traced), a name of its own for
+    every other None."""
     names = {}
     result = []
     for r, s in zip(relaxed, signature):
         if is_tensor_entry(r):
             shape = []
-            for want, got in zip(r[1], s[1]):
+            for axis, (want, got) in enumerate(zip(r[1], s[1])):
                 if want is None:
-                    key = got if type(got) is int else object()
+                    key = got if axis == 0 and type(got) is int else object()
                     want = names.setdefault(key, f"d{len(names)}")
                 shape.append(want)
             r = (r[0], tuple(shape), r[2])
