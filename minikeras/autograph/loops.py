@@ -15,7 +15,7 @@ from minikeras.ops import array as _array
 from minikeras.ops.loops import run_loop
 from minikeras.ops.shape_invariants import check_entry, check_iteration, invariants_for
 from minikeras.ops.staging import flatten, stage
-from minikeras.ops.tensor_array import TensorArray
+from minikeras.ops.tensor_array import TensorArray, element_shapes_probe
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -123,8 +123,9 @@ def _defined_by_the_body(test, body, get_state, set_state, extra):
                 + [_Shape(after[i].element_shape) for i in shapeless])
 
     try:
-        staged = stage(probe, [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (to_array(v) for v in leaves)],
-                       make_inputs=lambda tensors: jax.tree_util.tree_unflatten(tree, tensors))
+        with element_shapes_probe():
+            staged = stage(probe, [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (to_array(v) for v in leaves)],
+                           make_inputs=lambda tensors: jax.tree_util.tree_unflatten(tree, tensors))
     finally:
         set_state(state)
     found = list(state)

@@ -139,12 +139,13 @@ def _name(names, i):
 
 
 def _staged(cond, body, state, maximum_iterations, done, what, names, invariants=None):
-    carry = jax.tree_util.tree_map(lambda x: x.as_loop_carry(what) if isinstance(x, TensorArray) else x,
-                                   list(state), is_leaf=lambda x: isinstance(x, TensorArray))
-    state = carry if isinstance(state, list) else tuple(carry)
     remaining = maximum_iterations
     if maximum_iterations is not None and done:
         remaining = Tensor(to_array(maximum_iterations) - done)
+    bound = _static_limit(remaining, what)  # a dynamic_size TensorArray gets this many more rows
+    carry = jax.tree_util.tree_map(lambda x: x.as_loop_carry(what, bound) if isinstance(x, TensorArray) else x,
+                                   list(state), is_leaf=lambda x: isinstance(x, TensorArray))
+    state = carry if isinstance(state, list) else tuple(carry)
     if _context.tapes:
         return _unrolled(cond, body, state, remaining, what, names, invariants)
     return _lax_loop(cond, body, state, remaining, what, names, invariants)
