@@ -101,10 +101,14 @@ def _format_value(array):
     return np.array2string(np_value, separator=" ")
 
 
+_INSIDE = ("minikeras", "jax", "jaxlib", "numpy")  # packages that compute with symbolic sizes
+
+
 def _called_from_outside(frame):
-    """Whether ``frame`` runs code of a module outside the minikeras package."""
-    module = frame.f_globals.get("__name__") or ""
-    return not (module == "minikeras" or module.startswith("minikeras."))
+    """Whether ``frame`` runs user code: a module outside minikeras and the libraries it
+    computes with."""
+    package = (frame.f_globals.get("__name__") or "").partition(".")[0]
+    return package not in _INSIDE
 
 
 class _Described:
