@@ -17,9 +17,10 @@ TensorFlow does for constants: that is what lets a layer create its weights on t
 call. A Variable created during the trace keeps its concrete initial value and becomes
 state of the program like any other. A trace with symbolic sizes (a None dimension of an
 input signature) cannot compute eagerly what depends on them (``mk.zeros_like(x)``, a mean's
-divisor), so there constants are staged like other values; only Python numbers, initializers
-and callable initial values of Variables are computed eagerly, and a Variable created from
-a computed Tensor raises (the function is then traced for concrete shapes).
+divisor), so there jax stages everything and minikeras computes constants op by op instead
+(``backend.folding_constants``: its ops, creation ops and ``to_array`` compute eagerly what
+involves no traced value and no symbolic size); a Variable created from a value that is
+still traced raises, and the function is then traced for concrete shapes.
 """
 import contextlib
 
