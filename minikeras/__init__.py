@@ -34,6 +34,7 @@ from minikeras.ops.reduce import (  # noqa: F401
     argmax, argmin, reduce_all, reduce_any, reduce_logsumexp, reduce_max, reduce_mean, reduce_min, reduce_prod,
     reduce_sum)
 from minikeras.ops.scan_ops import cumsum  # noqa: F401
+from minikeras.ops.shape import rank, shape, size  # noqa: F401
 from minikeras.ops.sort import argsort, sort  # noqa: F401
 from minikeras.tape import GradientTape, UnconnectedGradients  # noqa: F401
 from minikeras.tensor import Tensor, Variable  # noqa: F401

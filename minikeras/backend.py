@@ -3,9 +3,12 @@
 minikeras keeps JAX's default of 32-bit values (``jax_enable_x64`` off): NumPy float64 input
 becomes float32, the way Keras casts inputs to its float policy.
 """
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.export import is_symbolic_dim
 
 _FLOATX = np.dtype("float32")
 
@@ -32,3 +35,31 @@ def is_tracer(value):
 def default_backend():
     """'cpu', 'gpu' or 'tpu': the platform JAX runs on."""
     return jax.default_backend()
+
+
+def static_shape(shape):
+    """``shape`` as TensorFlow shows it: a size that is symbolic (a ``None`` dimension of an
+    ``mk.function`` input signature, traced once for every size) becomes None."""
+    return tuple(d if type(d) is int else None for d in shape)
+
+
+def folding_constants(*values):
+    """A context for computing from ``values`` (arrays, shapes, op parameters) inside a trace:
+    ``jax.ensure_compile_time_eval()``, so that the result is a concrete constant, unless a
+    value is traced or holds a symbolic size (then the computation is staged).
+
+    ``mk.function`` traces with constants computed eagerly (a Variable may be created from
+    ``mk.ones(...) * 2``); a trace with symbolic sizes cannot do that everywhere (a mean
+    divides by a size known only at run time), so it computes constants here, op by op.
+    """
+    if any(_traced_or_symbolic(v) for v in values):
+        return contextlib.nullcontext()
+    return jax.ensure_compile_time_eval()
+
+
+def _traced_or_symbolic(value):
+    if isinstance(value, (tuple, list)):
+        return any(_traced_or_symbolic(v) for v in value)
+    if isinstance(value, dict):
+        return any(_traced_or_symbolic(v) for v in value.values())
+    return is_tracer(value) or is_symbolic_dim(value)

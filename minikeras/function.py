@@ -5,6 +5,11 @@ body runs one time, the Variables it reads, assigns or creates become the state 
 program, and the program is compiled with ``xla_cpu.jit``. Each call passes the state in
 and writes the Variables it assigned back (``programs.Program``). As in ``tf.function``,
 Python side effects (``print``, appending to a list) happen once per trace, never per call.
+
+A signature with None sizes (an ``input_signature`` with None dimensions, or the one
+``reduce_retracing`` generalises to) is traced once with symbolic sizes and compiled for
+each concrete shape (``programs.signatures``). A function that cannot be traced that way
+(an op that needs a concrete size) is traced for each concrete shape instead, with a warning.
 """
 import collections
 import functools
@@ -13,12 +18,16 @@ import warnings
 import weakref
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from minikeras import _context, autograph
+from minikeras.backend import static_shape
 from minikeras.dtypes import canonical_dtype
+from minikeras.programs.general import GeneralPrograms, describe_failure, specs_of
 from minikeras.programs.input_signature import bind, check_signature
 from minikeras.programs.program import NewSignature, Program
+from minikeras.programs.signatures import is_general, named, symbolic_avals
 from minikeras.programs.trace import trace
 from minikeras.tensor import Tensor, Variable, to_array
 from minikeras.tensor_spec import TensorSpec
@@ -94,8 +103,12 @@ class Function:
                                 else check_signature(getattr(python_function, "__name__", "function"), input_signature))
         self.reduce_retracing = bool(reduce_retracing)
         self.autograph = autograph
+        spec_shapes = None if self.input_signature is None else [
+            spec.shape for spec in jax.tree_util.tree_leaves(self.input_signature,
+                                                             is_leaf=lambda x: isinstance(x, TensorSpec))]
         self._converted = None     # the function autograph converted, made on the first trace
-        self._programs = {}        # (treedef, signature) -> Program
+        self._programs = {}        # (treedef, signature) -> Program; a signature may have named sizes
+        self._general = GeneralPrograms(spec_shapes, self.reduce_retracing)
         self._last_program = None  # the program of the last call f(tensor, ...), and its arity
         self._last_arity = -1
         self._last_nest = None     # (treedef, program) of the last call f(nest of arrays)
@@ -189,20 +202,66 @@ class Function:
         return program, inputs
 
     def _program(self, treedef, leaves, dynamic_positions, avals, trace_if_new=True):
-        """The program for this signature; traced (with ``avals()``, the inputs' avals) if new."""
-        key = (treedef, _signature(leaves))
+        """The program for this signature: the one traced for it, or the most specific general
+        one that accepts it, or one traced now (``avals()``: the inputs' avals) if
+        ``trace_if_new``."""
+        signature = _signature(leaves)
+        key = (treedef, signature)
         program = self._programs.get(key)
+        if program is None and self._general and _context.execution.distribution is None:
+            program = self._general.find(treedef, signature)
         new = program is None and trace_if_new
         if new:
-            program = self._programs[key] = self._trace(treedef, leaves, dynamic_positions, avals())
+            program = self._trace_new(treedef, signature, leaves, dynamic_positions, avals)
         self._note_call(new)
         return program
 
+    def _trace_new(self, treedef, signature, leaves, dynamic_positions, avals):
+        """Traces a call that no program runs: once for all sizes where the input signature or
+        ``reduce_retracing`` asks for it and the body allows it, else for its shapes."""
+        if is_general(signature):  # get_concrete_function(TensorSpec([None, ...]))
+            program, failure = self._trace_general(treedef, named(signature, signature), leaves, dynamic_positions)
+            if program is None:
+                raise ValueError(f"mk.function({self.__name__}) could not be traced for {specs_of(signature)} with "
+                                 f"None sizes ({describe_failure(failure)}); get_concrete_function needs concrete "
+                                 "shapes for it: pass Tensors or TensorSpecs with every dimension given.") from failure
+            return program
+        # a program over a device mesh (mk.distribute) is traced for its global batch's shapes
+        target = (None if _context.execution.distribution is not None
+                  else self._general.target(treedef, signature, list(self._programs)))
+        failure = None
+        if target is not None:
+            program, failure = self._trace_general(treedef, target, leaves, dynamic_positions, signature)
+            if program is not None:
+                return program
+        program = self._programs[(treedef, signature)] = self._trace(treedef, leaves, dynamic_positions, avals())
+        if failure is not None:
+            warnings.warn(
+                f"mk.function({self.__name__}) could not be traced once for {specs_of(target)}: "
+                f"{describe_failure(failure)}. It is traced (its Python body runs) for each concrete shape instead, "
+                "as without None sizes. Ops that need a concrete size: Python arithmetic or comparisons on "
+                "x.shape[i] of a None dimension, and shapes built from mk.shape(x).", stacklevel=5)
+        return program
+
+    def _trace_general(self, treedef, general, leaves, dynamic_positions, signature=None):
+        """(the program traced once for ``general``'s named sizes, None), or (None, the error)."""
+        count = self._tracing_count
+        try:
+            program = self._trace(treedef, leaves, dynamic_positions, symbolic_avals(general, jnp.dtype))
+        except Exception as error:  # noqa: BLE001 - any failure: trace for concrete shapes instead
+            self._tracing_count = count
+            self._general.failed(treedef, general, error)
+            return None, error
+        self._programs[(treedef, general)] = program
+        self._general.add(treedef, general, program, signature)
+        return program, None
+
     def get_concrete_function(self, *args, **kwargs):
         """The traced program for one signature, as ``tf.function``'s ``get_concrete_function``:
-        give Tensors, or ``mk.TensorSpec``s with every dimension known (XLA compiles for
-        concrete shapes), or nothing when the function has a fully known ``input_signature``.
-        It is traced now if that signature is new. Returns a ``ConcreteFunction``."""
+        give Tensors or ``mk.TensorSpec``s, or nothing when the function has an
+        ``input_signature``. A TensorSpec's None dimensions are traced once with symbolic sizes,
+        as for a call (a body that needs concrete sizes is a ValueError here). It is traced now
+        if that signature is new. Returns a ``ConcreteFunction``."""
         name = self.__name__
         if not args and not kwargs and self.input_signature is not None:
             args = self.input_signature
@@ -210,15 +269,13 @@ class Function:
             args, kwargs = bind(name, self.python_function, self.input_signature, args, kwargs), {}
         leaves, treedef = _flatten((tuple(args), dict(kwargs)))
         for leaf in leaves:
-            if isinstance(leaf, TensorSpec) and (leaf.shape is None or None in leaf.shape):
-                raise ValueError(f"mk.function({name}).get_concrete_function needs concrete shapes (XLA compiles one "
-                                 f"program per shape); received {leaf}. Pass a Tensor or a TensorSpec with every "
-                                 "dimension given.")
+            if isinstance(leaf, TensorSpec) and leaf.shape is None:
+                raise ValueError(f"mk.function({name}).get_concrete_function needs a known rank (an XLA program has "
+                                 f"one); received {leaf}. Give its shape, with None for unknown sizes.")
         dynamic_positions = [i for i, x in enumerate(leaves) if _is_dynamic_leaf(x)]
-        avals = [jax.ShapeDtypeStruct(tuple(leaves[i].shape), canonical_dtype(leaves[i].dtype))
-                 for i in dynamic_positions]
-        program = self._program(treedef, leaves, dynamic_positions, lambda: avals)
-        specs = [TensorSpec(a.shape, a.dtype) for a in avals]
+        program = self._program(treedef, leaves, dynamic_positions, lambda: [
+            jax.ShapeDtypeStruct(tuple(leaves[i].shape), canonical_dtype(leaves[i].dtype)) for i in dynamic_positions])
+        specs = [TensorSpec(static_shape(a.shape), a.dtype) for a in program.jaxpr.in_avals[len(program.variables):]]
         spec_leaves = list(leaves)
         for position, spec in zip(dynamic_positions, specs):
             spec_leaves[position] = spec
@@ -299,7 +356,8 @@ class ConcreteFunction:
         self._input_specs = input_specs
         self.structured_input_signature = structured_input_signature
         self.structured_outputs = program.structure(
-            [TensorSpec(a.shape, a.dtype) for a in program.jaxpr.out_avals[:program.n_outputs]], wrap=False)
+            [TensorSpec(static_shape(a.shape), a.dtype) for a in program.jaxpr.out_avals[:program.n_outputs]],
+            wrap=False)
         self.variables = list(program.variables)
         self.trainable_variables = [v for v in program.variables if v.trainable]
         self.jaxpr = program.jaxpr
@@ -311,6 +369,11 @@ class ConcreteFunction:
                 spec.is_compatible_with(_aval(x)) for spec, x in zip(self._input_specs, inputs)):
             received = [TensorSpec(x.shape, x.dtype) for x in inputs]
             raise TypeError(f"ConcreteFunction {self._name} takes Tensors {self._input_specs}, received {received}")
+        if self._program.general and not self._program.accepts(inputs):
+            received = [TensorSpec(x.shape, x.dtype) for x in inputs]
+            raise ValueError(f"ConcreteFunction {self._name} was traced with symbolic sizes for its None dimensions, "
+                             f"which are at least 1; received {received}. Call the mk.function itself: it traces "
+                             "a size 0 on its own.")
         return self._program(inputs)
 
     def __repr__(self):
@@ -337,14 +400,26 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=True, 
       func: the function (or use ``@mk.function(...)`` as a decorator).
       input_signature: a list of ``mk.TensorSpec`` (or nests of them), one per argument: the
         function then takes exactly such Tensors (Python numbers and arrays are converted; a
-        mismatch is a TypeError). A ``None`` dimension accepts any size; since XLA compiles
-        for concrete shapes, each new size is traced and compiled once.
+        mismatch is a TypeError). A ``None`` dimension accepts any size and, as in
+        TensorFlow, the body is traced once for all sizes: inside, ``x.shape`` shows None
+        there and ``mk.shape(x)`` gives the size as a Tensor (shapes built from it, e.g.
+        ``mk.zeros([mk.shape(x)[0], 2])``, work). XLA still compiles one program per
+        concrete shape, from that one trace. Differences from TensorFlow: a size 0 is traced
+        on its own (a symbolic size is at least 1); None sizes that are equal in the call
+        being traced share one symbol, so a later call where they differ is traced again;
+        and a body that needs a concrete size (``mk.split`` of a None axis, Python
+        arithmetic on ``x.shape[0]``) cannot be traced once: it is traced for each concrete
+        shape instead, with a warning naming the function and the op. Under
+        ``mk.distribute`` each concrete shape is traced.
       autograph: convert Python control flow on Tensors (default True).
       jit_compile: False runs the function eagerly (TensorFlow's default graph mode has no
         counterpart here: minikeras always compiles with XLA).
-      reduce_retracing: accepted for TensorFlow compatibility. TensorFlow uses it to trace
-        with more general shapes; XLA compiles one program per concrete shape, so it changes
-        nothing here.
+      reduce_retracing: as in TensorFlow, a call that no trace runs is traced with the most
+        specific signature that also covers the signatures traced before: None where their
+        sizes differ (after f(shape (2, 3)), f(shape (4, 3)) traces (None, 3) once for all
+        batch sizes). Python values are not generalised. Unlike TensorFlow, which relaxes a
+        change of rank to an unknown rank, a new rank is traced with its own shapes (an XLA
+        program has a fixed rank), and the None sizes behave as with ``input_signature``.
 
     >>> v = mk.Variable(1.0)
     >>> @mk.function

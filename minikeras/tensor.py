@@ -5,13 +5,14 @@ Operators (``+``, ``@``, ``[]``, comparisons, ...) are installed on both classes
 """
 import itertools
 import math
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from minikeras import _context
-from minikeras.backend import floatx, is_tracer
+from minikeras.backend import floatx, folding_constants, is_tracer, static_shape
 from minikeras.dtypes import as_dtype, canonical_dtype
 from minikeras.symbolic import KerasTensor, SymbolicInput
 
@@ -40,8 +41,15 @@ def to_array(value, dtype=None):
         np_value = np.asarray(value)
         if np_value.dtype == object:
             raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} to a Tensor")
-        array = jnp.asarray(np_value, dtype=canonical_dtype(np_value.dtype))
+        if _context.traces:  # a constant, also in a trace with symbolic sizes (see backend.folding_constants)
+            with jax.ensure_compile_time_eval():
+                array = jnp.asarray(np_value, dtype=canonical_dtype(np_value.dtype))
+        else:
+            array = jnp.asarray(np_value, dtype=canonical_dtype(np_value.dtype))
     if dtype is not None and array.dtype != dtype:
+        if _context.traces:
+            with folding_constants(array):
+                return array.astype(dtype)
         array = array.astype(dtype)
     return array
 
@@ -93,6 +101,16 @@ def _format_value(array):
     return np.array2string(np_value, separator=" ")
 
 
+_INSIDE = ("minikeras", "jax", "jaxlib", "numpy")  # packages that compute with symbolic sizes
+
+
+def _called_from_outside(frame):
+    """Whether ``frame`` runs user code: a module outside minikeras and the libraries it
+    computes with."""
+    package = (frame.f_globals.get("__name__") or "").partition(".")[0]
+    return package not in _INSIDE
+
+
 class _Described:
     """shape, dtype, ndim and size of the array in ``self._value`` (shared by Tensor and Variable)."""
 
@@ -100,7 +118,14 @@ class _Described:
 
     @property
     def shape(self):
-        return tuple(self._value.shape)
+        """The static shape. Inside ``mk.function`` traced once for a ``None`` dimension of its
+        input signature, that size is known only when the program runs: user code sees None
+        there, as in TensorFlow (``mk.shape(x)`` gives the size as a Tensor), while minikeras's
+        own ops see jax's symbolic size, which they compute with (``reshape``, gradients)."""
+        shape = tuple(self._value.shape)
+        if _context.traces and not all(type(d) is int for d in shape) and _called_from_outside(sys._getframe(1)):
+            return static_shape(shape)
+        return shape
 
     @property
     def dtype(self):
@@ -112,7 +137,12 @@ class _Described:
 
     @property
     def size(self):
-        return int(np.prod(self._value.shape, dtype=np.int64))
+        """The number of elements; for a symbolic shape (see ``shape``) None in user code and
+        jax's symbolic size in minikeras's ops."""
+        shape = self._value.shape
+        if _context.traces and not all(type(d) is int for d in shape):
+            return None if _called_from_outside(sys._getframe(1)) else math.prod(shape)
+        return int(np.prod(shape, dtype=np.int64))
 
 
 class Tensor(_Described):
@@ -143,7 +173,7 @@ class Tensor(_Described):
     def __repr__(self):
         text = _format_value(self._value)
         sep = "\n" if "\n" in text else ""
-        return f"mk.Tensor({sep}{text}, shape={self.shape}, dtype={self.dtype.name})"
+        return f"mk.Tensor({sep}{text}, shape={static_shape(self._value.shape)}, dtype={self.dtype.name})"
 
     __str__ = __repr__
 

@@ -10,7 +10,7 @@ the compiled program; otherwise it runs as plain Python, exactly as written. ``b
 - ``transformer``: the AST rewrite;
 - ``operators``: the functions the rewritten code calls (``ag__.if_stmt``, ...);
 - ``api``: ``convert(fn)`` and ``to_code(fn)``;
-- ``experimental``: ``set_loop_options(maximum_iterations=...)``.
+- ``experimental``: ``set_loop_options(maximum_iterations=..., shape_invariants=...)``.
 
 >>> def f(x):
 ...     while mk.reduce_sum(x) > 1:

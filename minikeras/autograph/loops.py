@@ -13,27 +13,58 @@ from minikeras.autograph.undefined import Undefined
 from minikeras.backend import is_tracer
 from minikeras.ops import array as _array
 from minikeras.ops.loops import run_loop
+from minikeras.ops.shape_invariants import check_entry, check_iteration, invariants_for
 from minikeras.ops.staging import flatten, stage
-from minikeras.ops.tensor_array import TensorArray
+from minikeras.ops.tensor_array import TensorArray, element_shapes_probe
 from minikeras.tensor import Tensor, Variable, to_array
 
 
 # -- while ------------------------------------------------------------------------------------
-def while_stmt(test, body, get_state, set_state, names, lineno, maximum_iterations=None):
+def while_stmt(test, body, get_state, set_state, names, lineno, maximum_iterations=None, shape_invariants=None):
     """A ``while`` statement: ``mk.while_loop`` semantics once its test is a traced Tensor
-    (``maximum_iterations``: from ``set_loop_options``; it bounds the staged loop)."""
+    (``maximum_iterations``, ``shape_invariants``: from ``set_loop_options``; the bound
+    bounds the staged loop, the invariants are checked inside ``mk.function``)."""
+    where = f"the `while` loop at line {lineno}"
+    invariants = _invariants(shape_invariants, get_state(), names, where)
     condition = test()
     while not traced(condition):
         if not condition:
             return
         body()
+        _check_python_iteration(invariants, get_state(), names, where)
         condition = test()
-    _tensor_loop(test, body, get_state, set_state, names, f"the `while` loop at line {lineno}", maximum_iterations)
+    _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations, invariants=invariants)
 
 
-def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations=None, extra=()):
+def _invariants(shape_invariants, state, names, where):
+    """``set_loop_options``' ``[(variable, shape), ...]`` as {index of the variable in
+    ``state``: shape}; checked against the variables' shapes inside ``mk.function``."""
+    found = {}
+    for pair in shape_invariants or ():
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+            raise ValueError(f"{where}: set_loop_options(shape_invariants=...) takes a list of (variable, shape) "
+                             f"pairs, received {pair!r}")
+        value, shape = pair
+        index = next((i for i, x in enumerate(state) if x is value), None)
+        if index is None:
+            raise ValueError(f"{where}: set_loop_options(shape_invariants=...) gives a shape for {value!r}, which is "
+                             f"not the value of a variable this loop changes ({', '.join(names)})")
+        found[index] = invariants_for([shape], [value], where)[0]
+    if found and _context.traces:
+        check_entry([found.get(i) for i in range(len(state))], list(state), where, lambda i: f"'{names[i]}'")
+    return found
+
+
+def _check_python_iteration(invariants, state, names, where):
+    if invariants and _context.traces:  # eagerly TensorFlow ignores them
+        check_iteration([invariants.get(i) for i in range(len(state))], list(state), where,
+                        lambda i: f"'{names[i]}'")
+
+
+def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations=None, extra=(), invariants=None):
     """The loop as ``mk.while_loop`` over the variables that have values (``extra``: more
-    carried values before them, e.g. an index, updated by ``body`` returning them)."""
+    carried values before them, e.g. an index, updated by ``body`` returning them;
+    ``invariants``: {index of a variable: its shape invariant})."""
     state = _defined_by_the_body(test, body, get_state, set_state, extra)
     carried = [i for i, x in enumerate(state) if _carryable(x)]
     fixed = {i: x for i, x in enumerate(state) if i not in carried}
@@ -57,8 +88,9 @@ def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterati
         return list(new_extra or ()) + [after[i] for i in carried]
 
     label = [f"<{where} index>"] * len(extra) + [names[i] for i in carried]
+    shape_invariants = [None] * len(extra) + [invariants.get(i) for i in carried] if invariants else None
     final = run_loop(loop_test, loop_body, list(extra) + [state[i] for i in carried], maximum_iterations, where,
-                     names=label, staged=True)
+                     names=label, staged=True, shape_invariants=shape_invariants)
     result = list(full(final[len(extra):]))
     for i, x in fixed.items():
         if isinstance(x, Undefined):
@@ -91,8 +123,9 @@ def _defined_by_the_body(test, body, get_state, set_state, extra):
                 + [_Shape(after[i].element_shape) for i in shapeless])
 
     try:
-        staged = stage(probe, [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (to_array(v) for v in leaves)],
-                       make_inputs=lambda tensors: jax.tree_util.tree_unflatten(tree, tensors))
+        with element_shapes_probe():
+            staged = stage(probe, [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (to_array(v) for v in leaves)],
+                           make_inputs=lambda tensors: jax.tree_util.tree_unflatten(tree, tensors))
     finally:
         set_state(state)
     found = list(state)
@@ -135,11 +168,15 @@ def range_(function, *args):
     return function(*args)
 
 
-def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, maximum_iterations=None, targets=()):
+def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, maximum_iterations=None, targets=(),
+             shape_invariants=None):
     """A ``for`` statement: over a traced Tensor's first axis (or a traced ``range``) it is a
     loop in the program; over anything else a Python loop. ``targets``: the names the loop
-    assigns each item to (a staged loop starts them as zeros of an item's shape)."""
+    assigns each item to (a staged loop starts them as zeros of an item's shape). With
+    ``shape_invariants`` (from ``set_loop_options``) a loop over a Tensor known while tracing
+    runs as Python, so that its variables may change shape within them."""
     where = f"the `for` loop at line {lineno}"
+    invariants = _invariants(shape_invariants, get_state(), names, where)
     if isinstance(iterable, Variable):
         iterable = iterable.value()
     if isinstance(iterable, TensorRange):
@@ -157,12 +194,14 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, ma
         _start_targets(get_state, set_state, names, targets, jax.ShapeDtypeStruct((), dtype))
 
         _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations,
-                     extra=[Tensor(jnp.asarray(start, dtype))])
+                     extra=[Tensor(jnp.asarray(start, dtype))], invariants=invariants)
         return
-    if isinstance(iterable, Tensor) and (is_tracer(iterable._value) or _context.traces and not _grows(get_state())):
+    if isinstance(iterable, Tensor) and (is_tracer(iterable._value)
+                                         or _context.traces and not _grows(get_state()) and not invariants):
         # Inside mk.function a loop over a Tensor is a loop in the program, as in a tf.function
         # graph, even when the Tensor is known while tracing (``mk.range(1000)``); unless it fills
-        # a dynamic_size TensorArray, whose size must be known: then the loop is unrolled.
+        # a dynamic_size TensorArray, whose size must be known, or its variables may change
+        # shape (shape_invariants): then the loop is unrolled.
         if iterable.ndim == 0:
             raise TypeError(f"{where}: cannot iterate over a scalar Tensor")
         n = iterable.shape[0]
@@ -176,9 +215,11 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, ma
 
         _start_targets(get_state, set_state, names, targets, jax.ShapeDtypeStruct(iterable.shape[1:], iterable.dtype))
 
-        bound = n if maximum_iterations is None else min(n, int(maximum_iterations))
+        bound = n if type(n) is int else None  # a symbolic size (a None dimension): i < n bounds the loop
+        if maximum_iterations is not None:
+            bound = int(maximum_iterations) if bound is None else min(bound, int(maximum_iterations))
         _tensor_loop(test, step, get_state, set_state, names, where, maximum_iterations=bound,
-                     extra=[Tensor(jnp.int32(0))])
+                     extra=[Tensor(jnp.int32(0))], invariants=invariants)
         return
     for item in iterable:
         if extra_test is not None:
@@ -189,6 +230,7 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, ma
             if not go:
                 break
         body(item)
+        _check_python_iteration(invariants, get_state(), names, where)
 
 
 def _start_targets(get_state, set_state, names, targets, aval):

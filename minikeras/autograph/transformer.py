@@ -282,12 +282,7 @@ class ControlFlow(ast.NodeTransformer):
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if name == "set_loop_options":
                 node.body = node.body[1:] or [ast.Pass()]
-                for keyword in first.value.keywords:
-                    if keyword.arg == "shape_invariants":
-                        raise ConversionError(f"line {first.lineno}: set_loop_options(shape_invariants=...) is not "
-                                              "supported: loop variables keep their shapes (collect values in a "
-                                              "fixed-size mk.TensorArray)")
-                return [k for k in first.value.keywords if k.arg == "maximum_iterations"]
+                return [k for k in first.value.keywords if k.arg in ("maximum_iterations", "shape_invariants")]
         return []
 
     def visit_While(self, node):

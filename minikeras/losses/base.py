@@ -1,4 +1,5 @@
 """The Loss base class and Keras 3's rules for sample weights, masks and reductions."""
+import jax.numpy as jnp
 import numpy as np
 
 from minikeras.backend import floatx, is_tracer
@@ -6,7 +7,7 @@ from minikeras.dtypes import as_dtype
 from minikeras.module import compact_snake_case
 from minikeras.ops.array import expand_dims, reshape, squeeze
 from minikeras.ops.math import cast, divide, equal, where
-from minikeras.ops.reduce import reduce_sum
+from minikeras.ops.reduce import divide_by_count, reduce_sum
 from minikeras.tensor import Tensor, Variable, to_array
 
 REDUCTIONS = ("sum_over_batch_size", "sum", "mean", "mean_with_sample_weight", "none", None)
@@ -88,7 +89,8 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
         return loss
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         return divide_no_nan(loss, reduce_sum(cast(sample_weight, loss.dtype)))
-    return loss / float(values.size) if values.size else loss
+    count = values.size
+    return divide_by_count(loss, count) if type(count) is not int or count else loss
 
 
 def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum_over_batch_size", dtype=None,
@@ -199,7 +201,7 @@ class LossFunctionWrapper(Loss):
 def check_compatible(name, y_true, y_pred):
     """Raises a ValueError naming the loss when the two shapes cannot broadcast together."""
     try:
-        np.broadcast_shapes(y_true.shape, y_pred.shape)
+        jnp.broadcast_shapes(y_true.shape, y_pred.shape)  # symbolic sizes too (NumPy rejects them)
     except ValueError:
         raise ValueError(f"{name}: y_true and y_pred must have the same shape, received y_true.shape={y_true.shape}, "
                          f"y_pred.shape={y_pred.shape}") from None

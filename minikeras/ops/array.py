@@ -268,7 +268,7 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
     idx = to_array(indices)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"gather: indices must be integers, received dtype {np.dtype(idx.dtype).name}")
-    if not isinstance(idx, jax.core.Tracer):
+    if not isinstance(idx, jax.core.Tracer) and type(x.shape[axis]) is int:  # not a symbolic size
         values = np.asarray(idx)
         outside = (values < 0) | (values >= x.shape[axis])
         if outside.any():

@@ -1,9 +1,12 @@
 """Tensors from values: constant, zeros, ones, fill, eye, range, linspace."""
 import jax.numpy as jnp
 import numpy as np
+from jax.export import is_symbolic_dim
 
-from minikeras.backend import floatx
+from minikeras import _context
+from minikeras.backend import floatx, folding_constants
 from minikeras.dtypes import as_dtype
+from minikeras.ops.shape import with_sizes
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -17,11 +20,10 @@ def constant(value, dtype=None, shape=None, name=None):
     if shape is not None:
         shape = tuple(shape)
         if array.size == 1 or array.shape == shape:
-            array = jnp.broadcast_to(array.reshape(()) if array.size == 1 else array, shape)
-        elif array.size == int(np.prod(shape)):
-            array = array.reshape(shape)
-        else:
-            raise TypeError(f"Eager execution of mk.constant with {array.size} values cannot have shape {list(shape)}")
+            return _made(lambda: jnp.broadcast_to(array.reshape(()) if array.size == 1 else array, shape), array)
+        if array.size == int(np.prod(shape)):
+            return _made(lambda: array.reshape(shape), array)
+        raise TypeError(f"Eager execution of mk.constant with {array.size} values cannot have shape {list(shape)}")
     return Tensor(array)
 
 
@@ -39,47 +41,62 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     return Tensor(to_array(value, as_dtype(dtype)))
 
 
+def _made(make, *values):
+    """``Tensor(make())``; a constant inside a trace unless ``values`` are traced or symbolic
+    (``backend.folding_constants``)."""
+    if _context.traces:
+        with folding_constants(*values):
+            return Tensor(make())
+    return Tensor(make())
+
+
 def _shape(shape):
+    shape = with_sizes(shape)  # mk.shape(x) of a symbolic shape: its symbolic sizes
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
     return tuple(int(n) for n in np.asarray(shape).reshape(-1).tolist()) if not isinstance(shape, tuple) else \
-        tuple(int(n) for n in shape)
+        tuple(n if is_symbolic_dim(n) else int(n) for n in shape)
 
 
 def zeros(shape, dtype=None, name=None):
     """A Tensor of zeros (float32 by default)."""
-    return Tensor(jnp.zeros(_shape(shape), as_dtype(dtype) or floatx()))
+    shape = _shape(shape)
+    return _made(lambda: jnp.zeros(shape, as_dtype(dtype) or floatx()), shape)
 
 
 def ones(shape, dtype=None, name=None):
     """A Tensor of ones (float32 by default)."""
-    return Tensor(jnp.ones(_shape(shape), as_dtype(dtype) or floatx()))
+    shape = _shape(shape)
+    return _made(lambda: jnp.ones(shape, as_dtype(dtype) or floatx()), shape)
 
 
 def fill(dims, value, name=None):
     """A Tensor of shape ``dims`` filled with ``value`` (dtype from the value)."""
     scalar = to_array(value)
-    return Tensor(jnp.full(_shape(dims), scalar, scalar.dtype))
+    shape = _shape(dims)
+    return _made(lambda: jnp.full(shape, scalar, scalar.dtype), shape, scalar)
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     """Zeros with the shape (and dtype) of ``input``."""
     x = input if isinstance(input, (Tensor, Variable)) else Tensor(to_array(input))
-    return Tensor(jnp.zeros(x.shape, as_dtype(dtype) or x.dtype))
+    return _made(lambda: jnp.zeros(x.shape, as_dtype(dtype) or x.dtype), x.shape)
 
 
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     """Ones with the shape (and dtype) of ``input``."""
     x = input if isinstance(input, (Tensor, Variable)) else Tensor(to_array(input))
-    return Tensor(jnp.ones(x.shape, as_dtype(dtype) or x.dtype))
+    return _made(lambda: jnp.ones(x.shape, as_dtype(dtype) or x.dtype), x.shape)
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None):
     """An identity matrix (optionally batched)."""
-    matrix = jnp.eye(int(num_rows), None if num_columns is None else int(num_columns), dtype=as_dtype(dtype) or floatx())
-    if batch_shape is not None:
-        matrix = jnp.broadcast_to(matrix, tuple(batch_shape) + matrix.shape)
-    return Tensor(matrix)
+    def make():
+        matrix = jnp.eye(int(num_rows), None if num_columns is None else int(num_columns),
+                         dtype=as_dtype(dtype) or floatx())
+        return matrix if batch_shape is None else jnp.broadcast_to(matrix, tuple(batch_shape) + matrix.shape)
+
+    return _made(make, batch_shape)
 
 
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 - TensorFlow's name
@@ -89,9 +106,10 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 - Te
     values = [float(v) if isinstance(v, (Tensor, Variable)) else v for v in (start, limit, delta)]
     if dtype is None:
         dtype = floatx() if any(isinstance(v, float) for v in values) else np.int32
-    return Tensor(jnp.arange(*values, dtype=as_dtype(dtype)))
+    return _made(lambda: jnp.arange(*values, dtype=as_dtype(dtype)), values)
 
 
 def linspace(start, stop, num, axis=0, name=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
-    return Tensor(jnp.linspace(to_array(start, floatx()), to_array(stop, floatx()), int(num), axis=axis))
+    start, stop = to_array(start, floatx()), to_array(stop, floatx())
+    return _made(lambda: jnp.linspace(start, stop, int(num), axis=axis), start, stop)

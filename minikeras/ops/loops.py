@@ -25,6 +25,7 @@ from jax import lax
 from minikeras import _context
 from minikeras.backend import is_tracer
 from minikeras.ops.control import select_branches
+from minikeras.ops.shape_invariants import allows, check_entry, check_iteration, invariants_for, not_conforming
 from minikeras.ops.staging import flatten, is_array_leaf, stage
 from minikeras.ops.tensor_array import TensorArray
 from minikeras.tensor import Tensor, Variable, to_array
@@ -38,6 +39,14 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
       cond: returns a scalar bool (Tensor or Python) from the loop variables.
       body: returns new loop variables, the same structure, shapes and dtypes.
       loop_vars: a list or tuple (or one value) of Tensors, numbers and ``mk.TensorArray``s.
+      shape_invariants: the most general shape of each loop variable (a nest like
+        ``loop_vars`` of tuples such as ``(None, 2)`` or ``mk.TensorSpec``s; see
+        ``ops.shape_invariants``). Eagerly they are ignored, as in TensorFlow. Inside
+        ``mk.function`` a variable must stay within its invariant (TensorFlow's ValueError
+        otherwise); a loop whose condition is known while tracing runs as Python and may
+        change shapes within the invariants, but one whose condition is a traced Tensor is an
+        XLA while loop: its variables keep their shapes, and a change is an error saying so
+        (preallocate the final size, or collect values in an ``mk.TensorArray``).
       maximum_iterations: stop after this many iterations; required for gradients of a loop
         traced inside ``mk.function`` under a recording GradientTape.
 
@@ -50,14 +59,17 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if not callable(cond) or not callable(body):
         raise TypeError(f"mk.while_loop: cond and body must be callable, received {type(cond).__name__} and "
                         f"{type(body).__name__}")
-    if shape_invariants is not None:
-        raise NotImplementedError("mk.while_loop: shape_invariants are not supported; loop variables keep their "
-                                  "shapes (use a fixed-size buffer, e.g. mk.TensorArray(size=N))")
     packed = not isinstance(loop_vars, (list, tuple))
     state = [loop_vars] if packed else loop_vars
     state = jax.tree_util.tree_map(_as_value, state, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
-    # inside mk.function the loop is one in the program, as in a tf.function graph
-    out = run_loop(cond, body, state, maximum_iterations, "mk.while_loop", staged=bool(_context.traces))
+    invariants = None
+    if shape_invariants is not None:
+        invariants = invariants_for([shape_invariants] if packed else shape_invariants, state, "mk.while_loop")
+    # inside mk.function the loop is one in the program, as in a tf.function graph; unless its
+    # variables may change shape (shape_invariants): then it runs as Python while its
+    # condition is known while tracing
+    out = run_loop(cond, body, state, maximum_iterations, "mk.while_loop",
+                   staged=bool(_context.traces) and invariants is None, shape_invariants=invariants)
     return out[0] if packed else out
 
 
@@ -69,27 +81,34 @@ def _as_value(x):
     return x
 
 
-def run_loop(cond, body, state, maximum_iterations, what, names=None, staged=False):
+def run_loop(cond, body, state, maximum_iterations, what, names=None, staged=False, shape_invariants=None):
     """The loop on a list or tuple ``state``: Python while its condition is concrete, else staged
     (``staged=True``: staged from the start, for a loop over a traced Tensor).
 
     ``names`` name the loop variables in error messages (``autograph`` passes the Python names).
+    ``shape_invariants``: None, or a shape (or None) per variable of ``state``
+    (``shape_invariants.loop_leaves``), checked inside ``mk.function`` only, as TensorFlow does.
     """
+    invariants = shape_invariants if _context.traces else None
+    if invariants is not None:
+        check_entry(invariants, state, what, lambda i: _name(names, i))
     if staged:
-        return _staged(cond, body, state, maximum_iterations, 0, what, names)
+        return _staged(cond, body, state, maximum_iterations, 0, what, names, invariants)
     count = 0
     limit = _static_limit(maximum_iterations, what)
     while limit is None or count < limit:
         leaves, _ = flatten(state)
         if any(is_tracer(to_array(x)) for x in leaves if is_array_leaf(x)) or limit is None and \
                 maximum_iterations is not None:
-            return _staged(cond, body, state, maximum_iterations, count, what, names)
+            return _staged(cond, body, state, maximum_iterations, count, what, names, invariants)
         test = cond(*state)
         if is_tracer(to_array(test)):
-            return _staged(cond, body, state, maximum_iterations, count, what, names)
+            return _staged(cond, body, state, maximum_iterations, count, what, names, invariants)
         if not bool(to_array(test)):
             break
         state = _same_structure(state, body(*state), what, names)
+        if invariants is not None:
+            check_iteration(invariants, state, what, lambda i: _name(names, i))
         count += 1
     return state
 
@@ -119,19 +138,20 @@ def _name(names, i):
     return f"'{names[i]}'" if names else f"loop variable {i}"
 
 
-def _staged(cond, body, state, maximum_iterations, done, what, names):
-    carry = jax.tree_util.tree_map(lambda x: x.as_loop_carry(what) if isinstance(x, TensorArray) else x,
-                                   list(state), is_leaf=lambda x: isinstance(x, TensorArray))
-    state = carry if isinstance(state, list) else tuple(carry)
+def _staged(cond, body, state, maximum_iterations, done, what, names, invariants=None):
     remaining = maximum_iterations
     if maximum_iterations is not None and done:
         remaining = Tensor(to_array(maximum_iterations) - done)
+    bound = _static_limit(remaining, what)  # a dynamic_size TensorArray gets this many more rows
+    carry = jax.tree_util.tree_map(lambda x: x.as_loop_carry(what, bound) if isinstance(x, TensorArray) else x,
+                                   list(state), is_leaf=lambda x: isinstance(x, TensorArray))
+    state = carry if isinstance(state, list) else tuple(carry)
     if _context.tapes:
-        return _unrolled(cond, body, state, remaining, what, names)
-    return _lax_loop(cond, body, state, remaining, what, names)
+        return _unrolled(cond, body, state, remaining, what, names, invariants)
+    return _lax_loop(cond, body, state, remaining, what, names, invariants)
 
 
-def _unrolled(cond, body, state, maximum_iterations, what, names):
+def _unrolled(cond, body, state, maximum_iterations, what, names, invariants=None):
     """The loop unrolled for a recording tape: iterations whose condition is known while
     tracing run as they are; the others are selected, up to ``maximum_iterations``."""
     limit = _static_limit(maximum_iterations, what)
@@ -142,6 +162,8 @@ def _unrolled(cond, body, state, maximum_iterations, what, names):
             if not bool(value):
                 break
             state = _same_structure(state, body(*state), what, names)
+            if invariants is not None:
+                check_iteration(invariants, state, what, lambda i: _name(names, i))
         elif limit is None:
             raise ValueError(
                 f"{what}: this loop's condition is a traced Tensor and a GradientTape is recording inside "
@@ -156,7 +178,7 @@ def _unrolled(cond, body, state, maximum_iterations, what, names):
     return state
 
 
-def _lax_loop(cond, body, state, maximum_iterations, what, names):
+def _lax_loop(cond, body, state, maximum_iterations, what, names, invariants=None):
     leaves, tree = flatten(state)
     arrays = [to_array(x) for x in leaves]
     avals = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]
@@ -172,7 +194,7 @@ def _lax_loop(cond, body, state, maximum_iterations, what, names):
         if not new:
             break
         carried += new
-    _check_carries(tree, avals, staged_body, what, names)
+    _check_carries(tree, avals, staged_body, what, names, invariants)
     staged_cond = stage(lambda *s: cond(*s), avals, carried, make_inputs=unflatten)
     if staged_cond.written:
         raise ValueError(f"{what}: the loop condition assigns Variables {[v.name for v in staged_cond.written]}; "
@@ -202,7 +224,7 @@ def _lax_loop(cond, body, state, maximum_iterations, what, names):
     return unflatten([Tensor(a) for a in final[:n]])
 
 
-def _check_carries(tree, avals, staged, what, names):
+def _check_carries(tree, avals, staged, what, names, invariants=None):
     if staged.out_tree != tree or not all(staged.out_is_array):
         raise ValueError(f"{what}: the body must return the loop variables with the structure they had before the "
                          f"loop ({tree}), received {staged.out_tree}")
@@ -213,6 +235,17 @@ def _check_carries(tree, avals, staged, what, names):
                 raise TypeError(f"{what}: {label} has dtype {before.dtype.name} before the loop, but dtype "
                                 f"{after.dtype.name} after one iteration. A loop over a traced Tensor keeps each "
                                 "variable's dtype: initialise it with the final dtype (e.g. 0.0 rather than 0).")
+            invariant = invariants[i] if invariants is not None and len(invariants) == len(avals) else None
+            if invariant is not None:
+                if not allows(invariant, after.shape):
+                    raise not_conforming(what, label, after.shape, invariant)
+                raise ValueError(
+                    f"{what}: {label} has shape {tuple(before.shape)} before the loop and {tuple(after.shape)} after "
+                    f"one iteration, which its shape invariant {invariant} allows; but the loop's condition is a "
+                    "traced Tensor, so it runs as one XLA while loop, whose variables keep the shapes they enter "
+                    f"with. Preallocate {label} at its final size and write into it (mk.where with a mask of the "
+                    "position), or collect the values in an mk.TensorArray (size=N, or dynamic_size=True in a loop "
+                    "with a bound: a for loop over a Tensor, or maximum_iterations=N).")
             raise ValueError(f"{what}: {label} has shape {tuple(before.shape)} before the loop, but shape "
                              f"{tuple(after.shape)} after one iteration. A loop over a traced Tensor keeps each "
                              "variable's shape: collect values in a fixed-size mk.TensorArray instead.")

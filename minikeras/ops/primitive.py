@@ -21,6 +21,7 @@ import inspect
 import jax
 
 from minikeras import _context
+from minikeras.backend import folding_constants
 from minikeras.ops.op import Op
 from minikeras.symbolic import SymbolicInput, is_symbolic, record_op
 from minikeras.tensor import Tensor, Variable, to_array
@@ -76,7 +77,8 @@ class Primitive(Op):
         except SymbolicInput:
             return _symbolic_call(self, inputs, params)
         if _context.traces:
-            return Tensor(self.forward(*arrays, **params))
+            with folding_constants(arrays, params):
+                return Tensor(self.forward(*arrays, **params))
         return Tensor(self._jit_forward(*arrays, **params))
 
     def __repr__(self):
@@ -100,7 +102,8 @@ def _call_recorded(prim, inputs, params):
         return _symbolic_call(prim, inputs, params)
     arrays = [t._value for t in tensors]
     if _context.traces:
-        out = Tensor(prim.forward(*arrays, **params))
+        with folding_constants(arrays, params):
+            out = Tensor(prim.forward(*arrays, **params))
     else:
         out = Tensor(prim._jit_forward(*arrays, **params))
     outs = (out,)

@@ -14,11 +14,13 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.export import is_symbolic_dim
 
 from minikeras import _context
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
 from minikeras.ops.array import gather
+from minikeras.ops.shape import with_sizes
 from minikeras.tensor import Tensor, Variable, to_array
 
 _state = {"seed": None, "initializer_draws": 0, "generator": None}
@@ -112,7 +114,10 @@ def numpy_seed():
 
 
 def _shape(shape):
-    return tuple(int(n) for n in (np.asarray(shape).reshape(-1).tolist() if not isinstance(shape, tuple) else shape))
+    shape = with_sizes(shape)  # mk.shape(x) of a symbolic shape: its symbolic sizes
+    if isinstance(shape, tuple):
+        return tuple(n if is_symbolic_dim(n) else int(n) for n in shape)
+    return tuple(int(n) for n in np.asarray(shape).reshape(-1).tolist())
 
 
 def _float_dtype(dtype, what):

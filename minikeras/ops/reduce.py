@@ -31,7 +31,18 @@ def _restore_reduced(g, x_shape, axis, keepdims):
 
 def _count(x_shape, axis):
     axes = range(len(x_shape)) if axis is None else axis
-    return int(np.prod([x_shape[i] for i in axes], dtype=np.int64))
+    count = 1
+    for i in axes:
+        count = count * x_shape[i]
+    return count  # an int, or a symbolic size under mk.function's None dimensions
+
+
+def divide_by_count(t, count):
+    """``t / count`` for a number of elements ``count``: a Python int, or a symbolic size
+    (a None dimension of ``mk.function``'s input signature), known when the program runs."""
+    if type(count) is int:
+        return t / float(count)
+    return t / Tensor(jnp.asarray(count, t.dtype))
 
 
 def unbroadcast(g, shape):
@@ -57,8 +68,8 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
     shape = static_shape(shape, "broadcast_to")
     if x.shape == shape:
         return x
-    try:
-        compatible = np.broadcast_shapes(x.shape, shape) == shape
+    try:  # jax's rule takes symbolic sizes (mk.function's None dimensions) too
+        compatible = jnp.broadcast_shapes(x.shape, shape) == shape
     except ValueError:
         compatible = False
     if not compatible:
@@ -83,7 +94,7 @@ def _(g, out, x, *, axis, keepdims):
 
 @_mean.defgrad
 def _(g, out, x, *, axis, keepdims):
-    return _restore_reduced(g, x.shape, axis, keepdims) / float(_count(x.shape, axis))
+    return divide_by_count(_restore_reduced(g, x.shape, axis, keepdims), _count(x.shape, axis))
 
 
 def _extremum_rule(g, out, x, *, axis, keepdims):

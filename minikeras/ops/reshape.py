@@ -2,9 +2,11 @@
 ops (array.py) are all written with it, so it depends on none of them."""
 import jax.numpy as jnp
 import numpy as np
+from jax.export import is_symbolic_dim
 
 from minikeras.errors import invalid_argument
 from minikeras.ops.primitive import Primitive
+from minikeras.ops.shape import with_sizes
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
 
@@ -15,10 +17,12 @@ def static_shape(shape, what):
     Raises:
       TypeError naming ``what`` (the op asking) when ``shape`` is not a list of ints.
     """
+    shape = with_sizes(shape)
     if isinstance(shape, (Tensor, Variable)):
         shape = np.asarray(shape).tolist()
-    try:
-        return tuple(int(n) for n in (shape if isinstance(shape, (list, tuple)) else np.asarray(shape).tolist()))
+    try:  # a symbolic size (a None dimension of mk.function's input signature) stays as it is
+        return tuple(n if is_symbolic_dim(n) else int(n)
+                     for n in (shape if isinstance(shape, (list, tuple)) else np.asarray(shape).tolist()))
     except (TypeError, ValueError):
         raise TypeError(f"{what} expects a shape as a list/tuple of ints, received {shape!r}") from None
 
@@ -33,6 +37,8 @@ def reshape(tensor, shape, name=None):
     shape = static_shape(shape, "reshape")
     if isinstance(x, KerasTensor):  # sizes unknown until run: the model's call checks them
         return _reshape(x, shape=shape)
+    if not all(type(n) is int for n in shape + x.shape):
+        return _reshape(x, shape=shape)  # symbolic sizes: jax checks them
     known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
     size = x.size
     if shape.count(-1) > 1 or (-1 not in shape and known != size) or (-1 in shape and (known == 0 or size % known)):

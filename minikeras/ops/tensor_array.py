@@ -6,7 +6,19 @@ known at trace time (eagerly, or in a loop that runs as Python), and as one stac
 buffer of shape ``(size, *element_shape)`` once it is carried by a loop over a traced
 Tensor (``as_loop_carry``): a write at a traced index selects that row of the buffer with
 ``mk.where``, so it stays differentiable. It is a jax pytree, so it can be a loop variable.
+
+A ``dynamic_size`` array cannot grow inside an XLA loop (its carries have fixed shapes). Where
+the loop has a bound known while tracing (a ``for`` over a Tensor's first axis, or
+``maximum_iterations``), the array is preallocated with one row per possible iteration
+(``as_loop_carry(bound=...)``) and keeps its written length as a traced value: ``size()``
+is the length written, as in TensorFlow, and ``stack()`` has every preallocated row, which is
+TensorFlow's result when each iteration writes once; a loop that stops before its bound
+(``break``, a condition) leaves zero rows after ``size()``, where TensorFlow's ``stack()``
+would be shorter. A write past the preallocated rows inside the loop is lost (XLA cannot
+raise there); writes at the loop index or at ``size()``, one per iteration, stay within them.
 """
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,9 +27,25 @@ from minikeras.backend import is_tracer
 from minikeras.dtypes import as_dtype
 from minikeras.ops.array import concat, gather, stack
 from minikeras.ops.creation import zeros
-from minikeras.ops.math import equal, where
+from minikeras.ops.math import cast, equal, maximum, where
 from minikeras.ops.reshape import reshape
 from minikeras.tensor import Tensor, Variable, to_array
+
+
+_SAME = object()  # _copy: keep the written length
+_probing = []     # non-empty while element_shapes_probe runs
+
+
+@contextlib.contextmanager
+def element_shapes_probe():
+    """While a loop body is traced once to learn the element shapes of the TensorArrays it
+    writes (before the loop is staged): a write at a traced index into a dynamic_size array
+    not yet carried by the loop only sets its element shape."""
+    _probing.append(True)
+    try:
+        yield
+    finally:
+        _probing.pop()
 
 
 class TensorArray:
@@ -26,8 +54,9 @@ class TensorArray:
     Args:
       dtype: the dtype of every element.
       size: the number of elements (0 with ``dynamic_size=True`` to grow as written).
-      dynamic_size: whether writing past the end grows the array (with an index known at
-        trace time; inside a loop over a traced Tensor the size is fixed).
+      dynamic_size: whether writing past the end grows the array. Inside a loop over a
+        traced Tensor it can grow only up to the loop's bound (see the module docstring);
+        a loop without a bound known while tracing needs the final ``size``.
       element_shape: the shape of every element; otherwise the first write fixes it.
 
     >>> ta = mk.TensorArray(mk.float32, size=2)
@@ -51,11 +80,13 @@ class TensorArray:
         self._element_shape = None if element_shape is None else tuple(element_shape)
         self._elements = {}   # index -> Tensor, while indices are known at trace time
         self._buffer = None   # a Tensor (size, *element_shape), once carried by a staged loop
+        self._length = None   # the written length (an int32 Tensor) of a preallocated dynamic buffer
 
     # -- copies ----------------------------------------------------------------------
-    def _copy(self, size=None, elements=None, buffer=None, element_shape=None):
+    def _copy(self, size=None, elements=None, buffer=None, element_shape=None, length=_SAME):
         new = object.__new__(TensorArray)
         new._dtype, new._dynamic = self._dtype, self._dynamic
+        new._length = self._length if length is _SAME else length
         new._size = self._size if size is None else size
         new._element_shape = self._element_shape if element_shape is None else element_shape
         new._elements = {} if elements is None else elements
@@ -76,7 +107,10 @@ class TensorArray:
         return self._element_shape
 
     def size(self, name=None):
-        """The number of elements, as an int32 Tensor."""
+        """The number of elements, as an int32 Tensor (the length written, for a preallocated
+        dynamic array in a loop over a traced Tensor)."""
+        if self._length is not None:
+            return self._length
         return Tensor(jnp.int32(self._size))
 
     def __repr__(self):
@@ -115,6 +149,8 @@ class TensorArray:
         return self._copy(size=max(self._size, i + 1), elements=elements, element_shape=shape)
 
     def _write_buffer(self, position, tensor, shape):
+        if self._buffer is None and self._dynamic and _probing:  # only the element shape is asked for
+            return self._copy(element_shape=shape)
         carry = self if self._buffer is not None else self._copy(element_shape=shape).as_loop_carry("write")
         if not is_tracer(position._value):
             i = int(position._value)
@@ -126,7 +162,9 @@ class TensorArray:
         rows = equal(Tensor(jnp.arange(carry._size, dtype=position.dtype)), position)
         mask = reshape(rows, (carry._size,) + (1,) * len(shape))
         buffer = where(mask, reshape(tensor, (1,) + shape), carry._buffer)
-        return carry._copy(buffer=buffer)
+        if carry._length is None:
+            return carry._copy(buffer=buffer)
+        return carry._copy(buffer=buffer, length=maximum(carry._length, cast(position, np.int32) + 1))
 
     def unstack(self, value, name=None):
         """A new TensorArray whose elements are the rows of ``value`` (its first axis)."""
@@ -139,7 +177,7 @@ class TensorArray:
         if not self._dynamic and self._size and tensor.shape[0] > self._size:
             raise ValueError(f"mk.TensorArray.unstack: value has {tensor.shape[0]} rows, array size is {self._size}")
         return self._copy(size=max(self._size, tensor.shape[0]), buffer=tensor,
-                          element_shape=tuple(tensor.shape[1:]))
+                          element_shape=tuple(tensor.shape[1:]), length=None)
 
     scatter_all = unstack
 
@@ -190,22 +228,34 @@ class TensorArray:
         return self._copy(element_shape=shape)
 
     # -- loops ----------------------------------------------------------------------------
-    def as_loop_carry(self, what="a loop"):
-        """This array as one stacked buffer, the form a loop over a traced Tensor carries."""
+    def as_loop_carry(self, what="a loop", bound=None):
+        """This array as one stacked buffer, the form a loop over a traced Tensor carries.
+        ``bound``: at most how many iterations the loop runs, if known while tracing; a
+        dynamic_size array gets that many more rows and counts the ones written."""
         if self._buffer is not None:
             return self
         if self._element_shape is None:
             raise ValueError(f"{what}: mk.TensorArray of dtype {self._dtype.name} is carried by a loop over a traced "
                              "Tensor before anything was written to it: give it element_shape=")
+        if self._dynamic and bound is not None:
+            rows = [self.read(i) for i in range(self._size)]
+            free = zeros((bound,) + self._element_shape, self._dtype)
+            buffer = concat([stack(rows), free], 0) if rows else free
+            return self._copy(size=self._size + bound, buffer=buffer, length=Tensor(jnp.int32(self._size)))
         if self._size == 0:
-            raise ValueError(f"{what}: a dynamic_size mk.TensorArray cannot grow inside a loop over a traced Tensor; "
-                             "give it the final size (mk.TensorArray(dtype, size=N))")
+            raise ValueError(f"{what}: a dynamic_size mk.TensorArray cannot grow inside a loop over a traced Tensor "
+                             "whose number of iterations is unknown while tracing; give it the final size "
+                             "(mk.TensorArray(dtype, size=N)) or bound the loop: maximum_iterations=N in "
+                             "mk.while_loop, or mk.autograph.experimental.set_loop_options(maximum_iterations=N) at "
+                             "the start of the loop's body")
         buffer = stack([self.read(i) for i in range(self._size)])
         return self._copy(buffer=buffer)
 
     # -- pytree ---------------------------------------------------------------------------
     def _tree_flatten(self):
         meta = (self._dtype, self._size, self._dynamic, self._element_shape)
+        if self._length is not None:
+            return (self._buffer, self._length), meta + ("buffer+length",)
         if self._buffer is not None:
             return (self._buffer,), meta + ("buffer",)
         indices = tuple(sorted(self._elements))
@@ -216,7 +266,8 @@ class TensorArray:
         dtype, size, dynamic, element_shape, layout = meta
         new = object.__new__(cls)
         new._dtype, new._size, new._dynamic, new._element_shape = dtype, size, dynamic, element_shape
-        if layout == "buffer":
+        new._length = _tensor(children[1]) if layout == "buffer+length" else None
+        if layout in ("buffer", "buffer+length"):
             new._elements, new._buffer = {}, _tensor(children[0])
         else:
             new._elements, new._buffer = {i: _tensor(c) for i, c in zip(layout, children)}, None
@@ -229,4 +280,4 @@ def _tensor(x):
 
 jax.tree_util.register_pytree_node(TensorArray, TensorArray._tree_flatten, TensorArray._tree_unflatten)
 
-__all__ = ["TensorArray"]
+__all__ = ["TensorArray", "element_shapes_probe"]

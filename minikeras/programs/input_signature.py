@@ -3,8 +3,9 @@
 As in ``tf.function``, a function with an input signature takes exactly the Tensors the
 signature describes: Python numbers and arrays are converted to the spec's dtype, a Tensor of
 another dtype or an incompatible shape is a TypeError naming the argument, and a ``None``
-dimension accepts any size. XLA compiles for concrete shapes, so each new concrete shape
-under a ``None`` dimension is traced and compiled once.
+dimension accepts any size. ``mk.function`` traces the signature once with symbolic sizes
+for its None dimensions (``programs.signatures``) and XLA compiles that trace for each
+concrete shape.
 """
 import inspect
 

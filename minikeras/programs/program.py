@@ -13,13 +13,19 @@ The interface that ``mk.function``, ``fit``'s steps, ``steps_per_execution``'s s
 - ``__call__(inputs)``: all of the above, compiled (``xla_cpu.jit``);
 - ``derived(key, build)``: a compiled function built from this program once and kept with it
   (a scan of it, a sharded jit of it).
+
+A program traced for a general signature (None sizes, ``programs.signatures``) has symbolic
+sizes in its jaxpr; it runs through ``jax.export``, whose StableHLO XLA compiles once for each
+concrete shape (``general`` is True): the Python function is not traced again.
 """
 import operator
 
 import jax
+from jax import export
 from jax.extend.core import jaxpr_as_fun
 
 from minikeras import _context
+from minikeras.programs.signatures import avals_accepted
 from minikeras.tensor import Tensor
 from minikeras.xla_cpu import jit
 
@@ -39,6 +45,7 @@ class Program:
       assigned: the Variables the program writes.
       n_outputs: how many arrays the function returns (its other leaves are static).
       jaxpr: the ClosedJaxpr of ``(*state, *inputs) -> (*outputs, *new_assigned)``.
+      general: whether the inputs have symbolic sizes (one program for many shapes).
     """
 
     def __init__(self, traced):
@@ -51,7 +58,10 @@ class Program:
         self._out_is_array = traced.out_is_array
         self._single = (len(traced.out_is_array) == 1 and traced.out_is_array[0]
                         and traced.out_tree == jax.tree_util.tree_structure(0))
-        self._flat = jaxpr_as_fun(traced.jaxpr)
+        self.general = _has_symbolic_sizes(traced.jaxpr)
+        # the inputs' avals, for a general program: a call with another shape that fits compiles
+        self._input_avals = traced.jaxpr.in_avals[len(self.variables):] if self.general else None
+        self._flat = _exported(traced.jaxpr).call if self.general else jaxpr_as_fun(traced.jaxpr)
         self._strict = False
         self._compiled = False
         self._derived = {}
@@ -59,10 +69,15 @@ class Program:
         self.jitted = jit(self._jit_body)
 
     def _jit_body(self, *flat):
-        if self._strict and self._compiled:
+        if self._strict and self._compiled and not self.accepts(flat[len(self.variables):]):
             raise NewSignature  # jax.jit missed its cache: the inputs have other avals
         self._compiled = True
         return self._flat(*flat)
+
+    def accepts(self, inputs):
+        """Whether a general program runs ``inputs`` (arrays or avals) of shapes it has not
+        compiled yet: they fit its symbolic sizes (each at least 1)."""
+        return self.general and avals_accepted(self._input_avals, inputs)
 
     def derived(self, key, build):
         """``build()``, made once per ``key`` and kept with this program."""
@@ -135,3 +150,14 @@ class Program:
         if self._single:  # the common case, made short: it runs on every call
             return Tensor(results[0])
         return self.structure(results[:n])
+
+
+def _has_symbolic_sizes(closed):
+    return any(type(d) is not int for aval in closed.in_avals for d in aval.shape)
+
+
+def _exported(closed):
+    """``closed`` (with symbolic sizes) exported once; its ``call`` is traceable, and each
+    concrete shape it is traced for refines the sizes and compiles (no Python retrace)."""
+    avals = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.in_avals]
+    return export.export(jax.jit(jaxpr_as_fun(closed)))(*avals)

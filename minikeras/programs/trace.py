@@ -15,8 +15,15 @@ While tracing, values that do not depend on the inputs or on a Variable (``mk.on
 initializers, constants) are computed eagerly (``jax.ensure_compile_time_eval``), as
 TensorFlow does for constants: that is what lets a layer create its weights on the first
 call. A Variable created during the trace keeps its concrete initial value and becomes
-state of the program like any other.
+state of the program like any other. A trace with symbolic sizes (a None dimension of an
+input signature) cannot compute eagerly what depends on them (``mk.zeros_like(x)``, a mean's
+divisor), so there jax stages everything and minikeras computes constants op by op instead
+(``backend.folding_constants``: its ops, creation ops and ``to_array`` compute eagerly what
+involves no traced value and no symbolic size); a Variable created from a value that is
+still traced raises, and the function is then traced for concrete shapes.
 """
+import contextlib
+
 import jax
 import numpy as np
 from jax.extend.core import ClosedJaxpr, Primitive, set_current_trace, take_current_trace
@@ -118,8 +125,10 @@ def _is_array_leaf(x):
 
 def trace(function, args_treedef, leaves, dynamic_positions, dynamic_avals):
     """Runs ``function`` once on Tensors of ``dynamic_avals`` (at ``dynamic_positions`` among
-    ``leaves``, the flattened ``(args, kwargs)`` of ``args_treedef``) and returns a ``Traced``."""
+    ``leaves``, the flattened ``(args, kwargs)`` of ``args_treedef``) and returns a ``Traced``.
+    ``dynamic_avals`` may have symbolic sizes (``jax.export.symbolic_shape``)."""
     found = {}
+    fold_constants = all(type(d) is int for aval in dynamic_avals for d in aval.shape)
 
     def body(anchor, *dynamic_values):
         with take_current_trace() as outer:
@@ -131,7 +140,8 @@ def trace(function, args_treedef, leaves, dynamic_positions, dynamic_avals):
             for position, value in zip(dynamic_positions, dynamic_values):
                 call_leaves[position] = Tensor(value)
             args, kwargs = jax.tree_util.tree_unflatten(args_treedef, call_leaves)
-            with jax.ensure_compile_time_eval():  # constants stay concrete (weights built on the first call)
+            # constants stay concrete (weights built on the first call), where sizes are known
+            with jax.ensure_compile_time_eval() if fold_constants else contextlib.nullcontext():
                 out = function(*args, **kwargs)
             out_leaves, out_tree = jax.tree_util.tree_flatten(
                 out, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))

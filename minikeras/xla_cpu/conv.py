@@ -122,7 +122,8 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     """The method ``conv2d_<kind>`` uses by default for these shapes on the current backend.
 
     ``kind`` is 'forward', 'input_grad' or 'filter_grad'; ``x_shape`` is the convolution's input
-    shape and ``w_shape`` its filter's, for every kind. Off CPU the answer is always 'xla'.
+    shape and ``w_shape`` its filter's, for every kind. Off CPU, or for a symbolic size (a None
+    dimension of ``mk.function``'s input signature), the answer is always 'xla'.
     ``eigen``: whether XLA:CPU runs the program's convolutions on Eigen rather than YNNPACK;
     None (the default) reads ``convolutions_on_eigen``, True while ``xla_cpu.jit`` traces.
 
@@ -131,6 +132,8 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     """
     if not _on_cpu():
         return "xla"
+    if not all(type(d) is int for d in x_shape):
+        return "xla"  # a symbolic size: the tuned formulations need concrete ones
     if eigen is None:
         eigen = convolutions_on_eigen.get()
     strides, pads, dilations = _normalize(x_shape, w_shape, strides, padding, dilations)

@@ -73,8 +73,10 @@ def dropout_mask(key, shape, rate):
     ``key`` is a jax PRNG key (``jax.random.key`` or the raw ``jax.random.PRNGKey``); ``rate`` a
     Python float in [0, 1).
     """
-    shape = tuple(int(d) for d in shape)
     keep = 1.0 - rate
+    if not all(type(d) is int for d in shape):  # symbolic sizes (mk.function's None dimensions): jax's own
+        return jax.random.bernoulli(key, keep, shape)
+    shape = tuple(int(d) for d in shape)
     fast = (jax.default_backend() == "cpu" and _threefry_key_words(key) is not None
             and int(np.prod(shape)) < 2 ** 32 and isinstance(keep, float))
     if not fast:
