@@ -304,7 +304,9 @@ class Function:
                 raise _creation_error(self.__name__, traced.created)
             # As tf.function does, a first trace that created Variables is traced once more, with
             # creation no longer allowed: a function that would create them on every call fails
-            # here, and the program is the one that reads the Variables created above.
+            # here, and the program is the one that reads the Variables created above. Both count,
+            # as in TensorFlow's experimental_get_tracing_count().
+            self._tracing_count += 1
             traced = trace(function, treedef, static_leaves, dynamic_positions, avals)
             if traced.created:
                 raise _creation_error(self.__name__, traced.created)
@@ -327,7 +329,8 @@ class Function:
 
     @property
     def tracing_count(self):
-        """How many times the function has been traced (once per new input signature)."""
+        """How many times the Python body has been traced: once per new input signature, and twice
+        for the first one when that trace created Variables (as TensorFlow counts)."""
         return self._tracing_count
 
     def experimental_get_tracing_count(self):

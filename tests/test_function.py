@@ -88,14 +88,15 @@ def test_variables_created_on_the_first_call():
     close(out, X @ np.full((3, 2), 0.5))
     layer.w.assign(np.ones((3, 2), np.float32))
     close(layer(mk.constant(X)), X @ np.ones((3, 2)))
-    assert layer.__call__.tracing_count == 1
+    assert layer.__call__.tracing_count == 2  # TF 2.21 counts 2: the trace that created w, and the one after
 
 
 def test_each_instance_of_a_decorated_method_has_its_own_function():
     first, second = Dense(2), Dense(3)
     assert first(mk.constant(X)).shape == (4, 2)
     assert second(mk.constant(X)).shape == (4, 3)
-    assert first.__call__.tracing_count == 1 and second.__call__.tracing_count == 1
+    # each created its weights on its first call: traced twice, as TF 2.21 counts
+    assert first.__call__.tracing_count == 2 and second.__call__.tracing_count == 2
     assert first.w is not second.w
 
 
