@@ -166,9 +166,13 @@ def race(seeds, epochs):
         for name, (curve, first_step) in results.items():
             reached = time_to(curve)
             ratio = f"{reached / tf_time:5.2f}x" if reached is not None and tf_time else "   -  "
-            print(f"{seed:>4} {name:8} {first_step if first_step is not None else float('nan'):9.1f}s "
-                  f"{reached if reached is not None else float('nan'):7.1f}s {ratio:>6} {curve[-1][1]:6.1f}s "
-                  f"{curve[-1][2]:9.4f}", flush=True)
+            print(f"{seed:>4} {name:8} {_seconds(first_step):>10} {_seconds(reached):>8} {ratio:>6} "
+                  f"{_seconds(curve[-1][1]):>7} {curve[-1][2]:9.4f}", flush=True)
+
+
+def _seconds(value):
+    """'12.3s', or '-' for a time not known (fit prints no first-step line; 99% not reached)."""
+    return "-" if value is None else f"{value:.1f}s"
 
 
 def main(argv=None):
