@@ -283,7 +283,7 @@ def gather(params, indices, axis=None, batch_dims=0, name=None):
 def _one_hot_forward(i, *, depth, on, off, dtype, axis):
     # an explicit comparison, not jax.nn.one_hot, which is deprecating float indices: a float
     # id that is not a whole number then matches no class, as Keras 3 has it
-    hot = jnp.moveaxis(i[..., None] == jnp.arange(depth), -1, axis)
+    hot = jnp.moveaxis(i[..., None] == np.arange(depth), -1, axis)
     return jnp.where(hot, jnp.asarray(on, dtype), jnp.asarray(off, dtype))
 
 

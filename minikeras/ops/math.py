@@ -58,14 +58,14 @@ def _(g, out, x, y):
 @_maximum.defgrad
 def _(g, out, x, y):
     x_wins = x >= y
-    zeros = zeros_like_(g)
+    zeros = zero_of_(g)
     return unbroadcast(where(x_wins, g, zeros), x.shape), unbroadcast(where(x_wins, zeros, g), y.shape)
 
 
 @_minimum.defgrad
 def _(g, out, x, y):
     x_wins = x <= y
-    zeros = zeros_like_(g)
+    zeros = zero_of_(g)
     return unbroadcast(where(x_wins, g, zeros), x.shape), unbroadcast(where(x_wins, zeros, g), y.shape)
 
 
@@ -127,7 +127,7 @@ _where = Primitive("where", jnp.where)
 
 @_where.defgrad
 def _(g, out, condition, x, y):
-    zeros = zeros_like_(g)
+    zeros = zero_of_(g)
     return None, unbroadcast(where(condition, g, zeros), x.shape), unbroadcast(where(condition, zeros, g), y.shape)
 
 
@@ -150,3 +150,11 @@ def where(condition, x=None, y=None, name=None):
 def zeros_like_(x):
     """Zeros of x's shape and dtype, as a constant (no tape connection)."""
     return Tensor(jnp.zeros(x.shape, x.dtype))
+
+
+def zero_of_(x):
+    """A scalar zero of x's dtype, as a constant (no tape connection), for ``where`` to broadcast.
+
+    Gradient rules use it rather than ``zeros_like_``: inside ``mk.function``'s trace constants are
+    computed eagerly, and a full-size zeros would compile a program for every shape."""
+    return Tensor(jnp.zeros((), x.dtype))

@@ -13,7 +13,7 @@ from minikeras.ops.array import gather, reshape
 from minikeras.ops.convert import binary_args, normalize_axis
 from minikeras.ops.math import (  # noqa: F401 - sigmoid, tanh, softplus are tf.nn names too
     abs as abs_, erf, exp, log_sigmoid, maximum, rsqrt, sigmoid, softplus, square, squared_difference, tanh, where,
-    zeros_like_)
+    zero_of_)
 from minikeras.ops.nn_losses import (  # noqa: F401 - tf.nn names
     _floating, _t, log_softmax, sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits)
@@ -47,10 +47,10 @@ def _activation(name, forward, rule, doc, check=_floating):
 
 # -- activations ------------------------------------------------------------------------------
 relu = _activation(
-    "relu", lambda x: jnp.maximum(x, 0), lambda g, out, x: where(x > 0, g, zeros_like_(g)),
+    "relu", lambda x: jnp.maximum(x, 0), lambda g, out, x: where(x > 0, g, zero_of_(g)),
     "max(features, 0); the gradient at 0 is 0, as in TensorFlow.", check=_numeric)
 relu6 = _activation(
-    "relu6", lambda x: jnp.clip(x, 0, 6), lambda g, out, x: where((x > 0) & (x < 6), g, zeros_like_(g)),
+    "relu6", lambda x: jnp.clip(x, 0, 6), lambda g, out, x: where((x > 0) & (x < 6), g, zero_of_(g)),
     "min(max(features, 0), 6).", check=_numeric)
 elu = _activation(
     "elu", lambda x: jnp.where(x > 0, x, jnp.expm1(x)),

@@ -155,6 +155,14 @@ def replay(plan):
     return backward
 
 
+def replay_in_trace(plan):
+    """``replay(plan)`` for a plan replayed inside an enclosing trace (``mk.function``), inlined
+    into it. The seeds are arguments here, so what the rules compute from them alone (a mean's
+    ``1 / n``, the broadcast back to the batch) is staged into the enclosing program, rather than
+    computed eagerly where that trace folds constants: op by op, each compiling a program of its own."""
+    return jax.jit(replay(plan), inline=True)
+
+
 class _Program:
     """The compiled backward pass of one structure; only the arrays it reads are passed in."""
 

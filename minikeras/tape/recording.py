@@ -140,7 +140,7 @@ class Recording:
             plan = compiled.make_plan(self.records, self.tracked, [key for key, _ in seeds], source_ids, traced)
             if plan is not None:
                 seed_values = [seed for _, seed in seeds]
-                results = (compiled.replay(plan)(plan.values, seed_values) if traced
+                results = (compiled.replay_in_trace(plan)(plan.values, seed_values) if traced
                            else compiled.run(plan, seed_values))
                 return {key: g for key, g in zip(source_ids, results) if g is not None}
         return self._backward_by_rule(seeds, set(source_ids), recorded)

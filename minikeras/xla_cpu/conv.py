@@ -58,6 +58,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from minikeras.xla_cpu import tuning
@@ -393,7 +394,7 @@ def _filter_grad_chunked(xp, dy, filter_shape, strides, dilations):
         pt = jnp.concatenate(taps, axis=0).reshape(kh * kw * c, b * ho * wo)
         return acc + jnp.matmul(pt, db, preferred_element_type=acc_dtype), None
 
-    acc, _ = lax.scan(body, jnp.zeros((kh * kw * c, o), acc_dtype), (xt, ds))
+    acc, _ = lax.scan(body, np.zeros((kh * kw * c, o), acc_dtype), (xt, ds))  # NumPy zeros: nothing to compile
     return acc.astype(dy.dtype).reshape(filter_shape)
 
 

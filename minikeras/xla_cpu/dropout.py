@@ -24,7 +24,6 @@ import numpy as np
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA
@@ -35,7 +34,8 @@ def _rotl(v, d):
 
 
 def threefry2x32(k0, k1, x0, x1):
-    """The Threefry-2x32 block function (20 rounds), unrolled; uint32 arrays in and out."""
+    """The Threefry-2x32 block function (20 rounds), unrolled; uint32 arrays (or scalars, which
+    broadcast) in, uint32 arrays out."""
     ks = (k0, k1, k0 ^ k1 ^ np.uint32(_PARITY))
     x0, x1 = x0 + ks[0], x1 + ks[1]
     for group in range(5):
@@ -62,8 +62,10 @@ def random_bits(key, shape):
     """uint32 bits equal to ``jax.random.bits(key, shape)`` for a threefry key, < 2**32 elements."""
     shape = tuple(int(d) for d in shape)
     k0, k1 = _threefry_key_words(key)
-    lo = lax.iota(jnp.uint32, int(np.prod(shape))).reshape(shape)
-    b0, b1 = threefry2x32(k0, k1, jnp.zeros_like(lo), lo)
+    # the counters are constants built with NumPy: inside a trace that computes constants
+    # eagerly (mk.function's), jax ops here would each compile a program of their own
+    lo = np.arange(int(np.prod(shape)), dtype=np.uint32).reshape(shape)
+    b0, b1 = threefry2x32(k0, k1, np.uint32(0), lo)
     return b0 ^ b1
 
 
