@@ -24,7 +24,7 @@ _CONSTANT_OPS = {"iota", "reshape", "broadcast_in_dim", "convert_element_type", 
 
 @pytest.fixture
 def compiled_programs(caplog):
-    """The names of the programs XLA compiles inside the ``with`` block (jax's debug log)."""
+    """The names of the programs XLA has compiled so far in the test (from jax's debug log)."""
     caplog.set_level(logging.DEBUG, logger="jax._src.dispatch")
 
     def names():
