@@ -1,6 +1,8 @@
 """Python control flow on Tensors inside mk.function, converted by autograph, against
 TensorFlow's AutoGraph on the tf.function guide's own examples (outputs of TF 2.21 quoted),
 and gradients through converted code against jax.grad of the same lax program."""
+import linecache
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -423,3 +425,18 @@ def test_a_custom_layers_call_is_converted_inside_mk_function():
     np.testing.assert_allclose(step(mk.constant([1.0, 2.0])).numpy(), [-1.0, -2.0])
     np.testing.assert_allclose(step(mk.constant([-1.0, -2.0])).numpy(), [-1.0, -2.0])
     np.testing.assert_allclose(layer(mk.constant([1.0, 2.0])).numpy(), [-1.0, -2.0])  # eagerly, as written
+
+
+def test_source_registered_in_linecache_converts_like_a_notebook_cell():
+    # IPython registers each cell's source in linecache under a name that is no file
+    name = "<mk-test-cell-1>"
+    source = "def f(x):\n    if x > 0:\n        return x * 2\n    return -x\n"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    try:
+        namespace = {}
+        exec(compile(source, name, "exec"), namespace)
+        f = mk.function(namespace["f"])
+        assert f(mk.constant(3.0)).numpy() == 6.0 and f(mk.constant(-2.0)).numpy() == 2.0
+        assert f.experimental_get_tracing_count() == 1  # one trace: the `if` became mk.cond
+    finally:
+        linecache.cache.pop(name, None)

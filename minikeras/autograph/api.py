@@ -8,6 +8,7 @@ TensorFlow does; functions of minikeras, jax, NumPy and the standard library run
 import ast
 import functools
 import inspect
+import linecache
 import sys
 import textwrap
 import types
@@ -24,9 +25,20 @@ class SourceUnavailable(ConversionError):
     """The function's source cannot be read (defined in a REPL, ``exec`` or compiled code)."""
 
 
+def _code_source(code):
+    """The source of ``code`` (its own, never a ``__wrapped__`` one). Read from ``linecache``
+    first: ``inspect.getsource`` looks for the code's module among all of ``sys.modules``,
+    resolving each one's file path (~30 ms on the first call in a process)."""
+    linecache.checkcache(code.co_filename)
+    lines = linecache.getlines(code.co_filename)
+    if len(lines) >= code.co_firstlineno:
+        return "".join(inspect.getblock(lines[code.co_firstlineno - 1:]))
+    return inspect.getsource(code)  # a loader's source (zip imports), or OSError
+
+
 def _function_node(fn):
     try:
-        source = textwrap.dedent(inspect.getsource(fn.__code__))  # the code's own source, never a __wrapped__ one
+        source = textwrap.dedent(_code_source(fn.__code__))
     except (OSError, TypeError) as error:
         raise SourceUnavailable(f"mk.autograph cannot read the source of {fn!r} ({error}); define it in a file, or "
                               "use mk.function(autograph=False)") from None
