@@ -1,12 +1,11 @@
 """Tensors from values: constant, zeros, ones, fill, eye, range, linspace."""
 import jax.numpy as jnp
 import numpy as np
-from jax.export import is_symbolic_dim
 
 from minikeras import _context
 from minikeras.backend import floatx, folding_constants
 from minikeras.dtypes import as_dtype
-from minikeras.ops.shape import with_sizes
+from minikeras.ops.shape import shape_argument
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -50,30 +49,22 @@ def _made(make, *values):
     return Tensor(make())
 
 
-def _shape(shape):
-    shape = with_sizes(shape)  # mk.shape(x) of a symbolic shape: its symbolic sizes
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(n) for n in np.asarray(shape).reshape(-1).tolist()) if not isinstance(shape, tuple) else \
-        tuple(n if is_symbolic_dim(n) else int(n) for n in shape)
-
-
 def zeros(shape, dtype=None, name=None):
     """A Tensor of zeros (float32 by default)."""
-    shape = _shape(shape)
+    shape = shape_argument(shape)
     return _made(lambda: jnp.zeros(shape, as_dtype(dtype) or floatx()), shape)
 
 
 def ones(shape, dtype=None, name=None):
     """A Tensor of ones (float32 by default)."""
-    shape = _shape(shape)
+    shape = shape_argument(shape)
     return _made(lambda: jnp.ones(shape, as_dtype(dtype) or floatx()), shape)
 
 
 def fill(dims, value, name=None):
     """A Tensor of shape ``dims`` filled with ``value`` (dtype from the value)."""
     scalar = to_array(value)
-    shape = _shape(dims)
+    shape = shape_argument(dims)
     return _made(lambda: jnp.full(shape, scalar, scalar.dtype), shape, scalar)
 
 

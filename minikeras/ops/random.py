@@ -14,13 +14,12 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.export import is_symbolic_dim
 
 from minikeras import _context
 from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
 from minikeras.ops.array import gather
-from minikeras.ops.shape import with_sizes
+from minikeras.ops.shape import shape_argument
 from minikeras.tensor import Tensor, Variable, to_array
 
 _state = {"seed": None, "initializer_draws": 0, "generator": None}
@@ -113,13 +112,6 @@ def numpy_seed():
     return int(np.random.SeedSequence([seed % (1 << 63), _state["numpy_draws"]]).generate_state(1, np.uint64)[0] >> 1)
 
 
-def _shape(shape):
-    shape = with_sizes(shape)  # mk.shape(x) of a symbolic shape: its symbolic sizes
-    if isinstance(shape, tuple):
-        return tuple(n if is_symbolic_dim(n) else int(n) for n in shape)
-    return tuple(int(n) for n in np.asarray(shape).reshape(-1).tolist())
-
-
 def _float_dtype(dtype, what):
     dtype = as_dtype(dtype) or floatx()
     if dtype.kind != "f" and dtype != jnp.bfloat16:
@@ -130,21 +122,21 @@ def _float_dtype(dtype, what):
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
     """Samples from a normal distribution (differentiable in ``mean`` and ``stddev``)."""
     dtype = _float_dtype(dtype, "normal")
-    z = Tensor(jax.random.normal(next_key(seed), _shape(shape), dtype))
+    z = Tensor(jax.random.normal(next_key(seed), shape_argument(shape), dtype))
     return _affine(z, stddev, mean)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
     """Normal samples cut at two standard deviations (resampled, as TensorFlow does)."""
     dtype = _float_dtype(dtype, "truncated_normal")
-    z = Tensor(jax.random.truncated_normal(next_key(seed), -2.0, 2.0, _shape(shape), dtype))
+    z = Tensor(jax.random.truncated_normal(next_key(seed), -2.0, 2.0, shape_argument(shape), dtype))
     return _affine(z, stddev, mean)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=None, seed=None, name=None):
     """Samples uniformly from [minval, maxval); integer dtypes need ``maxval``."""
     dtype = as_dtype(dtype) or floatx()
-    shape = _shape(shape)
+    shape = shape_argument(shape)
     if dtype.kind in "iu":
         if maxval is None:
             raise ValueError("mk.random.uniform with an integer dtype needs maxval")

@@ -2,6 +2,8 @@
 
 ``broadcast_to`` and ``unbroadcast`` stand here beside ``reduce_sum``: each is the other's gradient.
 """
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -31,10 +33,7 @@ def _restore_reduced(g, x_shape, axis, keepdims):
 
 def _count(x_shape, axis):
     axes = range(len(x_shape)) if axis is None else axis
-    count = 1
-    for i in axes:
-        count = count * x_shape[i]
-    return count  # an int, or a symbolic size under mk.function's None dimensions
+    return math.prod(x_shape[i] for i in axes)  # an int, or a symbolic size under mk.function's None dimensions
 
 
 def divide_by_count(t, count):

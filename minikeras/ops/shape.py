@@ -9,8 +9,11 @@ taking a shape (``mk.reshape(x, [mk.shape(x)[0], -1])``, ``mk.zeros(mk.shape(x))
 ``mk.random.normal``) build it with them (``with_sizes``), as XLA needs; an index or slice of
 it keeps them too, arithmetic on it does not.
 """
+import math
+
 import jax.numpy as jnp
 import numpy as np
+from jax.export import is_symbolic_dim
 
 from minikeras.dtypes import as_dtype, canonical_dtype
 from minikeras.errors import invalid_argument
@@ -46,15 +49,22 @@ def with_sizes(shape):
     return shape
 
 
+def shape_argument(shape):
+    """A shape argument (an int, a list or tuple, an array or Tensor, ``mk.shape(x)``) as a
+    tuple of ints; a symbolic size (a None dimension of ``mk.function``'s input signature, held
+    by ``mk.shape(x)``) stays as it is."""
+    shape = with_sizes(shape)
+    if isinstance(shape, tuple):
+        return tuple(n if is_symbolic_dim(n) else int(n) for n in shape)
+    return tuple(int(n) for n in np.asarray(shape).reshape(-1).tolist())
+
+
 def _shape_forward(x, *, dtype):
     return jnp.array(x.shape, dtype=dtype) if x.ndim else jnp.zeros((0,), dtype)  # symbolic sizes become values
 
 
 def _size_forward(x, *, dtype):
-    count = 1
-    for d in x.shape:
-        count = count * d
-    return jnp.asarray(count, dtype=dtype)
+    return jnp.asarray(math.prod(x.shape), dtype=dtype)  # math.prod: symbolic sizes too
 
 
 _shape = Primitive("shape", _shape_forward, differentiable=False)

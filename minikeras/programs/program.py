@@ -25,7 +25,7 @@ from jax import export
 from jax.extend.core import jaxpr_as_fun
 
 from minikeras import _context
-from minikeras.programs.signatures import avals_accepted
+from minikeras.programs.signatures import accepts
 from minikeras.tensor import Tensor
 from minikeras.xla_cpu import jit
 
@@ -59,8 +59,8 @@ class Program:
         self._single = (len(traced.out_is_array) == 1 and traced.out_is_array[0]
                         and traced.out_tree == jax.tree_util.tree_structure(0))
         self.general = _has_symbolic_sizes(traced.jaxpr)
-        # the inputs' avals, for a general program: a call with another shape that fits compiles
-        self._input_avals = traced.jaxpr.in_avals[len(self.variables):] if self.general else None
+        # a general program's inputs as a signature with named sizes: a call that fits compiles
+        self._input_signature = _tensor_signature(traced.jaxpr.in_avals[len(self.variables):]) if self.general else None
         self._flat = _exported(traced.jaxpr).call if self.general else jaxpr_as_fun(traced.jaxpr)
         self._strict = False
         self._compiled = False
@@ -77,7 +77,7 @@ class Program:
     def accepts(self, inputs):
         """Whether a general program runs ``inputs`` (arrays or avals) of shapes it has not
         compiled yet: they fit its symbolic sizes (each at least 1)."""
-        return self.general and avals_accepted(self._input_avals, inputs)
+        return self.general and accepts(self._input_signature, _tensor_signature(inputs))
 
     def derived(self, key, build):
         """``build()``, made once per ``key`` and kept with this program."""
@@ -150,6 +150,11 @@ class Program:
         if self._single:  # the common case, made short: it runs on every call
             return Tensor(results[0])
         return self.structure(results[:n])
+
+
+def _tensor_signature(avals):
+    """Arrays or avals as signature entries (``programs.signatures``); a symbolic size by its name."""
+    return tuple(("T", tuple(d if type(d) is int else str(d) for d in a.shape), a.dtype) for a in avals)
 
 
 def _has_symbolic_sizes(closed):

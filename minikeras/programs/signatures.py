@@ -132,20 +132,3 @@ def symbolic_avals(general, dtype_of):
     return [jax.ShapeDtypeStruct(tuple(symbols[d] if type(d) is str else d for d in e[1]), dtype_of(e[2]))
             for e in general if is_tensor_entry(e)]
 
-
-def avals_accepted(wanted, avals):
-    """Whether arrays of ``avals`` fit ``wanted`` (avals with symbolic sizes): same dtypes and
-    ranks, equal known sizes, each symbol one size of at least 1."""
-    if len(wanted) != len(avals):
-        return False
-    sizes = {}
-    for want, got in zip(wanted, avals):
-        if want.dtype != got.dtype or len(want.shape) != len(got.shape):
-            return False
-        for w, g in zip(want.shape, got.shape):
-            if type(w) is int:
-                if w != g:
-                    return False
-            elif g < 1 or sizes.setdefault(str(w), g) != g:
-                return False
-    return True
