@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax import lax
 
-from minikeras.xla_cpu import compiler, conv, tuning
+from minikeras.xla_cpu import compiler, conv, conv_native, tuning
 from xla_cpu_reference import close as _close, rand as _rand
 
 DN = conv.DIMENSION_NUMBERS
@@ -29,8 +29,11 @@ def _check_conv(n, h, w_, c, o, kh, kw, strides, padding, dilations, methods=Fal
     y_shape = jax.eval_shape(lambda: _reference(x, w, strides, padding, dilations)).shape
     dy = _rand(y_shape, seed + 2)
     fwd = {"auto": None} | ({m: m for m in conv.FORWARD_METHODS} if methods else {})
-    dgrad = {"auto": None} | ({m: m for m in conv.INPUT_GRAD_METHODS} if methods else {})
-    wgrad = {"auto": None} | ({m: m for m in conv.FILTER_GRAD_METHODS} if methods else {})
+    native = conv_native.supported(x.shape, w.shape, strides, conv.explicit_padding(padding, (h, w_), (kh, kw), strides,
+                                                                                   dilations), dilations, x.dtype)
+    usable = lambda m: m != "native" or (native and conv_native.available())  # noqa: E731
+    dgrad = {"auto": None} | ({m: m for m in conv.INPUT_GRAD_METHODS if usable(m)} if methods else {})
+    wgrad = {"auto": None} | ({m: m for m in conv.FILTER_GRAD_METHODS if usable(m)} if methods else {})
 
     @jit
     def run(x, w, dy):
@@ -77,7 +80,8 @@ def test_conv_default_matches_lax(case, jit):
     _check_conv(2, *case, jit=jit)
 
 
-def test_minikeras_programs_pick_formulations_for_eigen_convolutions():
+def test_minikeras_programs_pick_formulations_for_eigen_convolutions(monkeypatch):
+    monkeypatch.setattr(tuning, "CONV_NATIVE", False)  # the XLA formulations' table (native: test_conv_native.py)
     seen = []
 
     def probe(x):
@@ -98,7 +102,8 @@ def test_minikeras_programs_pick_formulations_for_eigen_convolutions():
     assert not compiler.convolutions_on_eigen.get()  # reset after tracing
 
 
-def test_eigen_argument_overrides_the_context_value():
+def test_eigen_argument_overrides_the_context_value(monkeypatch):
+    monkeypatch.setattr(tuning, "CONV_NATIVE", False)  # the XLA formulations' table (native: test_conv_native.py)
     if jax.default_backend() != "cpu":
         pytest.skip("off the CPU every formulation is 'xla'")
     seen = []
@@ -134,12 +139,14 @@ def test_conv_every_formulation_matches_lax(case):
 def test_conv_mnist_like_layer_in_uneven_chunks(monkeypatch):
     # 32 -> 8 channels, 3x3 VALID, and a batch of 7 that the filter gradient splits as 2+2+2+1
     monkeypatch.setattr(tuning, "CONV_CHUNK_BYTES", 12 * 12 * 9 * 32 * 4 * 2)
+    monkeypatch.setattr(tuning, "CONV_NATIVE", False)
     _check_conv(7, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1))
 
 
 def test_conv_filter_gradient_split_unevenly_in_minikeras_programs(monkeypatch):
     # chunks of ~2 samples' x and dy: a batch of 7 splits as 1+2+2+2 (n * i // 4)
     monkeypatch.setattr(tuning, "CONV_SPLIT_BYTES", (14 * 14 * 32 + 12 * 12 * 8) * 4 * 2)
+    monkeypatch.setattr(tuning, "CONV_NATIVE", False)
     assert conv.formulation("filter_grad", (7, 14, 14, 32), (3, 3, 32, 8), eigen=True) == "split"
     _check_conv(7, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1), jit=compiler.jit)
 

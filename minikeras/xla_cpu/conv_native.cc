@@ -1,0 +1,295 @@
+// The two gradients of a stride-1 2-D convolution (NHWC input, HWIO filter, float32), as XLA
+// FFI handlers for the CPU. minikeras/xla_cpu/conv_native.py builds this file with the
+// machine's C++ compiler (-O3 -march=native) and calls the handlers from compiled programs.
+//
+// Why: XLA:CPU runs these two gradients through Eigen at ~60% of its GEMM speed on 2 cores,
+// while a direct loop nest vectorized over input channels runs them at ~90%: every output
+// tile stays in registers for a whole block of pixels and each step is one broadcast and a few
+// fused multiply-adds from L1/L2, with no im2col copy. The vectors are GCC/Clang vector
+// extensions (16 floats), which the compiler maps to AVX-512, AVX2 or NEON.
+//
+//   filter gradient: dw[i,j,ci,co] = sum_{b,r,q} xpad[b, r+i, q+j, ci] * dy[b, r, q, co]
+//   input gradient:  dx[b,h,w,ci] = sum_{i,j,co} dy[b, h+pt-i, w+pl-j, co] * w[i, j, ci, co]
+//
+// where xpad is x zero-padded by pt rows on top and pl columns on the left (and as much as the
+// shapes imply on the bottom and right). Both need the input-channel count to be a multiple of
+// 16; the Python side checks that and every shape before it calls them. Work is split by
+// images over `threads` threads (the caller's own thread included).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+typedef float v16 __attribute__((vector_size(64)));
+
+// Unaligned loads and stores (memcpy of a vector compiles to one vmovups).
+inline v16 load(const float* p) {
+  v16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
+inline void add_to(float* p, v16 v) { store(p, load(p) + v); }
+
+struct Shape {
+  int64_t n, h, w, c;   // x (NHWC)
+  int64_t ho, wo, o;    // dy (N, Ho, Wo, O)
+  int64_t kh, kw;       // filter taps
+  int64_t pt, pl;       // zero rows above x, zero columns left of it
+};
+
+// Runs body(part, first_image, end_image) for each of `parts` contiguous parts of the batch,
+// part 0 on the calling thread and the others on threads of their own.
+template <typename Body>
+void parallel_over_images(int64_t n, int64_t parts, Body body) {
+  std::vector<std::thread> workers;
+  for (int64_t t = 1; t < parts; ++t)
+    workers.emplace_back(body, t, n * t / parts, n * (t + 1) / parts);
+  body(0, 0, n / parts);
+  for (auto& worker : workers) worker.join();
+}
+
+// -- filter gradient --------------------------------------------------------------------------
+// acc[t][v] += x[pixel, c0 + 16v : +16] * dy[pixel, o0 + t] over the pixels of rows [r0, r1),
+// then added to dwt[i][j][o0 + t][c0 ...] (the filter gradient with O and I swapped).
+template <int CV, int TO>
+void filter_tile(const float* xi, const float* dyi, float* dwt, const Shape& s, int64_t wp,
+                 int64_t r0, int64_t r1, int64_t i, int64_t j, int64_t c0, int64_t o0) {
+  v16 acc[TO][CV];
+  for (int t = 0; t < TO; ++t)
+    for (int v = 0; v < CV; ++v) acc[t][v] = v16{};
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* xr = xi + ((r + i) * wp + j) * s.c + c0;
+    const float* dr = dyi + r * s.wo * s.o + o0;
+    for (int64_t q = 0; q < s.wo; ++q) {
+      v16 xv[CV];
+      for (int v = 0; v < CV; ++v) xv[v] = load(xr + q * s.c + 16 * v);
+      const float* d = dr + q * s.o;
+      for (int t = 0; t < TO; ++t) {
+        const float g = d[t];
+        for (int v = 0; v < CV; ++v) acc[t][v] += xv[v] * g;
+      }
+    }
+  }
+  float* out = dwt + ((i * s.kw + j) * s.o + o0) * s.c + c0;
+  for (int t = 0; t < TO; ++t)
+    for (int v = 0; v < CV; ++v) add_to(out + t * s.c + 16 * v, acc[t][v]);
+}
+
+template <int CV, int TO>
+void filter_tile_any(int to, const float* xi, const float* dyi, float* dwt, const Shape& s, int64_t wp,
+                     int64_t r0, int64_t r1, int64_t i, int64_t j, int64_t c0, int64_t o0) {
+  if constexpr (TO > 0) {
+    if (to == TO) return filter_tile<CV, TO>(xi, dyi, dwt, s, wp, r0, r1, i, j, c0, o0);
+    filter_tile_any<CV, TO - 1>(to, xi, dyi, dwt, s, wp, r0, r1, i, j, c0, o0);
+  }
+}
+
+// Output-channel tile: with 2 input-channel vectors, 8 channels make 16 accumulators and each
+// step 2 loads + 8 broadcasts for 16 multiply-adds; with 1 vector, 12 make 12 accumulators.
+template <int CV>
+constexpr int kFilterTileO = CV == 2 ? 8 : 12;
+constexpr int64_t kFilterRows = 8;  // output rows per block: their dy (8 x Wo x O) stays in L1/L2
+
+template <int CV>
+void filter_chunk(const float* xi, const float* dyi, float* dwt, const Shape& s, int64_t wp, int64_t c0) {
+  constexpr int TO = kFilterTileO<CV>;
+  for (int64_t r0 = 0; r0 < s.ho; r0 += kFilterRows) {
+    const int64_t r1 = std::min(r0 + kFilterRows, s.ho);
+    for (int64_t i = 0; i < s.kh; ++i)
+      for (int64_t j = 0; j < s.kw; ++j)
+        for (int64_t o0 = 0; o0 < s.o; o0 += TO) {
+          const int to = static_cast<int>(std::min<int64_t>(TO, s.o - o0));
+          filter_tile_any<CV, TO>(to, xi, dyi, dwt, s, wp, r0, r1, i, j, c0, o0);
+        }
+  }
+}
+
+// Copies image b of x into `pad` with pt/pl zero rows/columns, hp x wp in all.
+void pad_image(const float* xb, float* pad, const Shape& s, int64_t hp, int64_t wp) {
+  std::memset(pad, 0, sizeof(float) * hp * wp * s.c);
+  for (int64_t u = 0; u < hp; ++u) {
+    const int64_t h = u - s.pt;
+    if (h < 0 || h >= s.h) continue;
+    const int64_t w_first = std::max<int64_t>(0, -s.pl), w_end = std::min<int64_t>(s.w, wp - s.pl);
+    if (w_end > w_first)
+      std::memcpy(pad + (u * wp + w_first + s.pl) * s.c, xb + (h * s.w + w_first) * s.c,
+                  sizeof(float) * (w_end - w_first) * s.c);
+  }
+}
+
+void filter_grad(const float* x, const float* dy, float* dw, const Shape& s, int64_t threads) {
+  const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1;  // the padded input the windows read
+  const bool copy = s.pt != 0 || s.pl != 0 || hp != s.h || wp != s.w;
+  const int64_t size = s.kh * s.kw * s.o * s.c;
+  const int64_t parts = std::max<int64_t>(1, std::min(threads, s.n));
+  std::vector<std::vector<float>> dwt(parts, std::vector<float>(size, 0.0f));
+  parallel_over_images(s.n, parts, [&](int64_t part, int64_t b0, int64_t b1) {
+    float* acc = dwt[part].data();
+    std::vector<float> pad(copy ? hp * wp * s.c : 0);
+    for (int64_t b = b0; b < b1; ++b) {
+      const float* xi = x + b * s.h * s.w * s.c;
+      if (copy) {
+        pad_image(xi, pad.data(), s, hp, wp);
+        xi = pad.data();
+      }
+      const float* dyi = dy + b * s.ho * s.wo * s.o;
+      int64_t c0 = 0;
+      for (; c0 + 32 <= s.c; c0 += 32) filter_chunk<2>(xi, dyi, acc, s, copy ? wp : s.w, c0);
+      for (; c0 < s.c; c0 += 16) filter_chunk<1>(xi, dyi, acc, s, copy ? wp : s.w, c0);
+    }
+  });
+  // dw[i][j][ci][co] = sum over parts of dwt[i][j][co][ci]
+  for (int64_t tap = 0; tap < s.kh * s.kw; ++tap)
+    for (int64_t ci = 0; ci < s.c; ++ci)
+      for (int64_t co = 0; co < s.o; ++co) {
+        float sum = 0.0f;
+        for (int64_t p = 0; p < parts; ++p) sum += dwt[p][(tap * s.o + co) * s.c + ci];
+        dw[(tap * s.c + ci) * s.o + co] = sum;
+      }
+}
+
+// -- input gradient ---------------------------------------------------------------------------
+// dx[h, w0 + p, c0 ...] for p < TP (only the first `valid` are stored): a sum over taps and
+// output channels of dyp[row, column, co] * wt[i][j][co][c0 ...], with dyp the padded dy.
+template <int CV, int TP>
+void input_tile(const float* dyp, const float* wt, float* dxr, const Shape& s, int64_t wq,
+                int64_t h, int64_t w0, int valid, int64_t c0) {
+  v16 acc[TP][CV];
+  for (int p = 0; p < TP; ++p)
+    for (int v = 0; v < CV; ++v) acc[p][v] = v16{};
+  for (int64_t i = 0; i < s.kh; ++i) {
+    const float* row = dyp + (h + s.pt - i + s.kh - 1) * wq * s.o;
+    for (int64_t j = 0; j < s.kw; ++j) {
+      const float* d = row + (w0 + s.pl - j + s.kw - 1) * s.o;
+      const float* wr = wt + (i * s.kw + j) * s.o * s.c + c0;
+      for (int64_t co = 0; co < s.o; ++co) {
+        v16 wv[CV];
+        for (int v = 0; v < CV; ++v) wv[v] = load(wr + co * s.c + 16 * v);
+        for (int p = 0; p < TP; ++p) {
+          const float g = d[p * s.o + co];
+          for (int v = 0; v < CV; ++v) acc[p][v] += wv[v] * g;
+        }
+      }
+    }
+  }
+  for (int p = 0; p < valid; ++p)
+    for (int v = 0; v < CV; ++v) store(dxr + (w0 + p) * s.c + c0 + 16 * v, acc[p][v]);
+}
+
+template <int CV, int TP>
+void input_tile_any(int tp, const float* dyp, const float* wt, float* dxr, const Shape& s, int64_t wq,
+                    int64_t h, int64_t w0, int valid, int64_t c0) {
+  if constexpr (TP > 0) {
+    if (tp == TP) return input_tile<CV, TP>(dyp, wt, dxr, s, wq, h, w0, valid, c0);
+    input_tile_any<CV, TP - 1>(tp, dyp, wt, dxr, s, wq, h, w0, valid, c0);
+  }
+}
+
+constexpr int kInputTileMax = 12;  // pixels per tile: 12 x 2 vectors = 24 accumulators
+
+void input_grad(const float* dy, const float* w, float* dx, const Shape& s, int64_t threads) {
+  // Tiles of equal width covering a row: ceil(W / 12) of them, as few wasted columns as possible.
+  const int64_t tiles = (s.w + kInputTileMax - 1) / kInputTileMax;
+  const int tp = static_cast<int>((s.w + tiles - 1) / tiles);
+  // dy padded by kh-1 rows and kw-1 columns on every side, wider on the right for the last tile
+  const int64_t hq = s.ho + 2 * (s.kh - 1);
+  const int64_t wq = std::max(s.wo + 2 * (s.kw - 1), tiles * tp + s.pl + s.kw - 1);
+  std::vector<float> wt(s.kh * s.kw * s.o * s.c);  // w with I and O swapped: [i][j][co][ci]
+  for (int64_t tap = 0; tap < s.kh * s.kw; ++tap)
+    for (int64_t ci = 0; ci < s.c; ++ci)
+      for (int64_t co = 0; co < s.o; ++co) wt[(tap * s.o + co) * s.c + ci] = w[(tap * s.c + ci) * s.o + co];
+  const int64_t parts = std::max<int64_t>(1, std::min(threads, s.n));
+  parallel_over_images(s.n, parts, [&](int64_t, int64_t b0, int64_t b1) {
+    std::vector<float> dyp(hq * wq * s.o, 0.0f);
+    for (int64_t b = b0; b < b1; ++b) {
+      const float* dyb = dy + b * s.ho * s.wo * s.o;
+      for (int64_t r = 0; r < s.ho; ++r)
+        std::memcpy(dyp.data() + ((r + s.kh - 1) * wq + s.kw - 1) * s.o, dyb + r * s.wo * s.o,
+                    sizeof(float) * s.wo * s.o);
+      float* dxb = dx + b * s.h * s.w * s.c;
+      for (int64_t h = 0; h < s.h; ++h)
+        for (int64_t w0 = 0; w0 < s.w; w0 += tp) {
+          const int valid = static_cast<int>(std::min<int64_t>(tp, s.w - w0));
+          int64_t c0 = 0;
+          for (; c0 + 32 <= s.c; c0 += 32)
+            input_tile_any<2, kInputTileMax>(tp, dyp.data(), wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+          for (; c0 < s.c; c0 += 16)
+            input_tile_any<1, kInputTileMax>(tp, dyp.data(), wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+        }
+    }
+  });
+}
+
+// -- XLA FFI ----------------------------------------------------------------------------------
+std::string dims_text(ffi::Span<const int64_t> d) {
+  std::string text = "(";
+  for (size_t k = 0; k < d.size(); ++k) text += (k ? ", " : "") + std::to_string(d[k]);
+  return text + ")";
+}
+
+// The shapes of one call, or an error naming what does not fit. x: (N, H, W, C); dy:
+// (N, Ho, Wo, O); filter: (KH, KW, C, O); a stride-1 convolution with pt / pl leading pads.
+ffi::Error check(const char* op, ffi::Span<const int64_t> x, ffi::Span<const int64_t> dy,
+                 ffi::Span<const int64_t> f, int64_t pt, int64_t pl, Shape* s) {
+  if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
+    return ffi::Error::InvalidArgument(std::string(op) + ": expected rank-4 x, dy and filter, got " +
+                                       dims_text(x) + ", " + dims_text(dy) + ", " + dims_text(f));
+  *s = Shape{x[0], x[1], x[2], x[3], dy[1], dy[2], dy[3], f[0], f[1], pt, pl};
+  const bool fits = dy[0] == x[0] && f[2] == x[3] && f[3] == dy[3] && x[3] % 16 == 0 &&
+                    pt >= 0 && pl >= 0 && pt < f[0] && pl < f[1] &&
+                    dy[1] + f[0] - 1 >= x[1] + pt && dy[2] + f[1] - 1 >= x[2] + pl;
+  if (!fits)
+    return ffi::Error::InvalidArgument(std::string(op) + ": shapes x " + dims_text(x) + ", dy " + dims_text(dy) +
+                                       ", filter " + dims_text(f) + " with pads (" + std::to_string(pt) + ", " +
+                                       std::to_string(pl) + ") are not a stride-1 convolution with C % 16 == 0");
+  return ffi::Error::Success();
+}
+
+ffi::Error FilterGradImpl(ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> dy, ffi::ResultBuffer<ffi::F32> dw,
+                          int64_t pad_top, int64_t pad_left, int64_t threads) {
+  Shape s;
+  ffi::Error error = check("conv2d filter gradient", x.dimensions(), dy.dimensions(), dw->dimensions(),
+                           pad_top, pad_left, &s);
+  if (error.failure()) return error;
+  filter_grad(x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads);
+  return ffi::Error::Success();
+}
+
+ffi::Error InputGradImpl(ffi::Buffer<ffi::F32> dy, ffi::Buffer<ffi::F32> w, ffi::ResultBuffer<ffi::F32> dx,
+                         int64_t pad_top, int64_t pad_left, int64_t threads) {
+  Shape s;
+  ffi::Error error = check("conv2d input gradient", dx->dimensions(), dy.dimensions(), w.dimensions(),
+                           pad_top, pad_left, &s);
+  if (error.failure()) return error;
+  input_grad(dy.typed_data(), w.typed_data(), dx->typed_data(), s, threads);
+  return ffi::Error::Success();
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dFilterGrad, FilterGradImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("threads"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dInputGrad, InputGradImpl,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("threads"));

@@ -1,0 +1,91 @@
+"""conv2d's input and filter gradients as native CPU kernels (``conv_native.cc``, via XLA's FFI).
+
+    if supported(x_shape, w_shape, strides, pads, dilations, dtype) and available():
+        dw = filter_grad(x, dy, w_shape, pads)     # = the transpose of conv(x, .) applied to dy
+        dx = input_grad(dy, w, x_shape, pads)      # = the transpose of conv(., w) applied to dy
+
+XLA:CPU runs these two gradients through Eigen at ~60% of its GEMM speed; the kernels in
+``conv_native.cc`` run them at ~90% (benchmarks/conv.py). They cover stride-1, undilated
+float32 convolutions whose input has a multiple of 16 channels and whose padding is at most
+the filter's size less one on each side, which is every 3x3 or 5x5 'SAME' or 'VALID' layer past
+the first of a typical CNN. ``available()`` builds them on first use (``native_build``); where it
+cannot, ``minikeras.xla_cpu.conv`` uses its XLA formulations, with the same results up to
+float32 rounding (the sums run in another order).
+
+The two calls are plain jax functions on the CPU backend but have no jax derivative rules of
+their own: ``minikeras.xla_cpu.conv`` wraps them in ``jax.custom_vjp`` with the other
+convolutions as rules. Under ``vmap`` they run once per batch element.
+"""
+import functools
+import math
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras.xla_cpu import tuning
+from minikeras.xla_cpu.native_build import load_library, why_unavailable
+
+_SOURCE = "conv_native.cc"
+_FILTER_GRAD = "minikeras_conv2d_filter_grad"
+_INPUT_GRAD = "minikeras_conv2d_input_grad"
+_SYMBOLS = {_FILTER_GRAD: "MinikerasConv2dFilterGrad", _INPUT_GRAD: "MinikerasConv2dInputGrad"}
+
+
+@functools.lru_cache(maxsize=None)
+def available():
+    """True when the kernels are built for this machine and registered with XLA:CPU."""
+    library = load_library(_SOURCE)
+    if library is None:
+        return False
+    for target, symbol in _SYMBOLS.items():
+        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(library, symbol)), platform="cpu")
+    return True
+
+
+def unavailable_reason():
+    """Why ``available()`` is False ('' when it is True or was not asked)."""
+    return why_unavailable(_SOURCE)
+
+
+def supported(x_shape, w_shape, strides, pads, dilations, dtype):
+    """Whether the native kernels compute this convolution's gradients (shapes must be concrete).
+
+    ``pads`` is explicit: ((top, bottom), (left, right)).
+    """
+    kh, kw, c, _ = w_shape
+    (top, bottom), (left, right) = pads
+    return (jnp.dtype(dtype) == jnp.float32 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
+            and all(type(d) is int for d in (*x_shape, *w_shape)) and c % 16 == 0 and len(x_shape) == 4
+            and 0 <= top < kh and 0 <= bottom < kh and 0 <= left < kw and 0 <= right < kw
+            and x_shape[1] + top + bottom >= kh and x_shape[2] + left + right >= kw)
+
+
+def _threads(x_shape, w_shape, out_hw):
+    """All the CPUs this process may use, or 1 for a convolution too small to pay for threads."""
+    flops = 2 * x_shape[0] * out_hw[0] * out_hw[1] * math.prod(w_shape)
+    if flops < tuning.CONV_NATIVE_THREAD_FLOPS:
+        return 1
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS has no sched_getaffinity
+        return os.cpu_count() or 1
+
+
+def filter_grad(x, dy, filter_shape, pads):
+    """dw (``filter_shape``, HWIO) of the stride-1 convolution of x (NHWC) with ``pads``, given dy."""
+    (top, _), (left, _) = pads
+    call = jax.ffi.ffi_call(_FILTER_GRAD, jax.ShapeDtypeStruct(tuple(filter_shape), x.dtype),
+                            vmap_method="sequential")
+    return call(x, dy, pad_top=np.int64(top), pad_left=np.int64(left),
+                threads=np.int64(_threads(x.shape, filter_shape, dy.shape[1:3])))
+
+
+def input_grad(dy, w, input_shape, pads):
+    """dx (``input_shape``, NHWC) of the stride-1 convolution with filter w (HWIO) and ``pads``, given dy."""
+    (top, _), (left, _) = pads
+    call = jax.ffi.ffi_call(_INPUT_GRAD, jax.ShapeDtypeStruct(tuple(input_shape), dy.dtype),
+                            vmap_method="sequential")
+    return call(dy, w, pad_top=np.int64(top), pad_left=np.int64(left),
+                threads=np.int64(_threads(input_shape, w.shape, dy.shape[1:3])))

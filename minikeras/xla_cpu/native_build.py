@@ -1,0 +1,138 @@
+"""Builds a C++ source of minikeras' into a shared library with the machine's compiler, once.
+
+    library = load_library("conv_native.cc")   # a ctypes.CDLL, or None (see ``why_unavailable``)
+
+The library is compiled for this CPU (``-O3 -march=native``) against the XLA FFI headers jaxlib
+ships (``jax.ffi.include_dir()``) and kept in ``$MINIKERAS_HOME/native`` (``~/.minikeras/native``),
+named by a hash of everything that went into it: the source, the compiler and its version, the
+flags, the headers' jaxlib version and the CPU's feature flags. So a second run loads it in
+milliseconds, and a changed source, compiler, jaxlib or machine (a home directory shared over
+the network) gets a build of its own. A build is written to a temporary file and renamed into
+place, so a crash or a concurrent run never leaves a half-written library to load.
+
+Without a C++ compiler (``$CXX``, else ``c++``, ``g++`` or ``clang++`` on the PATH), on a platform
+other than Linux or macOS, or when the build fails, ``load_library`` returns None and
+``why_unavailable`` says why; callers then use XLA's own kernels, which give the same results.
+Setting ``MINIKERAS_NATIVE=0`` turns the native kernels off altogether.
+"""
+import ctypes
+import functools
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import jax
+import jaxlib
+
+_FLAGS = ("-O3", "-march=native", "-ffp-contract=fast", "-std=c++17", "-shared", "-fPIC", "-pthread")
+_BUILD_TIMEOUT_S = 300
+
+_why_unavailable = {}
+
+
+def library_directory():
+    """``$MINIKERAS_HOME/native``; ``MINIKERAS_HOME`` defaults to ``~/.minikeras``."""
+    home = os.environ.get("MINIKERAS_HOME") or "~/.minikeras"
+    return os.path.join(os.path.expanduser(home), "native")
+
+
+def native_enabled():
+    """False when the environment variable ``MINIKERAS_NATIVE`` is ``0`` (or ``false``/``off``)."""
+    return os.environ.get("MINIKERAS_NATIVE", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def why_unavailable(source):
+    """Why ``load_library(source)`` returned None ('' if it did not, or was not called)."""
+    return _why_unavailable.get(source, "")
+
+
+def _source_path(name):
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
+
+
+def _compiler():
+    for name in (os.environ.get("CXX"), "c++", "g++", "clang++"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def _cpu_flags():
+    """The CPU's feature flags, which ``-march=native`` compiles for."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith(("flags", "Features")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _compiler_version(compiler):
+    try:
+        return subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _library_path(source_path, compiler):
+    with open(source_path, "rb") as f:
+        source = f.read()
+    key = hashlib.sha256()
+    for part in (source, compiler.encode(), _compiler_version(compiler).encode(), " ".join(_FLAGS).encode(),
+                 jaxlib.__version__.encode(), platform.machine().encode(), _cpu_flags().encode()):
+        key.update(part)
+        key.update(b"\0")
+    stem = os.path.splitext(os.path.basename(source_path))[0]
+    return os.path.join(library_directory(), f"{stem}-{key.hexdigest()[:16]}.so")
+
+
+def _build(source_path, target, compiler):
+    """Compiles into a temporary file next to ``target``, then renames it into place."""
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".partial",
+                                   dir=os.path.dirname(target))
+    os.close(fd)
+    try:
+        command = [compiler, *_FLAGS, "-I", jax.ffi.include_dir(), source_path, "-o", partial]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=_BUILD_TIMEOUT_S)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr.strip()[-2000:]}")
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+
+
+@functools.lru_cache(maxsize=None)
+def load_library(source):
+    """The library built from ``source`` (a file name in this folder), or None.
+
+    Builds it on first use on this machine (a few seconds) and loads it from
+    ``library_directory()`` after that. None, with the reason in ``why_unavailable(source)``,
+    when native kernels are off, there is no compiler, or the build fails.
+    """
+    if not native_enabled():
+        _why_unavailable[source] = "MINIKERAS_NATIVE=0 turns native kernels off"
+        return None
+    if sys.platform not in ("linux", "darwin"):
+        _why_unavailable[source] = f"native kernels are built on Linux and macOS only, not {sys.platform}"
+        return None
+    compiler = _compiler()
+    if compiler is None:
+        _why_unavailable[source] = "no C++ compiler found ($CXX, c++, g++ or clang++)"
+        return None
+    source_path = _source_path(source)
+    try:
+        target = _library_path(source_path, compiler)
+        if not os.path.exists(target):
+            _build(source_path, target, compiler)
+        return ctypes.CDLL(target)
+    except (OSError, RuntimeError, subprocess.SubprocessError) as error:
+        _why_unavailable[source] = f"building {source} failed: {error}"
+        return None

@@ -1,0 +1,173 @@
+"""The native conv2d gradient kernels (minikeras/xla_cpu/conv_native.cc) against lax and jax.vjp.
+
+Shapes are chosen to reach every code path of the kernels: 16 and 32-channel chunks, output
+channel tiles with remainders, pixel tiles of every width up to 12 and rows wider than one
+tile, zero padding on either side, filters from 1x1 to 5x5, one thread and several.
+"""
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+from minikeras.xla_cpu import compiler, conv, conv_native, native_build, tuning
+from xla_cpu_reference import close, rand
+
+DN = conv.DIMENSION_NUMBERS
+
+pytestmark = pytest.mark.skipif(
+    not conv_native.available() and native_build.native_enabled() and "no C++ compiler" in conv_native.unavailable_reason(),
+    reason="no C++ compiler on this machine: the native kernels cannot be built")
+
+
+def _reference_grads(x, w, pads, dy):
+    _, vjp = jax.vjp(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), pads, dimension_numbers=DN), x, w)
+    return vjp(dy)
+
+
+def _case(n, h, w_, c, o, kh, kw, pads, seed):
+    x, w = rand((n, h, w_, c), seed), rand((kh, kw, c, o), seed + 1)
+    ho, wo = conv.output_hw((h, w_), (kh, kw), (1, 1), pads, (1, 1))
+    return x, w, rand((n, ho, wo, o), seed + 2)
+
+
+def test_the_kernels_build_where_a_compiler_is():
+    assert conv_native.available(), conv_native.unavailable_reason()
+
+
+CASES = [  # n, h, w, c, o, kh, kw, pads
+    (3, 9, 7, 16, 5, 3, 3, ((1, 1), (1, 1))),       # 16 channels, SAME, an odd output-channel tile
+    (2, 8, 30, 48, 24, 3, 2, ((2, 0), (0, 1))),     # 32 + 16 channels, rows of 3 tiles, uneven pads
+    (1, 5, 5, 64, 3, 5, 5, ((2, 2), (2, 2))),       # 5x5 SAME on a 5x5 input
+    (5, 6, 13, 32, 17, 1, 1, ((0, 0), (0, 0))),     # 1x1: a matmul; 17 = 2 tiles of 8 + 1
+    (2, 4, 1, 32, 8, 1, 1, ((0, 0), (0, 0))),       # one pixel wide
+    (4, 12, 25, 32, 64, 3, 3, ((0, 0), (0, 0))),    # VALID, as the MNIST CNN's second layer
+    (2, 7, 12, 96, 40, 3, 3, ((1, 1), (1, 1))),     # 3 channel chunks, a row of exactly 12
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[:7])))
+def test_native_gradients_match_lax(case):
+    *shape, pads = case
+    x, w, dy = _case(*shape, pads, seed=sum(shape))
+    dx_ref, dw_ref = _reference_grads(x, w, pads, dy)
+    dw = jax.jit(lambda x, dy: conv_native.filter_grad(x, dy, w.shape, pads))(x, dy)
+    dx = jax.jit(lambda dy, w: conv_native.input_grad(dy, w, x.shape, pads))(dy, w)
+    close(dw, dw_ref, "filter gradient")
+    close(dx, dx_ref, "input gradient")
+
+
+def test_threads_split_the_batch_with_the_same_result(monkeypatch):
+    x, w, dy = _case(5, 10, 10, 32, 16, 3, 3, ((1, 1), (1, 1)), seed=7)
+    results = []
+    for threshold in (float("inf"), 0):  # one thread, then every CPU this process may use
+        monkeypatch.setattr(tuning, "CONV_NATIVE_THREAD_FLOPS", threshold)
+        results.append((conv_native.filter_grad(x, dy, w.shape, ((1, 1), (1, 1))),
+                        conv_native.input_grad(dy, w, x.shape, ((1, 1), (1, 1)))))
+    close(results[1][0], results[0][0], "filter gradient, threads")
+    np.testing.assert_array_equal(results[1][1], results[0][1])  # each image's dx is computed whole
+
+
+@pytest.mark.parametrize("jit", [jax.jit, compiler.jit], ids=["jax-jit", "minikeras-jit"])
+def test_conv_picks_the_native_gradients_and_matches_lax(jit):
+    x, w, dy = _case(2, 9, 9, 32, 8, 3, 3, ((1, 1), (1, 1)), seed=3)
+    assert conv.formulation("input_grad", x.shape, w.shape, 1, "SAME", eigen=jit is compiler.jit) == "native"
+    assert conv.formulation("filter_grad", x.shape, w.shape, 1, "SAME", eigen=jit is compiler.jit) == "native"
+    assert conv.formulation("filter_grad", x.shape, w.shape, 2, "SAME") != "native"      # strided
+    assert conv.formulation("filter_grad", x.shape, w.shape, 1, "SAME", dtype=jnp.bfloat16) != "native"
+    assert conv.formulation("input_grad", (2, 9, 9, 24), (3, 3, 24, 8)) != "native"        # 24 % 16
+    dx_ref, dw_ref = _reference_grads(x, w, ((1, 1), (1, 1)), dy)
+    dx, dw = jit(lambda x, w, dy: (conv.conv2d_input_grad(dy, w, x.shape, 1, "SAME"),
+                                   conv.conv2d_filter_grad(x, dy, w.shape, 1, "SAME")))(x, w, dy)
+    close(dx, dx_ref, "input gradient")
+    close(dw, dw_ref, "filter gradient")
+
+
+def test_second_order_through_the_native_gradients():
+    """Reverse over reverse: a Hessian-vector product of a loss of a conv whose gradients are native."""
+    strides, padding = (1, 1), "SAME"
+
+    @jax.custom_vjp
+    def our_conv(x, w):
+        return conv.conv2d_forward(x, w, strides, padding)
+
+    def bwd(res, dy):
+        x, w = res
+        return (conv.conv2d_input_grad(dy, w, x.shape, strides, padding, method="native"),
+                conv.conv2d_filter_grad(x, dy, w.shape, strides, padding, method="native"))
+    our_conv.defvjp(lambda x, w: (our_conv(x, w), (x, w)), bwd)
+
+    x, w = rand((2, 6, 6, 16), 20), rand((3, 3, 16, 4), 21)
+    tx, tw = rand(x.shape, 22), rand(w.shape, 23)
+    ref = lambda x, w: lax.conv_general_dilated(x, w, strides, padding, dimension_numbers=DN)  # noqa: E731
+
+    def hvp(conv_fn):
+        loss = lambda x, w: jnp.sum(jnp.tanh(conv_fn(x, w)) ** 2)  # noqa: E731
+        g = jax.grad(loss, argnums=(0, 1))
+        return jax.jit(jax.grad(lambda x, w, tx, tw: sum(jnp.vdot(a, t) for a, t in zip(g(x, w), (tx, tw))),
+                                argnums=(0, 1)))(x, w, tx, tw)
+    for a, b in zip(hvp(our_conv), hvp(ref)):
+        close(a, b, "Hessian-vector product", tol=1e-4)
+
+
+def test_native_gradients_under_vmap():
+    xs, w, dys = rand((3, 2, 6, 6, 16), 30), rand((3, 3, 16, 4), 31), rand((3, 2, 4, 4, 4), 32)
+    pads = ((0, 0), (0, 0))
+    dws = jax.vmap(lambda x, dy: conv.conv2d_filter_grad(x, dy, w.shape, method="native"))(xs, dys)
+    for x, dy, dw in zip(xs, dys, dws):
+        close(dw, _reference_grads(x, w, pads, dy)[1], "filter gradient under vmap")
+
+
+def test_method_native_names_what_it_cannot_take():
+    x, w, dy = _case(1, 8, 8, 8, 4, 3, 3, ((0, 0), (0, 0)), seed=0)
+    with pytest.raises(ValueError, match=r"multiple of 16 input channels.*\(3, 3, 8, 4\)"):
+        conv.conv2d_filter_grad(x, dy, w.shape, method="native")
+    x = rand((1, 8, 8, 16), 1)
+    with pytest.raises(ValueError, match=r"strides \(2, 2\)"):
+        conv.conv2d_input_grad(rand((1, 4, 4, 4), 2), rand((3, 3, 16, 4), 3), x.shape, 2, "SAME", method="native")
+
+
+def _python(code, **env):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env})
+
+
+def test_turned_off_by_the_environment_and_xla_used_instead():
+    done = _python("from minikeras.xla_cpu import conv, conv_native\n"
+                   "print(conv_native.available(), conv_native.unavailable_reason(), '|',"
+                   " conv.formulation('filter_grad', (8, 26, 26, 32), (3, 3, 32, 64), eigen=True))",
+                   MINIKERAS_NATIVE="0", JAX_PLATFORMS="cpu")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False MINIKERAS_NATIVE=0 turns native kernels off | xla"
+
+
+def test_built_once_into_the_home_directory_and_loaded_after(tmp_path):
+    code = ("from minikeras.xla_cpu import native_build as b\n"
+            "print(b.load_library('conv_native.cc') is not None, b.why_unavailable('conv_native.cc'))")
+    first = _python(code, MINIKERAS_HOME=str(tmp_path))
+    assert first.returncode == 0 and first.stdout.strip() == "True", first.stdout + first.stderr
+    files = list(tmp_path.joinpath("native").iterdir())
+    assert len(files) == 1 and files[0].suffix == ".so", files  # one library, nothing half-written left
+    built = files[0].stat().st_mtime_ns
+    second = _python(code, MINIKERAS_HOME=str(tmp_path))
+    assert second.returncode == 0 and second.stdout.strip() == "True", second.stdout + second.stderr
+    assert list(tmp_path.joinpath("native").iterdir()) == files and files[0].stat().st_mtime_ns == built
+
+
+def test_a_failed_build_says_why_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIKERAS_HOME", str(tmp_path))
+    monkeypatch.setenv("CXX", sys.executable)  # not a compiler: the build fails
+    source = tmp_path / "broken.cc"
+    source.write_text("this is not C++\n")
+    monkeypatch.setattr(native_build, "_source_path", lambda name: str(source))
+    native_build.load_library.cache_clear()
+    try:
+        assert native_build.load_library("broken.cc") is None
+        assert native_build.why_unavailable("broken.cc").startswith("building broken.cc failed:")
+        assert list(tmp_path.joinpath("native").iterdir()) == []
+    finally:
+        native_build.load_library.cache_clear()
