@@ -13,13 +13,16 @@
 //
 // where xpad is x zero-padded by pt rows on top and pl columns on the left (and as much as the
 // shapes imply on the bottom and right). Both need the input-channel count to be a multiple of
-// 16; the Python side checks that and every shape before it calls them. Work is split by
-// images over `threads` threads (the caller's own thread included).
+// 16; the Python side checks that and every shape before it calls them. Images are shared out
+// among `threads` workers: the calling thread and tasks on XLA's own intra-op thread pool.
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "xla/ffi/api/ffi.h"
@@ -46,15 +49,41 @@ struct Shape {
   int64_t pt, pl;       // zero rows above x, zero columns left of it
 };
 
-// Runs body(part, first_image, end_image) for each of `parts` contiguous parts of the batch,
-// part 0 on the calling thread and the others on threads of their own.
-template <typename Body>
-void parallel_over_images(int64_t n, int64_t parts, Body body) {
-  std::vector<std::thread> workers;
-  for (int64_t t = 1; t < parts; ++t)
-    workers.emplace_back(body, t, n * t / parts, n * (t + 1) / parts);
-  body(0, 0, n / parts);
-  for (auto& worker : workers) worker.join();
+// Runs work(worker, image) once for every image in [0, n), on the calling thread (worker 0)
+// and on up to `helpers` tasks of XLA's intra-op thread pool (workers 1..helpers), each taking
+// the next image from a shared counter. The caller never waits for a task that has not
+// started: it takes images itself until none is left, then waits only for those being worked
+// on. So a busy pool (both of XLA's threads inside such calls at once, say) costs speed,
+// never a deadlock, and no thread of our own competes with XLA's for the cores.
+template <typename Work>
+void for_each_image(ffi::ThreadPool& pool, int64_t n, int64_t helpers, Work work) {
+  struct State {
+    std::atomic<int64_t> next{0}, done{0};
+    std::atomic<int64_t> workers{1};  // worker 0 is the caller
+    std::mutex mutex;
+    std::condition_variable all_done;
+  };
+  auto state = std::make_shared<State>();
+  auto run = [state, n, work](int64_t worker) {
+    for (int64_t b; (b = state->next.fetch_add(1)) < n;) {
+      work(worker, b);
+      if (state->done.fetch_add(1) + 1 == n) {
+        std::lock_guard<std::mutex> lock(state->mutex);
+        state->all_done.notify_all();
+      }
+    }
+  };
+  for (int64_t h = 0; h < helpers; ++h)
+    pool.Schedule([state, run] { run(state->workers.fetch_add(1)); });
+  run(0);
+  std::unique_lock<std::mutex> lock(state->mutex);
+  state->all_done.wait(lock, [&] { return state->done.load() == n; });
+}
+
+// Helpers for a call: `threads` workers in all (the caller included), at most one per image.
+int64_t helpers_for(ffi::ThreadPool& pool, int64_t n, int64_t threads) {
+  const int64_t pool_threads = std::max<int64_t>(1, pool.num_threads());
+  return std::max<int64_t>(0, std::min({threads, n, pool_threads + 1}) - 1);
 }
 
 // -- filter gradient --------------------------------------------------------------------------
@@ -126,28 +155,28 @@ void pad_image(const float* xb, float* pad, const Shape& s, int64_t hp, int64_t 
   }
 }
 
-void filter_grad(const float* x, const float* dy, float* dw, const Shape& s, int64_t threads) {
+void filter_grad(ffi::ThreadPool& pool, const float* x, const float* dy, float* dw, const Shape& s,
+                 int64_t threads) {
   const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1;  // the padded input the windows read
   const bool copy = s.pt != 0 || s.pl != 0 || hp != s.h || wp != s.w;
   const int64_t size = s.kh * s.kw * s.o * s.c;
-  const int64_t parts = std::max<int64_t>(1, std::min(threads, s.n));
+  const int64_t helpers = helpers_for(pool, s.n, threads), parts = helpers + 1;
+  // one accumulator and one padded image per worker
   std::vector<std::vector<float>> dwt(parts, std::vector<float>(size, 0.0f));
-  parallel_over_images(s.n, parts, [&](int64_t part, int64_t b0, int64_t b1) {
-    float* acc = dwt[part].data();
-    std::vector<float> pad(copy ? hp * wp * s.c : 0);
-    for (int64_t b = b0; b < b1; ++b) {
-      const float* xi = x + b * s.h * s.w * s.c;
-      if (copy) {
-        pad_image(xi, pad.data(), s, hp, wp);
-        xi = pad.data();
-      }
-      const float* dyi = dy + b * s.ho * s.wo * s.o;
-      int64_t c0 = 0;
-      for (; c0 + 32 <= s.c; c0 += 32) filter_chunk<2>(xi, dyi, acc, s, copy ? wp : s.w, c0);
-      for (; c0 < s.c; c0 += 16) filter_chunk<1>(xi, dyi, acc, s, copy ? wp : s.w, c0);
+  std::vector<std::vector<float>> pad(parts, std::vector<float>(copy ? hp * wp * s.c : 0));
+  for_each_image(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
+    const float* xi = x + b * s.h * s.w * s.c;
+    if (copy) {
+      pad_image(xi, pad[worker].data(), s, hp, wp);
+      xi = pad[worker].data();
     }
+    const float* dyi = dy + b * s.ho * s.wo * s.o;
+    float* acc = dwt[worker].data();
+    int64_t c0 = 0;
+    for (; c0 + 32 <= s.c; c0 += 32) filter_chunk<2>(xi, dyi, acc, s, copy ? wp : s.w, c0);
+    for (; c0 < s.c; c0 += 16) filter_chunk<1>(xi, dyi, acc, s, copy ? wp : s.w, c0);
   });
-  // dw[i][j][ci][co] = sum over parts of dwt[i][j][co][ci]
+  // dw[i][j][ci][co] = sum over workers of dwt[i][j][co][ci]
   for (int64_t tap = 0; tap < s.kh * s.kw; ++tap)
     for (int64_t ci = 0; ci < s.c; ++ci)
       for (int64_t co = 0; co < s.o; ++co) {
@@ -196,7 +225,8 @@ void input_tile_any(int tp, const float* dyp, const float* wt, float* dxr, const
 
 constexpr int kInputTileMax = 12;  // pixels per tile: 12 x 2 vectors = 24 accumulators
 
-void input_grad(const float* dy, const float* w, float* dx, const Shape& s, int64_t threads) {
+void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* dx, const Shape& s,
+                int64_t threads) {
   // Tiles of equal width covering a row: ceil(W / 12) of them, as few wasted columns as possible.
   const int64_t tiles = (s.w + kInputTileMax - 1) / kInputTileMax;
   const int tp = static_cast<int>((s.w + tiles - 1) / tiles);
@@ -207,25 +237,24 @@ void input_grad(const float* dy, const float* w, float* dx, const Shape& s, int6
   for (int64_t tap = 0; tap < s.kh * s.kw; ++tap)
     for (int64_t ci = 0; ci < s.c; ++ci)
       for (int64_t co = 0; co < s.o; ++co) wt[(tap * s.o + co) * s.c + ci] = w[(tap * s.c + ci) * s.o + co];
-  const int64_t parts = std::max<int64_t>(1, std::min(threads, s.n));
-  parallel_over_images(s.n, parts, [&](int64_t, int64_t b0, int64_t b1) {
-    std::vector<float> dyp(hq * wq * s.o, 0.0f);
-    for (int64_t b = b0; b < b1; ++b) {
-      const float* dyb = dy + b * s.ho * s.wo * s.o;
-      for (int64_t r = 0; r < s.ho; ++r)
-        std::memcpy(dyp.data() + ((r + s.kh - 1) * wq + s.kw - 1) * s.o, dyb + r * s.wo * s.o,
-                    sizeof(float) * s.wo * s.o);
-      float* dxb = dx + b * s.h * s.w * s.c;
-      for (int64_t h = 0; h < s.h; ++h)
-        for (int64_t w0 = 0; w0 < s.w; w0 += tp) {
-          const int valid = static_cast<int>(std::min<int64_t>(tp, s.w - w0));
-          int64_t c0 = 0;
-          for (; c0 + 32 <= s.c; c0 += 32)
-            input_tile_any<2, kInputTileMax>(tp, dyp.data(), wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
-          for (; c0 < s.c; c0 += 16)
-            input_tile_any<1, kInputTileMax>(tp, dyp.data(), wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
-        }
-    }
+  const int64_t helpers = helpers_for(pool, s.n, threads);
+  // one padded dy per worker; only its interior is rewritten, so the border stays zero
+  std::vector<std::vector<float>> padded(helpers + 1, std::vector<float>(hq * wq * s.o, 0.0f));
+  for_each_image(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
+    float* dyp = padded[worker].data();
+    const float* dyb = dy + b * s.ho * s.wo * s.o;
+    for (int64_t r = 0; r < s.ho; ++r)
+      std::memcpy(dyp + ((r + s.kh - 1) * wq + s.kw - 1) * s.o, dyb + r * s.wo * s.o, sizeof(float) * s.wo * s.o);
+    float* dxb = dx + b * s.h * s.w * s.c;
+    for (int64_t h = 0; h < s.h; ++h)
+      for (int64_t w0 = 0; w0 < s.w; w0 += tp) {
+        const int valid = static_cast<int>(std::min<int64_t>(tp, s.w - w0));
+        int64_t c0 = 0;
+        for (; c0 + 32 <= s.c; c0 += 32)
+          input_tile_any<2, kInputTileMax>(tp, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+        for (; c0 < s.c; c0 += 16)
+          input_tile_any<1, kInputTileMax>(tp, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+      }
   });
 }
 
@@ -254,23 +283,23 @@ ffi::Error check(const char* op, ffi::Span<const int64_t> x, ffi::Span<const int
   return ffi::Error::Success();
 }
 
-ffi::Error FilterGradImpl(ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> dy, ffi::ResultBuffer<ffi::F32> dw,
+ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> dy, ffi::ResultBuffer<ffi::F32> dw,
                           int64_t pad_top, int64_t pad_left, int64_t threads) {
   Shape s;
   ffi::Error error = check("conv2d filter gradient", x.dimensions(), dy.dimensions(), dw->dimensions(),
                            pad_top, pad_left, &s);
   if (error.failure()) return error;
-  filter_grad(x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads);
+  filter_grad(pool, x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads);
   return ffi::Error::Success();
 }
 
-ffi::Error InputGradImpl(ffi::Buffer<ffi::F32> dy, ffi::Buffer<ffi::F32> w, ffi::ResultBuffer<ffi::F32> dx,
+ffi::Error InputGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> dy, ffi::Buffer<ffi::F32> w, ffi::ResultBuffer<ffi::F32> dx,
                          int64_t pad_top, int64_t pad_left, int64_t threads) {
   Shape s;
   ffi::Error error = check("conv2d input gradient", dx->dimensions(), dy.dimensions(), w.dimensions(),
                            pad_top, pad_left, &s);
   if (error.failure()) return error;
-  input_grad(dy.typed_data(), w.typed_data(), dx->typed_data(), s, threads);
+  input_grad(pool, dy.typed_data(), w.typed_data(), dx->typed_data(), s, threads);
   return ffi::Error::Success();
 }
 
@@ -278,6 +307,7 @@ ffi::Error InputGradImpl(ffi::Buffer<ffi::F32> dy, ffi::Buffer<ffi::F32> w, ffi:
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dFilterGrad, FilterGradImpl,
                               ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>()
@@ -287,6 +317,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dFilterGrad, FilterGradImpl,
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dInputGrad, InputGradImpl,
                               ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>()
