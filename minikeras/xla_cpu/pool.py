@@ -32,6 +32,8 @@ import numpy as np
 import jax.numpy as jnp
 from jax import lax
 
+from minikeras.xla_cpu.materialize import materialize
+
 
 def _pair(v):
     return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
@@ -162,6 +164,7 @@ def max_pool2d_grad(x, dy, ksize, strides, padding, y=None):
     if _tiles(ksize_, strides_):
         x6 = _to_tiles(x, pads, ksize_, out_hw, _lowest(x.dtype))
         first = _first_max_index(_tile_taps(x6), y[:, :, None, :, None, :])
+        dy = materialize(dy)  # the loop below reads each dy kh*kw times: compute it (a dropout's, say) once
         dx6 = jnp.where(_tile_order(*ksize_) == first, dy[:, :, None, :, None, :], jnp.zeros((), dy.dtype))
         return _from_tiles(dx6, x.shape, pads)
     xp = lax.pad(x, jnp.asarray(_lowest(x.dtype), x.dtype), ((0, 0, 0), pads[0] + (0,), pads[1] + (0,), (0, 0, 0)))

@@ -1,0 +1,46 @@
+"""``materialize(x)``: x, computed into a buffer of its own before its consumers run (XLA:CPU).
+
+XLA:CPU fuses an elementwise producer into its consumer even when the consumer reads each
+element several times, and then computes the producer again for every read. Usually that is
+the right trade; for a producer that is costly per element, such as a dropout mask drawn by the
+unrolled threefry, it is not: the MNIST CNN's max-pool gradient reads each window's cotangent
+four times, and the fused loop drew each mask bit four times (5.4 ms for the loop alone, 3.9 ms
+with the cotangent materialized first; benchmarks/pool_dropout.py). ``lax.optimization_barrier``
+does not help, because XLA:CPU removes barriers before it fuses.
+
+``materialize`` is an identity custom call (``materialize.cc``, built by ``native_build``) whose
+output aliases its operand, so it costs a buffer, not a copy. Where it cannot run (another
+backend, no C++ compiler, ``MINIKERAS_NATIVE=0``) it is plain ``x``. It is differentiable (its
+derivative is the identity) and batches under ``vmap``.
+"""
+import functools
+
+import jax
+
+from minikeras.xla_cpu.native_build import load_library
+
+_TARGET = "minikeras_materialize"
+
+
+@functools.lru_cache(maxsize=None)
+def available():
+    """True when the identity is built and registered with XLA:CPU."""
+    library = load_library("materialize.cc")
+    if library is None:
+        return False
+    jax.ffi.register_ffi_target(_TARGET, jax.ffi.pycapsule(library.MinikerasMaterialize), platform="cpu")
+    return True
+
+
+@jax.custom_jvp
+def materialize(x):
+    """``x``, computed into a buffer of its own before any consumer reads it (see the module doc)."""
+    if jax.default_backend() != "cpu" or not available():
+        return x
+    return jax.ffi.ffi_call(_TARGET, jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0},
+                            vmap_method="expand_dims")(x)
+
+
+@materialize.defjvp
+def _materialize_jvp(primals, tangents):
+    return materialize(primals[0]), tangents[0]
