@@ -1,8 +1,8 @@
-"""The native conv2d gradient kernels (minikeras/xla_cpu/conv_native.cc) against lax and jax.vjp.
+"""The native conv2d kernels (minikeras/xla_cpu/conv_native.cc) against lax and jax.vjp.
 
-Shapes are chosen to reach every code path of the kernels: 16 and 32-channel chunks, output
-channel tiles with remainders, pixel tiles of every width up to 12 and rows wider than one
-tile, zero padding on either side, filters from 1x1 to 5x5, one thread and several.
+Shapes are chosen to reach every code path of the kernels: 16, 32 and 64-channel chunks, channel
+tiles with remainders, pixel tiles of every width up to 12 and rows wider than one tile, zero
+padding on either side, filters from 1x1 to 5x5, one thread and several.
 """
 import os
 import subprocess
@@ -41,12 +41,14 @@ def test_the_kernels_build_where_a_compiler_is():
 
 CASES = [  # n, h, w, c, o, kh, kw, pads
     (3, 9, 7, 16, 5, 3, 3, ((1, 1), (1, 1))),       # 16 channels, SAME, an odd output-channel tile
+    (2, 6, 14, 5, 112, 3, 3, ((1, 1), (1, 1))),     # forward: 112 = 64 + 32 + 16 output channels
     (2, 8, 30, 48, 24, 3, 2, ((2, 0), (0, 1))),     # 32 + 16 channels, rows of 3 tiles, uneven pads
     (1, 5, 5, 64, 3, 5, 5, ((2, 2), (2, 2))),       # 5x5 SAME on a 5x5 input
     (5, 6, 13, 32, 17, 1, 1, ((0, 0), (0, 0))),     # 1x1: a matmul; 17 = 2 tiles of 8 + 1
     (2, 4, 1, 32, 8, 1, 1, ((0, 0), (0, 0))),       # one pixel wide
     (4, 12, 25, 32, 64, 3, 3, ((0, 0), (0, 0))),    # VALID, as the MNIST CNN's second layer
     (2, 7, 12, 96, 40, 3, 3, ((1, 1), (1, 1))),     # 3 channel chunks, a row of exactly 12
+    (2, 5, 3, 16, 48, 2, 3, ((1, 0), (2, 2))),      # rows narrower than a tile, wide left pad
 ]
 
 
@@ -55,10 +57,14 @@ def test_native_gradients_match_lax(case):
     *shape, pads = case
     x, w, dy = _case(*shape, pads, seed=sum(shape))
     dx_ref, dw_ref = _reference_grads(x, w, pads, dy)
-    dw = jax.jit(lambda x, dy: conv_native.filter_grad(x, dy, w.shape, pads))(x, dy)
-    dx = jax.jit(lambda dy, w: conv_native.input_grad(dy, w, x.shape, pads))(dy, w)
-    close(dw, dw_ref, "filter gradient")
-    close(dx, dx_ref, "input gradient")
+    if x.shape[3] % 16 == 0:
+        dw = jax.jit(lambda x, dy: conv_native.filter_grad(x, dy, w.shape, pads))(x, dy)
+        dx = jax.jit(lambda dy, w: conv_native.input_grad(dy, w, x.shape, pads))(dy, w)
+        close(dw, dw_ref, "filter gradient")
+        close(dx, dx_ref, "input gradient")
+    if w.shape[3] % 16 == 0:
+        y = jax.jit(lambda x, w: conv_native.forward(x, w, pads))(x, w)
+        close(y, lax.conv_general_dilated(x, w, (1, 1), pads, dimension_numbers=DN), "forward")
 
 
 def test_threads_split_the_batch_with_the_same_result(monkeypatch):
@@ -67,9 +73,11 @@ def test_threads_split_the_batch_with_the_same_result(monkeypatch):
     for threshold in (float("inf"), 0):  # one thread, then every CPU this process may use
         monkeypatch.setattr(tuning, "CONV_NATIVE_THREAD_FLOPS", threshold)
         results.append((conv_native.filter_grad(x, dy, w.shape, ((1, 1), (1, 1))),
-                        conv_native.input_grad(dy, w, x.shape, ((1, 1), (1, 1)))))
+                        conv_native.input_grad(dy, w, x.shape, ((1, 1), (1, 1))),
+                        conv_native.forward(x, w, ((1, 1), (1, 1)))))
     close(results[1][0], results[0][0], "filter gradient, threads")
     np.testing.assert_array_equal(results[1][1], results[0][1])  # each image's dx is computed whole
+    np.testing.assert_array_equal(results[1][2], results[0][2])  # and each image's y
 
 
 @pytest.mark.parametrize("jit", [jax.jit, compiler.jit], ids=["jax-jit", "minikeras-jit"])
@@ -80,20 +88,27 @@ def test_conv_picks_the_native_gradients_and_matches_lax(jit):
     assert conv.formulation("filter_grad", x.shape, w.shape, 2, "SAME") != "native"      # strided
     assert conv.formulation("filter_grad", x.shape, w.shape, 1, "SAME", dtype=jnp.bfloat16) != "native"
     assert conv.formulation("input_grad", (2, 9, 9, 24), (3, 3, 24, 8)) != "native"        # 24 % 16
+    assert conv.formulation("forward", (2, 14, 14, 32), (3, 3, 32, 48), 1, "SAME") == "native"
+    assert conv.formulation("forward", (2, 14, 14, 32), (3, 3, 32, 40), 1, "SAME") != "native"  # 40 % 16
+    assert conv.formulation("forward", (2, 8, 8, 32), (3, 3, 32, 48), 1, "SAME") != "native"    # 8 wide
+    assert conv.formulation("forward", (2, 14, 14, 1), (3, 3, 1, 48), 1, "SAME") == "taps"
     dx_ref, dw_ref = _reference_grads(x, w, ((1, 1), (1, 1)), dy)
     dx, dw = jit(lambda x, w, dy: (conv.conv2d_input_grad(dy, w, x.shape, 1, "SAME"),
                                    conv.conv2d_filter_grad(x, dy, w.shape, 1, "SAME")))(x, w, dy)
     close(dx, dx_ref, "input gradient")
     close(dw, dw_ref, "filter gradient")
+    x, w = rand((2, 14, 14, 32), 4), rand((3, 3, 32, 48), 5)
+    close(jit(lambda x, w: conv.conv2d_forward(x, w, 1, "SAME"))(x, w),
+          lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=DN), "forward")
 
 
 def test_second_order_through_the_native_gradients():
-    """Reverse over reverse: a Hessian-vector product of a loss of a conv whose gradients are native."""
+    """Reverse over reverse: a Hessian-vector product of a loss of a conv that is native throughout."""
     strides, padding = (1, 1), "SAME"
 
     @jax.custom_vjp
     def our_conv(x, w):
-        return conv.conv2d_forward(x, w, strides, padding)
+        return conv.conv2d_forward(x, w, strides, padding, method="native")
 
     def bwd(res, dy):
         x, w = res
@@ -101,7 +116,7 @@ def test_second_order_through_the_native_gradients():
                 conv.conv2d_filter_grad(x, dy, w.shape, strides, padding, method="native"))
     our_conv.defvjp(lambda x, w: (our_conv(x, w), (x, w)), bwd)
 
-    x, w = rand((2, 6, 6, 16), 20), rand((3, 3, 16, 4), 21)
+    x, w = rand((2, 6, 6, 16), 20), rand((3, 3, 16, 16), 21)
     tx, tw = rand(x.shape, 22), rand(w.shape, 23)
     ref = lambda x, w: lax.conv_general_dilated(x, w, strides, padding, dimension_numbers=DN)  # noqa: E731
 
@@ -126,6 +141,8 @@ def test_method_native_names_what_it_cannot_take():
     x, w, dy = _case(1, 8, 8, 8, 4, 3, 3, ((0, 0), (0, 0)), seed=0)
     with pytest.raises(ValueError, match=r"multiple of 16 input channels.*\(3, 3, 8, 4\)"):
         conv.conv2d_filter_grad(x, dy, w.shape, method="native")
+    with pytest.raises(ValueError, match=r"multiple of 16 output channels.*\(3, 3, 8, 4\)"):
+        conv.conv2d_forward(x, w, method="native")
     x = rand((1, 8, 8, 16), 1)
     with pytest.raises(ValueError, match=r"strides \(2, 2\)"):
         conv.conv2d_input_grad(rand((1, 4, 4, 4), 2), rand((3, 3, 16, 4), 3), x.shape, 2, "SAME", method="native")

@@ -28,12 +28,14 @@ def _check_conv(n, h, w_, c, o, kh, kw, strides, padding, dilations, methods=Fal
     x, w = _rand((n, h, w_, c), seed), _rand((kh, kw, c, o), seed + 1)
     y_shape = jax.eval_shape(lambda: _reference(x, w, strides, padding, dilations)).shape
     dy = _rand(y_shape, seed + 2)
-    fwd = {"auto": None} | ({m: m for m in conv.FORWARD_METHODS} if methods else {})
-    native = conv_native.supported(x.shape, w.shape, strides, conv.explicit_padding(padding, (h, w_), (kh, kw), strides,
-                                                                                   dilations), dilations, x.dtype)
-    usable = lambda m: m != "native" or (native and conv_native.available())  # noqa: E731
-    dgrad = {"auto": None} | ({m: m for m in conv.INPUT_GRAD_METHODS if usable(m)} if methods else {})
-    wgrad = {"auto": None} | ({m: m for m in conv.FILTER_GRAD_METHODS if usable(m)} if methods else {})
+    pads = conv.explicit_padding(padding, (h, w_), (kh, kw), strides, dilations)
+
+    def usable(kind):  # 'native' only where its kernel takes the shapes
+        return lambda m: m != "native" or (conv_native.supported(kind, x.shape, w.shape, strides, pads, dilations,
+                                                                 x.dtype) and conv_native.available())
+    fwd = {"auto": None} | ({m: m for m in conv.FORWARD_METHODS if usable("forward")(m)} if methods else {})
+    dgrad = {"auto": None} | ({m: m for m in conv.INPUT_GRAD_METHODS if usable("input_grad")(m)} if methods else {})
+    wgrad = {"auto": None} | ({m: m for m in conv.FILTER_GRAD_METHODS if usable("filter_grad")(m)} if methods else {})
 
     @jit
     def run(x, w, dy):

@@ -74,7 +74,7 @@ from minikeras.xla_cpu.compiler import convolutions_on_eigen
 
 DIMENSION_NUMBERS = ("NHWC", "HWIO", "NHWC")
 
-FORWARD_METHODS = ("xla", "padded", "prepadded", "taps", "im2col")
+FORWARD_METHODS = ("xla", "padded", "prepadded", "taps", "im2col", "native")
 INPUT_GRAD_METHODS = ("xla", "padded", "prepadded", "col2im", "native")
 FILTER_GRAD_METHODS = ("xla", "split", "im2col", "taps", "chunked", "native")
 
@@ -150,13 +150,17 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     if eigen is None:
         eigen = convolutions_on_eigen.get()
     strides, pads, dilations = _normalize(x_shape, w_shape, strides, padding, dilations)
-    if (tuning.CONV_NATIVE and kind in ("input_grad", "filter_grad")
-            and conv_native.supported(x_shape, w_shape, strides, pads, dilations, dtype) and conv_native.available()):
-        return "native"
     kh, kw, c_in, c_out = w_shape
     few_channels = c_in <= tuning.CONV_FEW_CHANNELS
+    taps = few_channels and kh * kw <= (tuning.CONV_MAX_TAPS_EIGEN if eigen else tuning.CONV_MAX_TAPS_YNNPACK)
+    if (tuning.CONV_NATIVE and not (kind == "forward" and taps)
+            and conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype)
+            and (kind != "forward" or output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)[1]
+                 >= tuning.CONV_NATIVE_FORWARD_MIN_WIDTH)
+            and conv_native.available()):
+        return "native"
     if kind == "forward":
-        if few_channels and kh * kw <= (tuning.CONV_MAX_TAPS_EIGEN if eigen else tuning.CONV_MAX_TAPS_YNNPACK):
+        if taps:
             return "taps"
         if eigen:
             return "xla"
@@ -233,11 +237,14 @@ def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, m
     strides, pads, dilations = _normalize(x.shape, w.shape, strides, padding, dilations)
     out_hw = output_hw(x.shape[1:3], w.shape[:2], strides, pads, dilations)
     if method is None:
-        method = formulation("forward", x.shape, w.shape, strides, pads, dilations, eigen)
+        method = formulation("forward", x.shape, w.shape, strides, pads, dilations, eigen, x.dtype)
     if min(out_hw) <= 0 or method == "xla":
         return _xla_conv(x, w, strides, pads, dilations)
     if method in ("padded", "prepadded"):
         return _conv_fast(x, w, strides, pads, dilations, prepad=method == "prepadded")
+    if method == "native":
+        _check_native("forward", x.shape, w.shape, strides, pads, dilations, x.dtype)
+        return _native_forward(x, w, pads)
     xp = _pad_hw(x, pads)
     kh, kw, c, o = w.shape
     if method == "taps":
@@ -334,7 +341,7 @@ def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilat
     if method == "col2im":
         return _input_grad_col2im(dy, w, input_shape, strides, pads, dilations)
     if method == "native":
-        _check_native(input_shape, w.shape, strides, pads, dilations, dy.dtype)
+        _check_native("input_grad", input_shape, w.shape, strides, pads, dilations, dy.dtype)
         return _native_input_grad(dy, w, input_shape, pads)
     if method not in ("padded", "prepadded"):
         raise ValueError(f"unknown input-gradient method {method!r}; one of {INPUT_GRAD_METHODS}")
@@ -347,18 +354,36 @@ def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilat
 
 
 # -- the native kernels (conv_native), differentiable --------------------------------------------
-def _check_native(x_shape, w_shape, strides, pads, dilations, dtype):
-    if not conv_native.supported(x_shape, w_shape, strides, pads, dilations, dtype):
+def _check_native(kind, x_shape, w_shape, strides, pads, dilations, dtype):
+    if not conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
+        channels = "output" if kind == "forward" else "input"
         raise ValueError(f"method 'native' takes stride-1 undilated float32 convolutions with a multiple of 16 "
-                         f"input channels and pads smaller than the filter; got x {tuple(x_shape)}, filter "
+                         f"{channels} channels and pads smaller than the filter; got x {tuple(x_shape)}, filter "
                          f"{tuple(w_shape)}, strides {strides}, pads {pads}, dilations {dilations}, {dtype}")
     if not conv_native.available():
         raise RuntimeError(f"method 'native': the native kernels are unavailable: {conv_native.unavailable_reason()}")
 
 
-# Each gradient is bilinear, so its derivatives are the other two convolutions (as in
+# Each of the three is bilinear, so its derivatives are the other two convolutions (as in
 # minikeras.ops.nn_conv); these call the public functions, which pick the native kernels again
 # where they apply, so every order of derivative runs on them.
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
+def _native_forward(x, w, pads):
+    return conv_native.forward(x, w, pads)
+
+
+def _native_forward_fwd(x, w, pads):
+    return _native_forward(x, w, pads), (x, w)
+
+
+def _native_forward_bwd(pads, residuals, g):
+    x, w = residuals
+    return conv2d_input_grad(g, w, x.shape, (1, 1), pads), conv2d_filter_grad(x, g, w.shape, (1, 1), pads)
+
+
+_native_forward.defvjp(_native_forward_fwd, _native_forward_bwd)
+
+
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
 def _native_input_grad(dy, w, input_shape, pads):
     return conv_native.input_grad(dy, w, input_shape, pads)
@@ -478,7 +503,7 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
     if method == "split":
         return _filter_grad_split(x, dy, filter_shape, strides, pads, dilations)
     if method == "native":
-        _check_native(x.shape, filter_shape, strides, pads, dilations, x.dtype)
+        _check_native("filter_grad", x.shape, filter_shape, strides, pads, dilations, x.dtype)
         return _native_filter_grad(x, dy, filter_shape, pads)
     kh, kw, c, o = filter_shape
     xp = _pad_hw(x, pads)

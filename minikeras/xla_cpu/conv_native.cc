@@ -186,6 +186,12 @@ void filter_grad(ffi::ThreadPool& pool, const float* x, const float* dy, float* 
       }
 }
 
+// Equal tiles covering a row of `width` pixels, at most `most` wide: their width.
+int tile_width(int64_t width, int most) {
+  const int64_t tiles = (width + most - 1) / most;
+  return static_cast<int>((width + tiles - 1) / tiles);
+}
+
 // -- input gradient ---------------------------------------------------------------------------
 // dx[h, w0 + p, c0 ...] for p < TP (only the first `valid` are stored): a sum over taps and
 // output channels of dyp[row, column, co] * wt[i][j][co][c0 ...], with dyp the padded dy.
@@ -227,9 +233,7 @@ constexpr int kInputTileMax = 12;  // pixels per tile: 12 x 2 vectors = 24 accum
 
 void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* dx, const Shape& s,
                 int64_t threads) {
-  // Tiles of equal width covering a row: ceil(W / 12) of them, as few wasted columns as possible.
-  const int64_t tiles = (s.w + kInputTileMax - 1) / kInputTileMax;
-  const int tp = static_cast<int>((s.w + tiles - 1) / tiles);
+  const int tp = tile_width(s.w, kInputTileMax), tiles = static_cast<int>((s.w + tp - 1) / tp);
   // dy padded by kh-1 rows and kw-1 columns on every side, wider on the right for the last tile
   const int64_t hq = s.ho + 2 * (s.kh - 1);
   const int64_t wq = std::max(s.wo + 2 * (s.kw - 1), tiles * tp + s.pl + s.kw - 1);
@@ -258,6 +262,79 @@ void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* d
   });
 }
 
+// -- forward ------------------------------------------------------------------------------------
+// y[h, w0 + p, o0 ...] for p < TP (the first `valid` stored): a sum over taps and input channels
+// of xpad[h + i, w0 + p + j, ci] * w[i, j, ci, o0 ...], vectorized over output channels.
+template <int NV, int TP>
+void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h,
+                  int64_t w0, int valid, int64_t o0) {
+  v16 acc[TP][NV];
+  for (int p = 0; p < TP; ++p)
+    for (int v = 0; v < NV; ++v) acc[p][v] = v16{};
+  for (int64_t i = 0; i < s.kh; ++i)
+    for (int64_t j = 0; j < s.kw; ++j) {
+      const float* xr = xi + ((h + i) * wp + w0 + j) * s.c;
+      const float* wr = w + (i * s.kw + j) * s.c * s.o + o0;
+      for (int64_t ci = 0; ci < s.c; ++ci) {
+        v16 wv[NV];
+        for (int v = 0; v < NV; ++v) wv[v] = load(wr + ci * s.o + 16 * v);
+        for (int p = 0; p < TP; ++p) {
+          const float a = xr[p * s.c + ci];
+          for (int v = 0; v < NV; ++v) acc[p][v] += wv[v] * a;
+        }
+      }
+    }
+  for (int p = 0; p < valid; ++p)
+    for (int v = 0; v < NV; ++v) store(yr + (w0 + p) * s.o + o0 + 16 * v, acc[p][v]);
+}
+
+template <int NV, int TP>
+void forward_tile_any(int tp, const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h,
+                      int64_t w0, int valid, int64_t o0) {
+  if constexpr (TP > 0) {
+    if (tp == TP) return forward_tile<NV, TP>(xi, w, yr, s, wp, h, w0, valid, o0);
+    forward_tile_any<NV, TP - 1>(tp, xi, w, yr, s, wp, h, w0, valid, o0);
+  }
+}
+
+// Pixels per tile: 4 vectors x 6 pixels, or 2 x 12, or 1 x 12 accumulators.
+template <int NV>
+constexpr int kForwardTileMax = NV == 4 ? 6 : 12;
+
+template <int NV>
+void forward_row(const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h, int64_t o0) {
+  constexpr int TPMAX = kForwardTileMax<NV>;
+  const int tp = tile_width(s.wo, TPMAX);
+  for (int64_t w0 = 0; w0 < s.wo; w0 += tp) {
+    const int valid = static_cast<int>(std::min<int64_t>(tp, s.wo - w0));
+    forward_tile_any<NV, TPMAX>(tp, xi, w, yr, s, wp, h, w0, valid, o0);
+  }
+}
+
+void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, const Shape& s, int64_t threads) {
+  // the padded input, 12 columns wider than the windows read: the last tile of a row may run
+  // up to 11 pixels past its end (those outputs are not stored)
+  const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1 + 12;
+  const int64_t helpers = helpers_for(pool, s.n, threads);
+  std::vector<std::vector<float>> padded(helpers + 1, std::vector<float>(hp * wp * s.c, 0.0f));
+  for_each_image(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
+    float* xi = padded[worker].data();
+    const float* xb = x + b * s.h * s.w * s.c;
+    for (int64_t u = 0; u < hp; ++u) {
+      const int64_t row = u - s.pt;
+      if (row < 0 || row >= s.h) continue;
+      std::memcpy(xi + (u * wp + s.pl) * s.c, xb + row * s.w * s.c, sizeof(float) * s.w * s.c);
+    }
+    float* yb = y + b * s.ho * s.wo * s.o;
+    for (int64_t h = 0; h < s.ho; ++h) {
+      int64_t o0 = 0;
+      for (; o0 + 64 <= s.o; o0 += 64) forward_row<4>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0);
+      for (; o0 + 32 <= s.o; o0 += 32) forward_row<2>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0);
+      for (; o0 < s.o; o0 += 16) forward_row<1>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0);
+    }
+  });
+}
+
 // -- XLA FFI ----------------------------------------------------------------------------------
 std::string dims_text(ffi::Span<const int64_t> d) {
   std::string text = "(";
@@ -266,20 +343,22 @@ std::string dims_text(ffi::Span<const int64_t> d) {
 }
 
 // The shapes of one call, or an error naming what does not fit. x: (N, H, W, C); dy:
-// (N, Ho, Wo, O); filter: (KH, KW, C, O); a stride-1 convolution with pt / pl leading pads.
+// (N, Ho, Wo, O); filter: (KH, KW, C, O); a stride-1 convolution with pt / pl leading pads,
+// whose input channels (the gradients) or output channels (the forward pass) are the vectors.
 ffi::Error check(const char* op, ffi::Span<const int64_t> x, ffi::Span<const int64_t> dy,
-                 ffi::Span<const int64_t> f, int64_t pt, int64_t pl, Shape* s) {
+                 ffi::Span<const int64_t> f, int64_t pt, int64_t pl, bool output_vectors, Shape* s) {
   if (x.size() != 4 || dy.size() != 4 || f.size() != 4)
     return ffi::Error::InvalidArgument(std::string(op) + ": expected rank-4 x, dy and filter, got " +
                                        dims_text(x) + ", " + dims_text(dy) + ", " + dims_text(f));
   *s = Shape{x[0], x[1], x[2], x[3], dy[1], dy[2], dy[3], f[0], f[1], pt, pl};
-  const bool fits = dy[0] == x[0] && f[2] == x[3] && f[3] == dy[3] && x[3] % 16 == 0 &&
+  const bool fits = dy[0] == x[0] && f[2] == x[3] && f[3] == dy[3] && (output_vectors ? dy[3] : x[3]) % 16 == 0 &&
                     pt >= 0 && pl >= 0 && pt < f[0] && pl < f[1] &&
                     dy[1] + f[0] - 1 >= x[1] + pt && dy[2] + f[1] - 1 >= x[2] + pl;
   if (!fits)
     return ffi::Error::InvalidArgument(std::string(op) + ": shapes x " + dims_text(x) + ", dy " + dims_text(dy) +
                                        ", filter " + dims_text(f) + " with pads (" + std::to_string(pt) + ", " +
-                                       std::to_string(pl) + ") are not a stride-1 convolution with C % 16 == 0");
+                                       std::to_string(pl) + ") are not a stride-1 convolution with " +
+                                       (output_vectors ? "O" : "C") + " % 16 == 0");
   return ffi::Error::Success();
 }
 
@@ -287,7 +366,7 @@ ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Bu
                           int64_t pad_top, int64_t pad_left, int64_t threads) {
   Shape s;
   ffi::Error error = check("conv2d filter gradient", x.dimensions(), dy.dimensions(), dw->dimensions(),
-                           pad_top, pad_left, &s);
+                           pad_top, pad_left, false, &s);
   if (error.failure()) return error;
   filter_grad(pool, x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads);
   return ffi::Error::Success();
@@ -297,13 +376,32 @@ ffi::Error InputGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> dy, ffi::Bu
                          int64_t pad_top, int64_t pad_left, int64_t threads) {
   Shape s;
   ffi::Error error = check("conv2d input gradient", dx->dimensions(), dy.dimensions(), w.dimensions(),
-                           pad_top, pad_left, &s);
+                           pad_top, pad_left, false, &s);
   if (error.failure()) return error;
   input_grad(pool, dy.typed_data(), w.typed_data(), dx->typed_data(), s, threads);
   return ffi::Error::Success();
 }
 
+ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w, ffi::ResultBuffer<ffi::F32> y,
+                       int64_t pad_top, int64_t pad_left, int64_t threads) {
+  Shape s;
+  ffi::Error error = check("conv2d", x.dimensions(), y->dimensions(), w.dimensions(), pad_top, pad_left, true, &s);
+  if (error.failure()) return error;
+  forward(pool, x.typed_data(), w.typed_data(), y->typed_data(), s, threads);
+  return ffi::Error::Success();
+}
+
 }  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dForward, ForwardImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("threads"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dFilterGrad, FilterGradImpl,
                               ffi::Ffi::Bind()

@@ -1,6 +1,7 @@
 """conv2d's input and filter gradients as native CPU kernels (``conv_native.cc``, via XLA's FFI).
 
-    if supported(x_shape, w_shape, strides, pads, dilations, dtype) and available():
+    if supported(kind, x_shape, w_shape, strides, pads, dilations, dtype) and available():
+        y = forward(x, w, pads)                    # = lax.conv_general_dilated(x, w, (1, 1), pads)
         dw = filter_grad(x, dy, w_shape, pads)     # = the transpose of conv(x, .) applied to dy
         dx = input_grad(dy, w, x_shape, pads)      # = the transpose of conv(., w) applied to dy
 
@@ -28,9 +29,11 @@ from minikeras.xla_cpu import tuning
 from minikeras.xla_cpu.native_build import load_library, why_unavailable
 
 _SOURCE = "conv_native.cc"
+_FORWARD = "minikeras_conv2d_forward"
 _FILTER_GRAD = "minikeras_conv2d_filter_grad"
 _INPUT_GRAD = "minikeras_conv2d_input_grad"
-_SYMBOLS = {_FILTER_GRAD: "MinikerasConv2dFilterGrad", _INPUT_GRAD: "MinikerasConv2dInputGrad"}
+_SYMBOLS = {_FORWARD: "MinikerasConv2dForward", _FILTER_GRAD: "MinikerasConv2dFilterGrad",
+            _INPUT_GRAD: "MinikerasConv2dInputGrad"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -49,15 +52,18 @@ def unavailable_reason():
     return why_unavailable(_SOURCE)
 
 
-def supported(x_shape, w_shape, strides, pads, dilations, dtype):
-    """Whether the native kernels compute this convolution's gradients (shapes must be concrete).
+def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
+    """Whether the native kernel of ``kind`` ('forward', 'input_grad' or 'filter_grad') computes
+    this convolution (shapes must be concrete). ``pads`` is explicit: ((top, bottom), (left, right)).
 
-    ``pads`` is explicit: ((top, bottom), (left, right)).
+    The gradients are vectorized over input channels, the forward pass over output channels:
+    that count must be a multiple of 16.
     """
-    kh, kw, c, _ = w_shape
+    kh, kw, c, o = w_shape
     (top, bottom), (left, right) = pads
     return (jnp.dtype(dtype) == jnp.float32 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
-            and all(type(d) is int for d in (*x_shape, *w_shape)) and c % 16 == 0 and len(x_shape) == 4
+            and all(type(d) is int for d in (*x_shape, *w_shape)) and len(x_shape) == 4
+            and (o if kind == "forward" else c) % 16 == 0
             and 0 <= top < kh and 0 <= bottom < kh and 0 <= left < kw and 0 <= right < kw
             and x_shape[1] + top + bottom >= kh and x_shape[2] + left + right >= kw)
 
@@ -71,6 +77,16 @@ def _threads(x_shape, w_shape, out_hw):
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS has no sched_getaffinity
         return os.cpu_count() or 1
+
+
+def forward(x, w, pads):
+    """y (NHWC) of the stride-1 convolution of x (NHWC) with w (HWIO) and ``pads``."""
+    (top, bottom), (left, right) = pads
+    out_shape = (x.shape[0], x.shape[1] + top + bottom - w.shape[0] + 1, x.shape[2] + left + right - w.shape[1] + 1,
+                 w.shape[3])
+    call = jax.ffi.ffi_call(_FORWARD, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
+    return call(x, w, pad_top=np.int64(top), pad_left=np.int64(left),
+                threads=np.int64(_threads(x.shape, w.shape, out_shape[1:3])))
 
 
 def filter_grad(x, dy, filter_shape, pads):

@@ -42,6 +42,10 @@ CONV_SPLIT_BYTES = 2 << 20
 # stride 1, float32, input channels a multiple of 16) run on them, where they could be built:
 # 1.4-1.6x Eigen's speed on the MNIST CNN's 32 -> 64 layer, 1.1-3.7x on CIFAR-style layers.
 CONV_NATIVE = True
+# ... and the forward passes (vectorized over output channels: a multiple of 16) whose output rows
+# are at least this wide; on narrower rows the register tiles are too small (8x8 outputs, 128 ->
+# 128 channels: 380 GFLOP/s native, 442 Eigen; 13 wide, 32 -> 64: 412 native, 389 Eigen).
+CONV_NATIVE_FORWARD_MIN_WIDTH = 12
 # The native gradient kernels start threads of their own (~50 us) only for
 # convolutions of at least this many FLOPs; smaller ones run on the calling thread.
 CONV_NATIVE_THREAD_FLOPS = 2e7
