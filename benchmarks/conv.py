@@ -33,7 +33,7 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from minikeras.xla_cpu import compiler, conv, jit, pool  # noqa: E402
+from minikeras.xla_cpu import compiler, conv, conv_native, jit, pool  # noqa: E402
 from minikeras.xla_cpu.dropout import dropout_mask  # noqa: E402
 from minikeras.xla_cpu.host_memory import reuse_freed_host_memory  # noqa: E402
 
@@ -108,14 +108,22 @@ def shape_candidates(x, w, dy, strides, padding, methods):
         "wgrad ours": (lambda x, dy: conv.conv2d_filter_grad(x, dy, w.shape, strides, padding), (x, dy)),
     }
     if methods:
+        pads = conv.explicit_padding(padding, x.shape[1:3], w.shape[:2], strides)
+
+        def takes(kind, m):  # the native kernels take only some shapes (and need a compiler)
+            return m != "native" or (conv_native.supported(kind, x.shape, w.shape, strides, pads, (1, 1), x.dtype)
+                                     and conv_native.available())
         for m in conv.FORWARD_METHODS:
-            c[f"fwd {m}"] = (lambda x, w, m=m: conv.conv2d_forward(x, w, strides, padding, method=m), (x, w))
+            if takes("forward", m):
+                c[f"fwd {m}"] = (lambda x, w, m=m: conv.conv2d_forward(x, w, strides, padding, method=m), (x, w))
         for m in conv.INPUT_GRAD_METHODS:
-            c[f"dgrad {m}"] = (lambda dy, w, m=m: conv.conv2d_input_grad(
-                dy, w, x.shape, strides, padding, method=m), (dy, w))
+            if takes("input_grad", m):
+                c[f"dgrad {m}"] = (lambda dy, w, m=m: conv.conv2d_input_grad(
+                    dy, w, x.shape, strides, padding, method=m), (dy, w))
         for m in conv.FILTER_GRAD_METHODS:
-            c[f"wgrad {m}"] = (lambda x, dy, m=m: conv.conv2d_filter_grad(
-                x, dy, w.shape, strides, padding, method=m), (x, dy))
+            if takes("filter_grad", m):
+                c[f"wgrad {m}"] = (lambda x, dy, m=m: conv.conv2d_filter_grad(
+                    x, dy, w.shape, strides, padding, method=m), (x, dy))
     return c
 
 

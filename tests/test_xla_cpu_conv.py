@@ -83,7 +83,7 @@ def test_conv_default_matches_lax(case, jit):
 
 
 def test_minikeras_programs_pick_formulations_for_eigen_convolutions(monkeypatch):
-    monkeypatch.setattr(tuning, "CONV_NATIVE", False)  # the XLA formulations' table (native: test_conv_native.py)
+    monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)  # the XLA formulations' table (native: test_conv_native.py)
     seen = []
 
     def probe(x):
@@ -105,7 +105,7 @@ def test_minikeras_programs_pick_formulations_for_eigen_convolutions(monkeypatch
 
 
 def test_eigen_argument_overrides_the_context_value(monkeypatch):
-    monkeypatch.setattr(tuning, "CONV_NATIVE", False)  # the XLA formulations' table (native: test_conv_native.py)
+    monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)  # the XLA formulations' table (native: test_conv_native.py)
     if jax.default_backend() != "cpu":
         pytest.skip("off the CPU every formulation is 'xla'")
     seen = []
@@ -141,14 +141,14 @@ def test_conv_every_formulation_matches_lax(case):
 def test_conv_mnist_like_layer_in_uneven_chunks(monkeypatch):
     # 32 -> 8 channels, 3x3 VALID, and a batch of 7 that the filter gradient splits as 2+2+2+1
     monkeypatch.setattr(tuning, "CONV_CHUNK_BYTES", 12 * 12 * 9 * 32 * 4 * 2)
-    monkeypatch.setattr(tuning, "CONV_NATIVE", False)
+    monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)
     _check_conv(7, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1))
 
 
 def test_conv_filter_gradient_split_unevenly_in_minikeras_programs(monkeypatch):
     # chunks of ~2 samples' x and dy: a batch of 7 splits as 1+2+2+2 (n * i // 4)
     monkeypatch.setattr(tuning, "CONV_SPLIT_BYTES", (14 * 14 * 32 + 12 * 12 * 8) * 4 * 2)
-    monkeypatch.setattr(tuning, "CONV_NATIVE", False)
+    monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)
     assert conv.formulation("filter_grad", (7, 14, 14, 32), (3, 3, 32, 8), eigen=True) == "split"
     _check_conv(7, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1), jit=compiler.jit)
 

@@ -16,9 +16,12 @@ from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum, unbroadcast
 from minikeras.ops.reshape import reshape
 from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.xla_cpu.matmul_native import matmul_tn
 
 
 def _matmul_forward(a, b, *, transpose_a, transpose_b):
+    if transpose_a and not transpose_b and a.ndim == b.ndim == 2:
+        return matmul_tn(a, b)  # x^T g, a Dense weight gradient: a native kernel on the CPU
     if transpose_a:
         a = jnp.swapaxes(a, -1, -2)
     if transpose_b:

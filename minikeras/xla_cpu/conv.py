@@ -153,7 +153,7 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     kh, kw, c_in, c_out = w_shape
     few_channels = c_in <= tuning.CONV_FEW_CHANNELS
     taps = few_channels and kh * kw <= (tuning.CONV_MAX_TAPS_EIGEN if eigen else tuning.CONV_MAX_TAPS_YNNPACK)
-    if (tuning.CONV_NATIVE and not (kind == "forward" and taps)
+    if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps)
             and conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype)
             and (kind != "forward" or output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)[1]
                  >= tuning.CONV_NATIVE_FORWARD_MIN_WIDTH)

@@ -16,18 +16,17 @@
 // 16; the Python side checks that and every shape before it calls them. Images are shared out
 // among `threads` workers: the calling thread and tasks on XLA's own intra-op thread pool.
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "native_parallel.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
+using minikeras::for_each_index;
+using minikeras::helpers_for;
 
 namespace {
 
@@ -48,43 +47,6 @@ struct Shape {
   int64_t kh, kw;       // filter taps
   int64_t pt, pl;       // zero rows above x, zero columns left of it
 };
-
-// Runs work(worker, image) once for every image in [0, n), on the calling thread (worker 0)
-// and on up to `helpers` tasks of XLA's intra-op thread pool (workers 1..helpers), each taking
-// the next image from a shared counter. The caller never waits for a task that has not
-// started: it takes images itself until none is left, then waits only for those being worked
-// on. So a busy pool (both of XLA's threads inside such calls at once, say) costs speed,
-// never a deadlock, and no thread of our own competes with XLA's for the cores.
-template <typename Work>
-void for_each_image(ffi::ThreadPool& pool, int64_t n, int64_t helpers, Work work) {
-  struct State {
-    std::atomic<int64_t> next{0}, done{0};
-    std::atomic<int64_t> workers{1};  // worker 0 is the caller
-    std::mutex mutex;
-    std::condition_variable all_done;
-  };
-  auto state = std::make_shared<State>();
-  auto run = [state, n, work](int64_t worker) {
-    for (int64_t b; (b = state->next.fetch_add(1)) < n;) {
-      work(worker, b);
-      if (state->done.fetch_add(1) + 1 == n) {
-        std::lock_guard<std::mutex> lock(state->mutex);
-        state->all_done.notify_all();
-      }
-    }
-  };
-  for (int64_t h = 0; h < helpers; ++h)
-    pool.Schedule([state, run] { run(state->workers.fetch_add(1)); });
-  run(0);
-  std::unique_lock<std::mutex> lock(state->mutex);
-  state->all_done.wait(lock, [&] { return state->done.load() == n; });
-}
-
-// Helpers for a call: `threads` workers in all (the caller included), at most one per image.
-int64_t helpers_for(ffi::ThreadPool& pool, int64_t n, int64_t threads) {
-  const int64_t pool_threads = std::max<int64_t>(1, pool.num_threads());
-  return std::max<int64_t>(0, std::min({threads, n, pool_threads + 1}) - 1);
-}
 
 // -- filter gradient --------------------------------------------------------------------------
 // acc[t][v] += x[pixel, c0 + 16v : +16] * dy[pixel, o0 + t] over the pixels of rows [r0, r1),
@@ -164,7 +126,7 @@ void filter_grad(ffi::ThreadPool& pool, const float* x, const float* dy, float* 
   // one accumulator and one padded image per worker
   std::vector<std::vector<float>> dwt(parts, std::vector<float>(size, 0.0f));
   std::vector<std::vector<float>> pad(parts, std::vector<float>(copy ? hp * wp * s.c : 0));
-  for_each_image(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
+  for_each_index(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
     const float* xi = x + b * s.h * s.w * s.c;
     if (copy) {
       pad_image(xi, pad[worker].data(), s, hp, wp);
@@ -244,7 +206,7 @@ void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* d
   const int64_t helpers = helpers_for(pool, s.n, threads);
   // one padded dy per worker; only its interior is rewritten, so the border stays zero
   std::vector<std::vector<float>> padded(helpers + 1, std::vector<float>(hq * wq * s.o, 0.0f));
-  for_each_image(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
+  for_each_index(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
     float* dyp = padded[worker].data();
     const float* dyb = dy + b * s.ho * s.wo * s.o;
     for (int64_t r = 0; r < s.ho; ++r)
@@ -317,7 +279,7 @@ void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, co
   const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1 + 12;
   const int64_t helpers = helpers_for(pool, s.n, threads);
   std::vector<std::vector<float>> padded(helpers + 1, std::vector<float>(hp * wp * s.c, 0.0f));
-  for_each_image(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
+  for_each_index(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
     float* xi = padded[worker].data();
     const float* xb = x + b * s.h * s.w * s.c;
     for (int64_t u = 0; u < hp; ++u) {

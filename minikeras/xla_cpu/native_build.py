@@ -4,8 +4,8 @@
 
 The library is compiled for this CPU (``-O3 -march=native``) against the XLA FFI headers jaxlib
 ships (``jax.ffi.include_dir()``) and kept in ``$MINIKERAS_HOME/native`` (``~/.minikeras/native``),
-named by a hash of everything that went into it: the source, the compiler and its version, the
-flags, the headers' jaxlib version and the CPU's feature flags. So a second run loads it in
+named by a hash of everything that went into it: the source and the headers beside it, the
+compiler and its version, the flags, the headers' jaxlib version and the CPU's feature flags. So a second run loads it in
 milliseconds, and a changed source, compiler, jaxlib or machine (a home directory shared over
 the network) gets a build of its own. A build is written to a temporary file and renamed into
 place, so a crash or a concurrent run never leaves a half-written library to load.
@@ -80,11 +80,20 @@ def _compiler_version(compiler):
         return ""
 
 
+def _sources(source_path):
+    """The source and every header beside it (a source may include any of them), as bytes."""
+    folder = os.path.dirname(source_path)
+    paths = [source_path] + sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".h"))
+    parts = []
+    for path in paths:
+        with open(path, "rb") as f:
+            parts.append(os.path.basename(path).encode() + b"\0" + f.read())
+    return b"\0".join(parts)
+
+
 def _library_path(source_path, compiler):
-    with open(source_path, "rb") as f:
-        source = f.read()
     key = hashlib.sha256()
-    for part in (source, compiler.encode(), _compiler_version(compiler).encode(), " ".join(_FLAGS).encode(),
+    for part in (_sources(source_path), compiler.encode(), _compiler_version(compiler).encode(), " ".join(_FLAGS).encode(),
                  jaxlib.__version__.encode(), platform.machine().encode(), _cpu_flags().encode()):
         key.update(part)
         key.update(b"\0")

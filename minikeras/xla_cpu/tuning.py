@@ -38,17 +38,22 @@ CONV_CHUNK_BYTES = 3 << 20
 # about this many bytes of x and dy (about half a core's L2): 1.3-1.7x faster than over the
 # whole batch on the MNIST and CIFAR layers with >= 16x16 outputs.
 CONV_SPLIT_BYTES = 2 << 20
-# The input and filter gradients of the convolutions the native kernels take (``conv_native``:
-# stride 1, float32, input channels a multiple of 16) run on them, where they could be built:
-# 1.4-1.6x Eigen's speed on the MNIST CNN's 32 -> 64 layer, 1.1-3.7x on CIFAR-style layers.
-CONV_NATIVE = True
-# ... and the forward passes (vectorized over output channels: a multiple of 16) whose output rows
-# are at least this wide; on narrower rows the register tiles are too small (8x8 outputs, 128 ->
+
+# -- native kernels (conv_native, matmul_native; built on first use by native_build) ---------------
+# Where they apply and could be built, convolutions and Dense weight gradients run on minikeras'
+# own kernels: the MNIST CNN's 32 -> 64 layer 1.16x (forward) and 1.4-1.6x (gradients) Eigen's
+# speed, CIFAR-style layers 1.1-3.7x (benchmarks/conv.py). False: XLA's formulations only.
+NATIVE_KERNELS = True
+# Native forward passes (vectorized over output channels: a multiple of 16) only for output rows
+# at least this wide; on narrower rows the register tiles are too small (8x8 outputs, 128 ->
 # 128 channels: 380 GFLOP/s native, 442 Eigen; 13 wide, 32 -> 64: 412 native, 389 Eigen).
 CONV_NATIVE_FORWARD_MIN_WIDTH = 12
-# The native gradient kernels start threads of their own (~50 us) only for
-# convolutions of at least this many FLOPs; smaller ones run on the calling thread.
+# Native convolutions share their work with XLA's other thread only from this many FLOPs on.
 CONV_NATIVE_THREAD_FLOPS = 2e7
+# ``x.T @ g`` (a Dense weight gradient) on the native kernel from this many FLOPs on: it was
+# faster at every size timed (0.2 MFLOP: 37 against 12 GFLOP/s; the MNIST CNN's 9216 -> 128
+# layer: 424 against 176), but below this a call costs more than it can save.
+MATMUL_NATIVE_FLOPS = 1e6
 
 # -- xla_cpu.host_memory ----------------------------------------------------------------------------
 # The default free heap glibc keeps for reuse (``mk.config.reuse_freed_host_memory``). MNIST

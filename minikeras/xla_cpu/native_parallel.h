@@ -1,0 +1,56 @@
+// Work sharing for minikeras' native XLA:CPU kernels (conv_native.cc, matmul_native.cc): the
+// calling thread and tasks on XLA's own intra-op thread pool take indices from one counter.
+#ifndef MINIKERAS_XLA_CPU_NATIVE_PARALLEL_H_
+#define MINIKERAS_XLA_CPU_NATIVE_PARALLEL_H_
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "xla/ffi/api/ffi.h"
+
+namespace minikeras {
+
+// Runs work(worker, index) once for every index in [0, n) (an image, a block of rows), on the
+// calling thread (worker 0) and on up to `helpers` tasks of XLA's intra-op thread pool (workers
+// 1..helpers), each taking the next index from a shared counter. The caller never waits for a task that has not
+// started: it takes indices itself until none is left, then waits only for those being worked
+// on. So a busy pool (both of XLA's threads inside such calls at once, say) costs speed,
+// never a deadlock, and no thread of our own competes with XLA's for the cores.
+template <typename Work>
+inline void for_each_index(xla::ffi::ThreadPool& pool, int64_t n, int64_t helpers, Work work) {
+  struct State {
+    std::atomic<int64_t> next{0}, done{0};
+    std::atomic<int64_t> workers{1};  // worker 0 is the caller
+    std::mutex mutex;
+    std::condition_variable all_done;
+  };
+  auto state = std::make_shared<State>();
+  auto run = [state, n, work](int64_t worker) {
+    for (int64_t i; (i = state->next.fetch_add(1)) < n;) {
+      work(worker, i);
+      if (state->done.fetch_add(1) + 1 == n) {
+        std::lock_guard<std::mutex> lock(state->mutex);
+        state->all_done.notify_all();
+      }
+    }
+  };
+  for (int64_t h = 0; h < helpers; ++h)
+    pool.Schedule([state, run] { run(state->workers.fetch_add(1)); });
+  run(0);
+  std::unique_lock<std::mutex> lock(state->mutex);
+  state->all_done.wait(lock, [&] { return state->done.load() == n; });
+}
+
+// Helpers for a call: `threads` workers in all (the caller included), at most one per index.
+inline int64_t helpers_for(xla::ffi::ThreadPool& pool, int64_t n, int64_t threads) {
+  const int64_t pool_threads = std::max<int64_t>(1, pool.num_threads());
+  return std::max<int64_t>(0, std::min({threads, n, pool_threads + 1}) - 1);
+}
+
+}  // namespace minikeras
+
+#endif  // MINIKERAS_XLA_CPU_NATIVE_PARALLEL_H_

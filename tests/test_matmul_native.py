@@ -1,0 +1,56 @@
+"""minikeras.xla_cpu.matmul_native: a.T @ b on the native kernel, against jnp."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from minikeras.xla_cpu import matmul_native, tuning
+from minikeras.xla_cpu.matmul_native import matmul_tn
+from xla_cpu_reference import close, rand
+
+needs_build = pytest.mark.skipif(not matmul_native.available(), reason="matmul_native.cc could not be built here")
+
+
+@pytest.fixture
+def every_size(monkeypatch):
+    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0)
+
+
+@needs_build
+@pytest.mark.parametrize("k,m,n", [(128, 200, 128), (7, 13, 16), (1, 5, 48), (33, 97, 112), (300, 6, 64)])
+def test_matches_jnp(every_size, k, m, n):
+    a, b = rand((k, m), k), rand((k, n), m)
+    assert matmul_native.supported(a.shape, b.shape, a.dtype)
+    close(jax.jit(matmul_tn)(a, b), a.T @ b, "a.T @ b", tol=1e-5)
+
+
+def test_shapes_it_does_not_take_go_to_xla(every_size):
+    a, b = rand((9, 5), 1), rand((9, 10), 2)  # 10 columns: not a multiple of 16
+    assert not matmul_native.supported(a.shape, b.shape, a.dtype)
+    assert not matmul_native.supported((9, 5), (9, 16), jnp.bfloat16)
+    close(matmul_tn(a, b), a.T @ b, "fallback")
+
+
+@needs_build
+def test_derivatives_first_and_second_order(every_size):
+    a, b = rand((20, 7), 3), rand((20, 32), 4)
+    ta, tb = rand(a.shape, 5), rand(b.shape, 6)
+
+    def loss(f):
+        return lambda a, b: jnp.sum(jnp.tanh(f(a, b)) ** 2)
+
+    def hvp(f):
+        g = jax.grad(loss(f), argnums=(0, 1))
+        return jax.grad(lambda a, b: jnp.vdot(g(a, b)[0], ta) + jnp.vdot(g(a, b)[1], tb), argnums=(0, 1))(a, b)
+
+    ref = lambda a, b: a.T @ b  # noqa: E731
+    for ours, theirs in zip(jax.grad(loss(matmul_tn), argnums=(0, 1))(a, b), jax.grad(loss(ref), argnums=(0, 1))(a, b)):
+        close(ours, theirs, "gradient")
+    for ours, theirs in zip(hvp(matmul_tn), hvp(ref)):
+        close(ours, theirs, "Hessian-vector product", tol=1e-4)
+
+
+@needs_build
+def test_under_vmap(every_size):
+    a, b = rand((3, 10, 4), 7), rand((3, 10, 16), 8)
+    close(jax.vmap(matmul_tn)(a, b), jnp.einsum("bkm,bkn->bmn", a, b), "vmap")
