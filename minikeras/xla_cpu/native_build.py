@@ -15,6 +15,7 @@ other than Linux or macOS, or when the build fails, ``load_library`` returns Non
 ``why_unavailable`` says why; callers then use XLA's own kernels, which give the same results.
 Setting ``MINIKERAS_NATIVE=0`` turns the native kernels off altogether.
 """
+import concurrent.futures
 import ctypes
 import functools
 import hashlib
@@ -24,14 +25,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 import jax
 import jaxlib
+
+# Every source minikeras builds: when one is first needed, all that are missing are built at
+# once, in parallel (each takes ~2-3 s, mostly parsing the FFI headers), so that a first run
+# waits for one build's time, not for one after another as each kernel is first used.
+SOURCES = ("conv_native.cc", "matmul_native.cc", "materialize.cc")
 
 _FLAGS = ("-O3", "-march=native", "-ffp-contract=fast", "-std=c++17", "-shared", "-fPIC", "-pthread")
 _BUILD_TIMEOUT_S = 300
 
 _why_unavailable = {}
+_builds = {}  # library path -> Future of its build, while this process builds it
+_builds_lock = threading.Lock()
 
 
 def library_directory():
@@ -73,6 +82,7 @@ def _cpu_flags():
     return platform.processor()
 
 
+@functools.lru_cache(maxsize=None)
 def _compiler_version(compiler):
     try:
         return subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30).stdout
@@ -118,6 +128,25 @@ def _build(source_path, target, compiler):
             os.remove(partial)
 
 
+def _built_with_the_others(source, compiler):
+    """Builds ``source``, starting the builds of every other missing one of ``SOURCES`` beside it;
+    returns when ``source``'s is done (raising its error, if it failed)."""
+    with _builds_lock:
+        for name in (source, *SOURCES):
+            path = _source_path(name)
+            target = _library_path(path, compiler)
+            if target not in _builds and not os.path.exists(target):
+                _builds[target] = _builder().submit(_build, path, target, compiler)
+        future = _builds[_library_path(_source_path(source), compiler)]
+    future.result()
+
+
+@functools.lru_cache(maxsize=None)
+def _builder():
+    return concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(len(SOURCES), os.cpu_count() or 1)),
+                                                 thread_name_prefix="minikeras-native-build")
+
+
 @functools.lru_cache(maxsize=None)
 def load_library(source):
     """The library built from ``source`` (a file name in this folder), or None.
@@ -136,11 +165,10 @@ def load_library(source):
     if compiler is None:
         _why_unavailable[source] = "no C++ compiler found ($CXX, c++, g++ or clang++)"
         return None
-    source_path = _source_path(source)
     try:
-        target = _library_path(source_path, compiler)
+        target = _library_path(_source_path(source), compiler)
         if not os.path.exists(target):
-            _build(source_path, target, compiler)
+            _built_with_the_others(source, compiler)
         return ctypes.CDLL(target)
     except (OSError, RuntimeError, subprocess.SubprocessError) as error:
         _why_unavailable[source] = f"building {source} failed: {error}"
