@@ -167,12 +167,15 @@ def test_built_once_into_the_home_directory_and_loaded_after(tmp_path):
             "print(b.load_library('conv_native.cc') is not None, b.why_unavailable('conv_native.cc'))")
     first = _python(code, MINIKERAS_HOME=str(tmp_path))
     assert first.returncode == 0 and first.stdout.strip() == "True", first.stdout + first.stderr
-    files = list(tmp_path.joinpath("native").iterdir())
-    assert len(files) == 1 and files[0].suffix == ".so", files  # one library, nothing half-written left
-    built = files[0].stat().st_mtime_ns
+    files = sorted(tmp_path.joinpath("native").iterdir())
+    # every kernel library, built together; nothing half-written left
+    assert [f.name.split("-")[0] for f in files] == sorted(s[:-3] for s in native_build.SOURCES), files
+    assert all(f.suffix == ".so" for f in files)
+    built = [f.stat().st_mtime_ns for f in files]
     second = _python(code, MINIKERAS_HOME=str(tmp_path))
     assert second.returncode == 0 and second.stdout.strip() == "True", second.stdout + second.stderr
-    assert list(tmp_path.joinpath("native").iterdir()) == files and files[0].stat().st_mtime_ns == built
+    assert sorted(tmp_path.joinpath("native").iterdir()) == files
+    assert [f.stat().st_mtime_ns for f in files] == built  # loaded, not built again
 
 
 def test_a_failed_build_says_why_and_leaves_nothing(tmp_path, monkeypatch):
