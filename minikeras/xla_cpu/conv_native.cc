@@ -117,28 +117,37 @@ void pad_image(const float* xb, float* pad, const Shape& s, int64_t hp, int64_t 
   }
 }
 
+// The batch is summed in kFilterParts fixed parts (fewer when the filter is big), each into an
+// accumulator of its own, and the parts are added in order at the end: which thread summed
+// which part does not change a bit of the result, so training runs repeat exactly.
+constexpr int64_t kFilterParts = 8;
+constexpr int64_t kFilterPartsBytes = 64 << 20;  // all the parts' accumulators at most
+
 void filter_grad(ffi::ThreadPool& pool, const float* x, const float* dy, float* dw, const Shape& s,
                  int64_t threads) {
   const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1;  // the padded input the windows read
   const bool copy = s.pt != 0 || s.pl != 0 || hp != s.h || wp != s.w;
   const int64_t size = s.kh * s.kw * s.o * s.c;
-  const int64_t helpers = helpers_for(pool, s.n, threads), parts = helpers + 1;
-  // one accumulator and one padded image per worker
-  std::vector<std::vector<float>> dwt(parts, std::vector<float>(size, 0.0f));
-  std::vector<std::vector<float>> pad(parts, std::vector<float>(copy ? hp * wp * s.c : 0));
-  for_each_index(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
-    const float* xi = x + b * s.h * s.w * s.c;
-    if (copy) {
-      pad_image(xi, pad[worker].data(), s, hp, wp);
-      xi = pad[worker].data();
+  const int64_t parts = std::max<int64_t>(
+      1, std::min({kFilterParts, s.n, kFilterPartsBytes / static_cast<int64_t>(sizeof(float) * size)}));
+  const int64_t helpers = helpers_for(pool, parts, threads);
+  std::vector<std::vector<float>> dwt(parts, std::vector<float>(size, 0.0f));  // dw^T per part
+  std::vector<std::vector<float>> pad(helpers + 1, std::vector<float>(copy ? hp * wp * s.c : 0));  // per worker
+  for_each_index(pool, parts, helpers, [&](int64_t worker, int64_t part) {
+    for (int64_t b = s.n * part / parts; b < s.n * (part + 1) / parts; ++b) {
+      const float* xi = x + b * s.h * s.w * s.c;
+      if (copy) {
+        pad_image(xi, pad[worker].data(), s, hp, wp);
+        xi = pad[worker].data();
+      }
+      const float* dyi = dy + b * s.ho * s.wo * s.o;
+      float* acc = dwt[part].data();
+      int64_t c0 = 0;
+      for (; c0 + 32 <= s.c; c0 += 32) filter_chunk<2>(xi, dyi, acc, s, copy ? wp : s.w, c0);
+      for (; c0 < s.c; c0 += 16) filter_chunk<1>(xi, dyi, acc, s, copy ? wp : s.w, c0);
     }
-    const float* dyi = dy + b * s.ho * s.wo * s.o;
-    float* acc = dwt[worker].data();
-    int64_t c0 = 0;
-    for (; c0 + 32 <= s.c; c0 += 32) filter_chunk<2>(xi, dyi, acc, s, copy ? wp : s.w, c0);
-    for (; c0 < s.c; c0 += 16) filter_chunk<1>(xi, dyi, acc, s, copy ? wp : s.w, c0);
   });
-  // dw[i][j][ci][co] = sum over workers of dwt[i][j][co][ci]
+  // dw[i][j][ci][co] = the sum over parts, in order, of dwt[i][j][co][ci]
   for (int64_t tap = 0; tap < s.kh * s.kw; ++tap)
     for (int64_t ci = 0; ci < s.c; ++ci)
       for (int64_t co = 0; co < s.o; ++co) {
