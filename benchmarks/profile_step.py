@@ -7,7 +7,9 @@ step of each operation, summed over the threads that ran it, largest first, with
 
 Convolutions that XLA:CPU hands to Eigen run inside Eigen's thread pool without such events,
 so they are not in the table: their time is the step's wall time minus the rest, and
-``benchmarks/conv.py`` times each of them alone.
+``benchmarks/conv.py`` times each of them alone. minikeras' native kernels show as
+``ffi_call.N`` with the wall time of the call on the calling thread (their pool tasks on the
+other thread are not traced).
 
     python benchmarks/profile_step.py                  # classic CNN, top 30
     python benchmarks/profile_step.py --model simple --top 50
