@@ -46,8 +46,9 @@ CONV_SPLIT_BYTES = 2 << 20
 NATIVE_KERNELS = True
 # Native forward passes (vectorized over output channels: a multiple of 16) only for output rows
 # at least this wide; on narrower rows the register tiles are too small (8x8 outputs, 128 ->
-# 128 channels: 380 GFLOP/s native, 442 Eigen; 13 wide, 32 -> 64: 412 native, 389 Eigen).
-CONV_NATIVE_FORWARD_MIN_WIDTH = 12
+# 128 channels: 380-386 GFLOP/s native, 439-442 Eigen; 10 wide, 64 -> 64: 500 against 376;
+# 11 wide, 32 -> 64, the simple convnet's second layer: 412-427 against 389-391).
+CONV_NATIVE_FORWARD_MIN_WIDTH = 10
 # Native convolutions share their work with XLA's other thread only from this many FLOPs on.
 CONV_NATIVE_THREAD_FLOPS = 2e7
 # ``x.T @ g`` (a Dense weight gradient) on the native kernel from this many FLOPs on: it was
