@@ -16,12 +16,14 @@ On the CPU backend (checked at trace time) each picks a formulation by shape and
 transposes jax derives from it. ``method=`` forces one of ``FORWARD_METHODS`` /
 ``INPUT_GRAD_METHODS`` / ``FILTER_GRAD_METHODS`` (benchmarks and tests use it).
 
-First of all, the input and filter gradients of stride-1 float32 convolutions with a multiple of
-16 input channels run on minikeras' own kernels ('native', ``conv_native``), built for the
-machine on first use: 1.4-1.6x faster than Eigen on the MNIST CNN's 32 -> 64 layer and 1.1-3.7x
-on CIFAR-style layers (benchmarks/conv.py). They are differentiable in reverse mode
-(``jax.custom_vjp``, with the other convolutions as rules), not in forward mode. Where they
-cannot be built (no C++ compiler; ``MINIKERAS_NATIVE=0``) or do not apply, the rest holds.
+First of all, stride-1 float32 convolutions run on minikeras' own kernels ('native',
+``conv_native``), built for the machine on first use: the input and filter gradients where the
+input has a multiple of 16 channels, the forward pass where the output has (and its rows are at
+least ``tuning.CONV_NATIVE_FORWARD_MIN_WIDTH`` wide). On the MNIST CNN's 32 -> 64 layer they are
+1.1-1.2x (forward) and 1.4-1.8x (gradients) faster than Eigen, 1.1-3.7x on CIFAR-style layers
+(benchmarks/conv.py). They are differentiable in reverse mode (``jax.custom_vjp``, with the other
+convolutions as rules), not in forward mode. Where they cannot be built (no C++ compiler;
+``MINIKERAS_NATIVE=0``) or do not apply, the rest holds.
 
 Which formulation is fastest depends on which library XLA:CPU gives the convolution to, which
 ``eigen`` says: True for XLA's own Eigen code, False for YNNPACK. By default it is the context

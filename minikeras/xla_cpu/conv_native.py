@@ -1,32 +1,34 @@
-"""conv2d's input and filter gradients as native CPU kernels (``conv_native.cc``, via XLA's FFI).
+"""conv2d and its input and filter gradients as native CPU kernels (``conv_native.cc``, via XLA's FFI).
 
     if supported(kind, x_shape, w_shape, strides, pads, dilations, dtype) and available():
         y = forward(x, w, pads)                    # = lax.conv_general_dilated(x, w, (1, 1), pads)
         dw = filter_grad(x, dy, w_shape, pads)     # = the transpose of conv(x, .) applied to dy
         dx = input_grad(dy, w, x_shape, pads)      # = the transpose of conv(., w) applied to dy
 
-XLA:CPU runs these two gradients through Eigen at ~60% of its GEMM speed; the kernels in
-``conv_native.cc`` run them at ~90% (benchmarks/conv.py). They cover stride-1, undilated
-float32 convolutions whose input has a multiple of 16 channels and whose padding is at most
-the filter's size less one on each side, which is every 3x3 or 5x5 'SAME' or 'VALID' layer past
-the first of a typical CNN. ``available()`` builds them on first use (``native_build``); where it
-cannot, ``minikeras.xla_cpu.conv`` uses its XLA formulations, with the same results up to
-float32 rounding (the sums run in another order).
+XLA:CPU runs the two gradients through Eigen at ~60% of its GEMM speed and the forward pass at
+~85%; the kernels in ``conv_native.cc`` run them at 80-95% (benchmarks/conv.py). They cover
+stride-1, undilated float32 convolutions whose padding is at most the filter's size less one on
+each side and whose vectorized channels (input channels for the gradients, output channels for
+the forward pass) are a multiple of 16: every 3x3 or 5x5 'SAME' or 'VALID' layer past the first
+of a typical CNN. ``available()`` builds them on first use (``native_build``); where it cannot,
+``minikeras.xla_cpu.conv`` uses its XLA formulations, with the same results up to float32
+rounding (the sums run in another order). The results do not depend on how the work was shared
+among threads: each image's output is computed whole, and the filter gradient adds fixed parts
+of the batch in a fixed order.
 
-The two calls are plain jax functions on the CPU backend but have no jax derivative rules of
+The three calls are plain jax functions on the CPU backend but have no jax derivative rules of
 their own: ``minikeras.xla_cpu.conv`` wraps them in ``jax.custom_vjp`` with the other
 convolutions as rules. Under ``vmap`` they run once per batch element.
 """
 import functools
 import math
-import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from minikeras.xla_cpu import tuning
-from minikeras.xla_cpu.native_build import load_library, why_unavailable
+from minikeras.xla_cpu.native_build import load_library, usable_cpus, why_unavailable
 
 _SOURCE = "conv_native.cc"
 _FORWARD = "minikeras_conv2d_forward"
@@ -71,12 +73,7 @@ def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
 def _threads(x_shape, w_shape, out_hw):
     """All the CPUs this process may use, or 1 for a convolution too small to pay for threads."""
     flops = 2 * x_shape[0] * out_hw[0] * out_hw[1] * math.prod(w_shape)
-    if flops < tuning.CONV_NATIVE_THREAD_FLOPS:
-        return 1
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS has no sched_getaffinity
-        return os.cpu_count() or 1
+    return 1 if flops < tuning.CONV_NATIVE_THREAD_FLOPS else usable_cpus()
 
 
 def forward(x, w, pads):

@@ -1,12 +1,15 @@
 """``materialize(x)``: x, computed into a buffer of its own before its consumers run (XLA:CPU).
 
-XLA:CPU fuses an elementwise producer into its consumer even when the consumer reads each
-element several times, and then computes the producer again for every read. Usually that is
-the right trade; for a producer that is costly per element, such as a dropout mask drawn by the
-unrolled threefry, it is not: the MNIST CNN's max-pool gradient reads each window's cotangent
-four times, and the fused loop drew each mask bit four times (5.4 ms for the loop alone, 3.9 ms
-with the cotangent materialized first; benchmarks/pool_dropout.py). ``lax.optimization_barrier``
-does not help, because XLA:CPU removes barriers before it fuses.
+XLA:CPU fuses an elementwise producer into its consumers even when a consumer reads each
+element several times, or when there are several consumers, and then computes the producer
+again for every read. Usually that is the right trade; for a producer that is costly per
+element, such as a dropout mask drawn by the unrolled threefry, it is not: the MNIST CNN's
+max-pool gradient reads each window's cotangent four times, and its fused loop drew each mask
+bit four times (the loop alone, timed in one process: 5.4 ms, and 3.9 ms with the cotangent
+materialized first); and the mask itself was drawn twice, in the forward multiply and in its
+gradient. So ``xla_cpu.pool`` materializes the pool gradient's cotangent and ``ops.nn`` the
+dropout mask. ``lax.optimization_barrier`` does not help: XLA:CPU removes barriers before it
+fuses.
 
 ``materialize`` is an identity custom call (``materialize.cc``, built by ``native_build``) whose
 output aliases its operand, so it costs a buffer, not a copy. Where it cannot run (another

@@ -8,14 +8,13 @@ columns; ``supported`` says where it applies and ``available()`` builds it on fi
 It is differentiable in reverse mode (``jax.custom_vjp``); under ``vmap`` it runs per element.
 """
 import functools
-import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from minikeras.xla_cpu import tuning
-from minikeras.xla_cpu.native_build import load_library
+from minikeras.xla_cpu.native_build import load_library, usable_cpus
 
 _TARGET = "minikeras_matmul_tn"
 
@@ -39,17 +38,10 @@ def supported(a_shape, b_shape, dtype):
             and 2 * a_shape[0] * a_shape[1] * b_shape[1] >= tuning.MATMUL_NATIVE_FLOPS)
 
 
-def _threads():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS has no sched_getaffinity
-        return os.cpu_count() or 1
-
-
 @jax.custom_vjp
 def _native(a, b):
     out = jax.ShapeDtypeStruct((a.shape[1], b.shape[1]), a.dtype)
-    return jax.ffi.ffi_call(_TARGET, out, vmap_method="sequential")(a, b, threads=np.int64(_threads()))
+    return jax.ffi.ffi_call(_TARGET, out, vmap_method="sequential")(a, b, threads=np.int64(usable_cpus()))
 
 
 def _native_fwd(a, b):

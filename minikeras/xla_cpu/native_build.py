@@ -5,9 +5,9 @@
 The library is compiled for this CPU (``-O3 -march=native``) against the XLA FFI headers jaxlib
 ships (``jax.ffi.include_dir()``) and kept in ``$MINIKERAS_HOME/native`` (``~/.minikeras/native``),
 named by a hash of everything that went into it: the source and the headers beside it, the
-compiler and its version, the flags, the headers' jaxlib version and the CPU's feature flags. So a second run loads it in
-milliseconds, and a changed source, compiler, jaxlib or machine (a home directory shared over
-the network) gets a build of its own. A build is written to a temporary file and renamed into
+compiler and its version, the flags, the headers' jaxlib version and the CPU's feature flags.
+So a second run loads it in milliseconds, and a changed source, compiler, jaxlib or machine (a
+home directory shared over the network) gets a build of its own. A build is written to a temporary file and renamed into
 place, so a crash or a concurrent run never leaves a half-written library to load.
 
 Without a C++ compiler (``$CXX``, else ``c++``, ``g++`` or ``clang++`` on the PATH), on a platform
@@ -52,6 +52,14 @@ def library_directory():
 def native_enabled():
     """False when the environment variable ``MINIKERAS_NATIVE`` is ``0`` (or ``false``/``off``)."""
     return os.environ.get("MINIKERAS_NATIVE", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def usable_cpus():
+    """The CPUs this process may run on: the most threads a native kernel should use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS has no sched_getaffinity
+        return os.cpu_count() or 1
 
 
 def why_unavailable(source):
