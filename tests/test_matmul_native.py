@@ -1,7 +1,6 @@
 """minikeras.xla_cpu.matmul_native: a.T @ b on the native kernel, against jnp."""
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
 from minikeras.xla_cpu import matmul_native, tuning

@@ -63,7 +63,6 @@ its own ``jax.jit`` -- convolutions run on YNNPACK, which is fast on other shape
     temporaries stay small (glibc hands XLA buffers over 32 MiB as fresh pages on every call,
     and the page faults cost more than the copies).
 """
-import functools
 import math
 
 import jax
@@ -366,58 +365,37 @@ def _check_native(kind, x_shape, w_shape, strides, pads, dilations, dtype):
         raise RuntimeError(f"method 'native': the native kernels are unavailable: {conv_native.unavailable_reason()}")
 
 
+def _with_rules(kernel, static_count, cotangents):
+    """``kernel(a, b, *static)`` as a ``jax.custom_vjp`` whose cotangents for (a, b) are
+    ``cotangents(*static, a, b, g)``."""
+    wrapped = jax.custom_vjp(kernel, nondiff_argnums=tuple(range(2, 2 + static_count)))
+
+    def forward(a, b, *static):
+        return wrapped(a, b, *static), (a, b)
+
+    def backward(*args):
+        *static, (a, b), g = args
+        return cotangents(*static, a, b, g)
+
+    wrapped.defvjp(forward, backward)
+    return wrapped
+
+
 # Each of the three is bilinear, so its derivatives are the other two convolutions (as in
 # minikeras.ops.nn_conv); these call the public functions, which pick the native kernels again
 # where they apply, so every order of derivative runs on them.
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
-def _native_forward(x, w, pads):
-    return conv_native.forward(x, w, pads)
-
-
-def _native_forward_fwd(x, w, pads):
-    return _native_forward(x, w, pads), (x, w)
-
-
-def _native_forward_bwd(pads, residuals, g):
-    x, w = residuals
-    return conv2d_input_grad(g, w, x.shape, (1, 1), pads), conv2d_filter_grad(x, g, w.shape, (1, 1), pads)
-
-
-_native_forward.defvjp(_native_forward_fwd, _native_forward_bwd)
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
-def _native_input_grad(dy, w, input_shape, pads):
-    return conv_native.input_grad(dy, w, input_shape, pads)
-
-
-def _native_input_grad_fwd(dy, w, input_shape, pads):
-    return _native_input_grad(dy, w, input_shape, pads), (dy, w)
-
-
-def _native_input_grad_bwd(input_shape, pads, residuals, g):
-    dy, w = residuals
-    return conv2d_forward(g, w, (1, 1), pads), conv2d_filter_grad(g, dy, w.shape, (1, 1), pads)
-
-
-_native_input_grad.defvjp(_native_input_grad_fwd, _native_input_grad_bwd)
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
-def _native_filter_grad(x, dy, filter_shape, pads):
-    return conv_native.filter_grad(x, dy, filter_shape, pads)
-
-
-def _native_filter_grad_fwd(x, dy, filter_shape, pads):
-    return _native_filter_grad(x, dy, filter_shape, pads), (x, dy)
-
-
-def _native_filter_grad_bwd(filter_shape, pads, residuals, g):
-    x, dy = residuals
-    return conv2d_input_grad(dy, g, x.shape, (1, 1), pads), conv2d_forward(x, g, (1, 1), pads)
-
-
-_native_filter_grad.defvjp(_native_filter_grad_fwd, _native_filter_grad_bwd)
+_native_forward = _with_rules(  # (x, w, pads)
+    conv_native.forward, 1,
+    lambda pads, x, w, g: (conv2d_input_grad(g, w, x.shape, (1, 1), pads),
+                           conv2d_filter_grad(x, g, w.shape, (1, 1), pads)))
+_native_input_grad = _with_rules(  # (dy, w, input_shape, pads)
+    conv_native.input_grad, 2,
+    lambda input_shape, pads, dy, w, g: (conv2d_forward(g, w, (1, 1), pads),
+                                         conv2d_filter_grad(g, dy, w.shape, (1, 1), pads)))
+_native_filter_grad = _with_rules(  # (x, dy, filter_shape, pads)
+    conv_native.filter_grad, 2,
+    lambda filter_shape, pads, x, dy, g: (conv2d_input_grad(dy, g, x.shape, (1, 1), pads),
+                                          conv2d_forward(x, g, (1, 1), pads)))
 
 
 # -- filter gradient --------------------------------------------------------------------------

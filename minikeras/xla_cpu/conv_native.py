@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.xla_cpu import tuning
-from minikeras.xla_cpu.native_build import load_library, usable_cpus, why_unavailable
+from minikeras.xla_cpu.native_build import register_targets, usable_cpus, why_unavailable
 
 _SOURCE = "conv_native.cc"
 _FORWARD = "minikeras_conv2d_forward"
@@ -41,12 +41,7 @@ _SYMBOLS = {_FORWARD: "MinikerasConv2dForward", _FILTER_GRAD: "MinikerasConv2dFi
 @functools.lru_cache(maxsize=None)
 def available():
     """True when the kernels are built for this machine and registered with XLA:CPU."""
-    library = load_library(_SOURCE)
-    if library is None:
-        return False
-    for target, symbol in _SYMBOLS.items():
-        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(library, symbol)), platform="cpu")
-    return True
+    return register_targets(_SOURCE, _SYMBOLS)
 
 
 def unavailable_reason():

@@ -20,7 +20,7 @@ import functools
 
 import jax
 
-from minikeras.xla_cpu.native_build import load_library
+from minikeras.xla_cpu.native_build import register_targets
 
 _TARGET = "minikeras_materialize"
 
@@ -28,11 +28,7 @@ _TARGET = "minikeras_materialize"
 @functools.lru_cache(maxsize=None)
 def available():
     """True when the identity is built and registered with XLA:CPU."""
-    library = load_library("materialize.cc")
-    if library is None:
-        return False
-    jax.ffi.register_ffi_target(_TARGET, jax.ffi.pycapsule(library.MinikerasMaterialize), platform="cpu")
-    return True
+    return register_targets("materialize.cc", {_TARGET: "MinikerasMaterialize"})
 
 
 @jax.custom_jvp

@@ -12,23 +12,17 @@
 #include <cstring>
 #include <string>
 
-#include "native_parallel.h"
+#include "native_kernels.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
 using minikeras::for_each_index;
 using minikeras::helpers_for;
+using minikeras::load;
+using minikeras::store;
+using minikeras::v16;
 
 namespace {
-
-typedef float v16 __attribute__((vector_size(64)));
-
-inline v16 load(const float* p) {
-  v16 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
 
 // C[m0 + t, n0 + 16v ...] for t < TM, v < NV: a sum over k of A[k, m0 + t] * B[k, n0 + 16v ...].
 template <int NV, int TM>

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.xla_cpu import tuning
-from minikeras.xla_cpu.native_build import load_library, usable_cpus
+from minikeras.xla_cpu.native_build import register_targets, usable_cpus
 
 _TARGET = "minikeras_matmul_tn"
 
@@ -22,11 +22,7 @@ _TARGET = "minikeras_matmul_tn"
 @functools.lru_cache(maxsize=None)
 def available():
     """True when the kernel is built for this machine and registered with XLA:CPU."""
-    library = load_library("matmul_native.cc")
-    if library is None:
-        return False
-    jax.ffi.register_ffi_target(_TARGET, jax.ffi.pycapsule(library.MinikerasMatmulTn), platform="cpu")
-    return True
+    return register_targets("matmul_native.cc", {_TARGET: "MinikerasMatmulTn"})
 
 
 def supported(a_shape, b_shape, dtype):

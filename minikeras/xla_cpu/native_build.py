@@ -1,6 +1,7 @@
 """Builds a C++ source of minikeras' into a shared library with the machine's compiler, once.
 
     library = load_library("conv_native.cc")   # a ctypes.CDLL, or None (see ``why_unavailable``)
+    register_targets("conv_native.cc", {"minikeras_conv2d_forward": "MinikerasConv2dForward"})  # True / False
 
 The library is compiled for this CPU (``-O3 -march=native``) against the XLA FFI headers jaxlib
 ships (``jax.ffi.include_dir()``) and kept in ``$MINIKERAS_HOME/native`` (``~/.minikeras/native``),
@@ -111,8 +112,9 @@ def _sources(source_path):
 
 def _library_path(source_path, compiler):
     key = hashlib.sha256()
-    for part in (_sources(source_path), compiler.encode(), _compiler_version(compiler).encode(), " ".join(_FLAGS).encode(),
-                 jaxlib.__version__.encode(), platform.machine().encode(), _cpu_flags().encode()):
+    for part in (_sources(source_path), compiler.encode(), _compiler_version(compiler).encode(),
+                 " ".join(_FLAGS).encode(), jaxlib.__version__.encode(), platform.machine().encode(),
+                 _cpu_flags().encode()):
         key.update(part)
         key.update(b"\0")
     stem = os.path.splitext(os.path.basename(source_path))[0]
@@ -181,3 +183,16 @@ def load_library(source):
     except (OSError, RuntimeError, subprocess.SubprocessError) as error:
         _why_unavailable[source] = f"building {source} failed: {error}"
         return None
+
+
+def register_targets(source, targets):
+    """Registers XLA:CPU FFI targets (``{target name: handler symbol}``) from ``source``'s library.
+
+    Returns False, registering nothing, when the library is unavailable (``why_unavailable``).
+    """
+    library = load_library(source)
+    if library is None:
+        return False
+    for target, symbol in targets.items():
+        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(library, symbol)), platform="cpu")
+    return True

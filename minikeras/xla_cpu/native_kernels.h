@@ -1,18 +1,31 @@
-// Work sharing for minikeras' native XLA:CPU kernels (conv_native.cc, matmul_native.cc): the
-// calling thread and tasks on XLA's own intra-op thread pool take indices from one counter.
-#ifndef MINIKERAS_XLA_CPU_NATIVE_PARALLEL_H_
-#define MINIKERAS_XLA_CPU_NATIVE_PARALLEL_H_
+// What minikeras' native XLA:CPU kernels (conv_native.cc, matmul_native.cc) share: vectors of
+// 16 floats, and work sharing between the calling thread and tasks on XLA's intra-op thread pool.
+#ifndef MINIKERAS_XLA_CPU_NATIVE_KERNELS_H_
+#define MINIKERAS_XLA_CPU_NATIVE_KERNELS_H_
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
 #include "xla/ffi/api/ffi.h"
 
 namespace minikeras {
+
+// 16 floats: GCC/Clang vector extensions, which the compiler maps to AVX-512, AVX2 or NEON.
+typedef float v16 __attribute__((vector_size(64)));
+
+// Unaligned loads and stores (memcpy of a vector compiles to one vmovups).
+inline v16 load(const float* p) {
+  v16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
+inline void add_to(float* p, v16 v) { store(p, load(p) + v); }
 
 // Runs work(worker, index) once for every index in [0, n) (an image, a block of rows), on the
 // calling thread (worker 0) and on up to `helpers` tasks of XLA's intra-op thread pool (workers
@@ -53,4 +66,4 @@ inline int64_t helpers_for(xla::ffi::ThreadPool& pool, int64_t n, int64_t thread
 
 }  // namespace minikeras
 
-#endif  // MINIKERAS_XLA_CPU_NATIVE_PARALLEL_H_
+#endif  // MINIKERAS_XLA_CPU_NATIVE_KERNELS_H_
