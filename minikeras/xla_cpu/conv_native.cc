@@ -51,7 +51,9 @@ void filter_tile(const float* xi, const float* dyi, float* dwt, const Shape& s, 
   v16 acc[TO][CV];
   for (int t = 0; t < TO; ++t)
     for (int v = 0; v < CV; ++v) acc[t][v] = v16{};
-  for (int64_t r = r0; r < r1; ++r) {
+  // only the rows whose tap i reads a row of x, not its zero padding
+  const int64_t r_end = std::min(r1, s.h + s.pt - i);
+  for (int64_t r = std::max(r0, s.pt - i); r < r_end; ++r) {
     const float* xr = xi + ((r + i) * wp + j) * s.c + c0;
     const float* dr = dyi + r * s.wo * s.o + o0;
     for (int64_t q = 0; q < s.wo; ++q) {
@@ -166,7 +168,10 @@ void input_tile(const float* dyp, const float* wt, float* dxr, const Shape& s, i
   v16 acc[TP][CV];
   for (int p = 0; p < TP; ++p)
     for (int v = 0; v < CV; ++v) acc[p][v] = v16{};
-  for (int64_t i = 0; i < s.kh; ++i) {
+  // only the taps that read a row of dy, not one of its zero rows (the border rows of dx have
+  // fewer: 4 of 26 rows of the MNIST CNN's second layer, 8% of the work)
+  const int64_t i_end = std::min(s.kh, h + s.pt + 1);
+  for (int64_t i = std::max<int64_t>(0, h + s.pt - s.ho + 1); i < i_end; ++i) {
     const float* row = dyp + (h + s.pt - i + s.kh - 1) * wq * s.o;
     for (int64_t j = 0; j < s.kw; ++j) {
       const float* d = row + (w0 + s.pl - j + s.kw - 1) * s.o;
@@ -236,7 +241,8 @@ void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, in
   v16 acc[TP][NV];
   for (int p = 0; p < TP; ++p)
     for (int v = 0; v < NV; ++v) acc[p][v] = v16{};
-  for (int64_t i = 0; i < s.kh; ++i)
+  const int64_t i_end = std::min(s.kh, s.h + s.pt - h);  // only taps on rows of x, not its zero padding
+  for (int64_t i = std::max<int64_t>(0, s.pt - h); i < i_end; ++i)
     for (int64_t j = 0; j < s.kw; ++j) {
       const float* xr = xi + ((h + i) * wp + w0 + j) * s.c;
       const float* wr = w + (i * s.kw + j) * s.c * s.o + o0;
