@@ -8,9 +8,9 @@ framework:
   (``from minikeras.xla_cpu import jit``). On the CPU backend it compiles with convolutions
   on XLA's own Eigen code (jax 0.10 gives them to single-threaded YNNPACK) and traces with
   ``compiler.convolutions_on_eigen`` True; on other backends it is plain ``jax.jit``.
-- ``conv``: conv2d and its two gradients, each formulated by shape for the library that
-  will run it (Eigen inside minikeras' programs, YNNPACK elsewhere); plain
-  ``lax.conv_general_dilated`` off the CPU.
+- ``conv``: conv2d and its two gradients: on the native kernels below where they apply,
+  otherwise formulated by shape for the library that will run them (Eigen inside minikeras'
+  programs, YNNPACK elsewhere); plain ``lax.conv_general_dilated`` off the CPU.
 - ``pool``: max/avg pooling gradients without XLA's slow CPU ``select_and_scatter``.
 - ``dropout``: keep-masks from an unrolled threefry (``jax.random.bernoulli``'s bits).
 - ``conv_native``, ``matmul_native``, ``materialize``: minikeras' own CPU kernels, called from

@@ -13,13 +13,14 @@ fuses.
 
 ``materialize`` is an identity custom call (``materialize.cc``, built by ``native_build``) whose
 output aliases its operand, so it costs a buffer, not a copy. Where it cannot run (another
-backend, no C++ compiler, ``MINIKERAS_NATIVE=0``) it is plain ``x``. It is differentiable (its
-derivative is the identity) and batches under ``vmap``.
+backend, no C++ compiler, ``MINIKERAS_NATIVE=0``, ``tuning.NATIVE_KERNELS`` False) it is
+plain ``x``. It is differentiable (its derivative is the identity) and batches under ``vmap``.
 """
 import functools
 
 import jax
 
+from minikeras.xla_cpu import tuning
 from minikeras.xla_cpu.native_build import register_targets
 
 _TARGET = "minikeras_materialize"
@@ -34,7 +35,7 @@ def available():
 @jax.custom_jvp
 def materialize(x):
     """``x``, computed into a buffer of its own before any consumer reads it (see the module doc)."""
-    if jax.default_backend() != "cpu" or not available():
+    if not tuning.NATIVE_KERNELS or jax.default_backend() != "cpu" or not available():
         return x
     return jax.ffi.ffi_call(_TARGET, jax.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0},
                             vmap_method="expand_dims")(x)
