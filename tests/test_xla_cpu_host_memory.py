@@ -51,6 +51,42 @@ def test_large_blocks_come_from_the_heap_after_the_call():
     assert new_mmapped_blocks("reuse") == 0
 
 
+# malloc_info lists one <heap nr=...> per arena; a thread that allocates gets an arena of its own
+# by default, and the main one after the call
+ARENAS_CHILD = textwrap.dedent("""
+    import ctypes, os, sys, tempfile, threading
+    import numpy as np
+    import minikeras as mk
+
+    if sys.argv[1] == "reuse":
+        assert mk.config.reuse_freed_host_memory() is True
+    blocks = []
+    worker = threading.Thread(target=lambda: blocks.append(np.ones(40 << 20, np.uint8)))
+    worker.start()
+    worker.join()
+    libc = ctypes.CDLL("libc.so.6")
+    libc.fopen.restype = ctypes.c_void_p
+    path = os.path.join(tempfile.mkdtemp(), "malloc_info.xml")
+    stream = libc.fopen(path.encode(), b"w")
+    libc.malloc_info(0, ctypes.c_void_p(stream))
+    libc.fclose(ctypes.c_void_p(stream))
+    print(open(path).read().count("<heap nr="))
+""")
+
+
+def arenas_after_a_thread_allocates(mode):
+    out = subprocess.run([sys.executable, "-c", ARENAS_CHILD, mode], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1])
+
+
+@needs_glibc
+def test_threads_allocate_from_the_main_heap_after_the_call():
+    # glibc deletes a thread arena's heap once it is empty, so a step's large temporaries allocated
+    # on XLA's threads would be mapped and faulted in again on every step
+    assert arenas_after_a_thread_allocates("default") >= 2
+    assert arenas_after_a_thread_allocates("reuse") == 1
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1 << 31, 1.5, "1G", True])
 def test_bad_retain_bytes_is_a_clear_error(bad):
     with pytest.raises(ValueError, match="reuse_freed_host_memory: retain_bytes"):
