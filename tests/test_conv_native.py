@@ -68,6 +68,48 @@ def test_native_gradients_match_lax(case):
         close(y, lax.conv_general_dilated(x, w, (1, 1), pads, dimension_numbers=DN), "forward")
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c[4] % 16 == 0], ids=lambda c: "x".join(map(str, c[:7])))
+def test_bias_and_relu_epilogue_is_the_unfused_result_to_the_bit(case):
+    *shape, pads = case
+    x, w, _ = _case(*shape, pads, seed=sum(shape) + 1)
+    b = rand((w.shape[3],), 5) * 0.5
+    fused = jax.jit(lambda x, w, b: conv_native.forward_bias_relu(x, w, b, pads))(x, w, b)
+    unfused = jax.jit(lambda x, w, b: jnp.maximum(conv_native.forward(x, w, pads) + b, 0))(x, w, b)
+    np.testing.assert_array_equal(fused, unfused)
+    assert 0.2 < float(jnp.mean(fused > 0)) < 0.8  # the ReLU cut, and the bias moved, a real share of outputs
+
+
+def test_bias_and_relu_epilogue_keeps_nan_as_xla_maximum_does():
+    x, w, _ = _case(1, 4, 12, 16, 16, 1, 1, ((0, 0), (0, 0)), seed=40)
+    x = x.at[0, 1, 2, 3].set(jnp.nan)
+    fused = jax.jit(lambda x, w, b: conv_native.forward_bias_relu(x, w, b, ((0, 0), (0, 0))))(x, w, jnp.zeros(16))
+    assert bool(jnp.all(jnp.isnan(fused[0, 1, 2]))) and int(jnp.sum(jnp.isnan(fused))) == 16
+
+
+def test_conv2d_bias_relu_forward_and_its_derivatives_match_lax():
+    x, w, b = rand((3, 9, 11, 32), 41), rand((3, 3, 32, 48), 42), rand((48,), 43)
+
+    def reference(x, w, b):
+        return jnp.maximum(lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=DN) + b, 0)
+
+    def ours(x, w, b):
+        return conv.conv2d_bias_relu_forward(x, w, b, 1, "SAME")
+
+    assert conv.formulation("forward", x.shape, w.shape, 1, "SAME") == "native"
+    close(jax.jit(ours)(x, w, b), reference(x, w, b), "conv + bias + relu")
+    loss = lambda f: lambda x, w, b: jnp.sum(jnp.sin(f(x, w, b)))  # noqa: E731
+    for a, r, what in zip(jax.jit(jax.grad(loss(ours), (0, 1, 2)))(x, w, b), jax.grad(loss(reference), (0, 1, 2))(x, w, b),
+                          ("dx", "dw", "db")):
+        close(a, r, what)
+    t = (rand(x.shape, 44), rand(w.shape, 45), rand(b.shape, 46))
+
+    def hvp(f):  # reverse over reverse
+        g = jax.grad(loss(f), (0, 1, 2))
+        return jax.jit(jax.grad(lambda x, w, b: sum(jnp.vdot(a, v) for a, v in zip(g(x, w, b), t)), (0, 1, 2)))(x, w, b)
+    for a, r in zip(hvp(ours), hvp(reference)):
+        close(a, r, "Hessian-vector product", tol=1e-4)
+
+
 def test_threads_split_the_batch_with_the_same_result(monkeypatch):
     x, w, dy = _case(13, 10, 10, 32, 16, 3, 3, ((1, 1), (1, 1)), seed=7)
     results = []

@@ -108,6 +108,26 @@ def test_pooling_matches_numpy(cls, case):
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
 
 
+def test_max_pooling_of_16_channels_matches_numpy_and_its_gradient_goes_to_the_maxima():
+    # 16 channels in 2x2 windows that tile all but the last row: the gradient goes to each
+    # window's first maximum
+    x = np.random.default_rng(5).standard_normal((2, 9, 8, 16)).astype(np.float32)
+    pool = layers.MaxPooling2D(pool_size=(2, 2))
+    xs = mk.constant(x)
+    with mk.GradientTape() as tape:
+        tape.watch(xs)
+        out = pool(xs)
+        loss = mk.reduce_sum(out * mk.constant(np.arange(out.shape[-1], dtype=np.float32)))
+    np.testing.assert_array_equal(out.numpy(), numpy_pool2d(x, (2, 2), (2, 2), "valid", "max").astype(np.float32))
+    grad = tape.gradient(loss, xs).numpy()
+    windows = x[:, :8, :8].reshape(2, 4, 2, 4, 2, 16).transpose(0, 1, 3, 5, 2, 4).reshape(2, 4, 4, 16, 4)
+    expected = np.zeros_like(x)
+    first = windows.argmax(-1)
+    for b, i, j, c in np.ndindex(2, 4, 4, 16):
+        expected[b, 2 * i + first[b, i, j, c] // 2, 2 * j + first[b, i, j, c] % 2, c] = c
+    np.testing.assert_array_equal(grad, expected)
+
+
 def test_pooling_strides_default_to_the_pool_size():
     assert layers.MaxPooling2D(pool_size=3).strides == (3, 3)
     assert layers.MaxPool2D is layers.MaxPooling2D and layers.AvgPool2D is layers.AveragePooling2D
@@ -145,3 +165,58 @@ def test_rank_3_images_report_the_real_shape_and_the_channel_axis():
     wrong.compile("sgd", "mse")
     with pytest.raises(ValueError, match=r"Full shape received: \(None, 6, 6\).*input_shape=\(6, 6, 1\)"):
         wrong.fit(np.zeros((64, 6, 6), np.float32), np.zeros((64, 1), np.float32), verbose=0)
+
+
+def _tape_grads_of_a_relu_conv(fused, native, second_order, monkeypatch):
+    """Gradients (and the gradient of a gradient norm) of a Conv2D(relu) layer in a compiled tape
+    step, with the layer's fused conv + bias + ReLU op or the three ops it replaces."""
+    from minikeras.ops import nn_conv
+    from minikeras.xla_cpu import tuning
+    monkeypatch.setattr(tuning, "NATIVE_KERNELS", native)
+    conv = layers.Conv2D(32, 3, padding="same", activation="relu")
+    if not fused:
+        monkeypatch.setattr(conv, "call", lambda x: mk.nn.relu(
+            mk.nn.conv2d(x, conv.kernel, 1, "SAME") + conv.bias))
+    x = mk.constant(np.random.default_rng(3).standard_normal((2, 10, 12, 16)).astype(np.float32))
+    conv(x)
+    rng = np.random.default_rng(4)
+    conv.set_weights([rng.standard_normal(w.shape).astype(np.float32) * 0.2 for w in conv.weights])
+    calls = []
+    monkeypatch.setattr(nn_conv._conv2d_bias_relu, "forward", _counting(nn_conv._conv2d_bias_relu.forward, calls))
+
+    @mk.function
+    def step(x):
+        with mk.GradientTape() as outer:
+            outer.watch(x)
+            with mk.GradientTape() as tape:
+                tape.watch(x)
+                loss = mk.reduce_sum(mk.sin(conv(x)))
+            grads = tape.gradient(loss, [x, *conv.trainable_variables])
+            norm = sum(mk.reduce_sum(g * g) for g in grads)
+        return grads + (outer.gradient(norm, [x, *conv.trainable_variables]) if second_order else [])
+
+    out = [g.numpy() for g in step(x)]
+    assert bool(calls) == fused
+    return out
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "xla"])
+def test_conv2d_relu_layer_runs_as_one_op_with_the_same_gradients(native, monkeypatch):
+    fused = _tape_grads_of_a_relu_conv(True, native, True, monkeypatch)
+    plain = _tape_grads_of_a_relu_conv(False, native, True, monkeypatch)
+    for name, a, b in zip(["dx", "dkernel", "dbias", "d2x", "d2kernel", "d2bias"], fused, plain):
+        scale = max(1.0, float(np.abs(b).max()))
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5 * scale, err_msg=name)
+
+
+def _counting(forward, calls):
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return forward(*args, **kwargs)
+    return counted
+
+
+def test_fused_conv_bias_relu_names_a_bias_of_the_wrong_shape():
+    from minikeras.ops.nn_conv import conv2d_bias_relu
+    with pytest.raises(ValueError, match=r"conv2d: bias must have shape \(4,\).*received shape \(3,\)"):
+        conv2d_bias_relu(X, np.zeros((3, 3, 3, 4), np.float32), np.zeros(3, np.float32), 1, "SAME")

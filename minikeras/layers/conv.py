@@ -1,8 +1,10 @@
 """Conv2D: 2-D convolution over channels_last images."""
 import jax
 
+from minikeras import activations
 from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.ops.nn import conv2d
+from minikeras.ops.nn_conv import conv2d_bias_relu
 from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor, to_array
 
@@ -87,6 +89,10 @@ class Conv2D(KernelBiasLayer):
                              f"received shape {inputs.shape}")
 
     def call(self, inputs):
+        if self.use_bias and self.activation is activations.relu:
+            # one op: on the CPU's native kernels the bias and ReLU run as the convolution's epilogue
+            return conv2d_bias_relu(inputs, self.kernel, self.bias, strides=self.strides,
+                                    padding=self.padding.upper(), dilations=self.dilation_rate)
         return self._kernel_bias_output(conv2d(inputs, self.kernel, strides=self.strides,
                                                padding=self.padding.upper(), dilations=self.dilation_rate))
 

@@ -22,10 +22,12 @@ from jax import lax
 
 from minikeras.ops.array import transpose
 from minikeras.ops.convert import binary_args
+from minikeras.ops.math import where, zero_of_
 from minikeras.ops.primitive import Primitive
+from minikeras.ops.reduce import unbroadcast
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
-from minikeras.xla_cpu.conv import conv2d_filter_grad, conv2d_forward, conv2d_input_grad
+from minikeras.xla_cpu.conv import conv2d_bias_relu_forward, conv2d_filter_grad, conv2d_forward, conv2d_input_grad
 from minikeras.xla_cpu.pool import avg_pool2d_grad, max_pool2d_grad, max_pool2d_grad_grad
 
 _TO_NHWC, _TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
@@ -85,6 +87,22 @@ def _(g, out, dy, w, *, input_shape, **conv):
 @_conv2d_backprop_filter.defgrad
 def _(g, out, x, dy, *, filter_shape, **conv):
     return _conv2d_backprop_input(dy, g, input_shape=x.shape, **conv), _conv2d(x, g, **conv)
+
+
+# Conv2D's convolution, bias and ReLU as one op: on the CPU's native forward kernel the bias and
+# ReLU are its epilogue (minikeras.xla_cpu.conv.conv2d_bias_relu_forward); the gradient masks g
+# where the output is zero, then takes the three convolutions' and the bias' usual rules.
+_conv2d_bias_relu = Primitive(
+    "conv2d_bias_relu",
+    lambda x, w, b, *, strides, padding, dilations: conv2d_bias_relu_forward(x, w, b, strides, padding, dilations))
+
+
+@_conv2d_bias_relu.defgrad
+def _(g, out, x, w, b, **conv):
+    g = where(out > 0, g, zero_of_(g))  # out > 0 exactly where relu's input is
+    return (_conv2d_backprop_input(g, w, input_shape=x.shape, **conv),
+            _conv2d_backprop_filter(x, g, filter_shape=w.shape, **conv),
+            unbroadcast(g, b.shape))
 
 
 # -- pooling primitives ---------------------------------------------------------------------------
@@ -237,7 +255,26 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     Returns:
       The output in ``data_format``; differentiable in ``input`` and ``filters`` to any order.
     """
-    op = "conv2d"
+    fmt, x, w, conv = _conv2d_args("conv2d", input, filters, strides, padding, data_format, dilations)
+    y = _conv2d(x, w, **conv)
+    return transpose(y, _TO_NCHW) if fmt == "NCHW" else y
+
+
+def conv2d_bias_relu(input, filters, bias, strides, padding, dilations=None):  # noqa: A002
+    """``relu(conv2d(input, filters, ...) + bias)`` (NHWC) as one op: what a Conv2D layer with a
+    bias and ``activation="relu"`` computes, with the bias and ReLU fused into the convolution
+    where it runs on minikeras' native kernels. Arguments as ``conv2d``; ``bias`` has one value
+    per output channel."""
+    _, x, w, conv = _conv2d_args("conv2d", input, filters, strides, padding, "NHWC", dilations)
+    _, b = binary_args("conv2d", x, bias)
+    if b.shape != (w.shape[3],):
+        raise ValueError(f"conv2d: bias must have shape ({w.shape[3]},) (one value per output channel), received "
+                         f"shape {b.shape}")
+    return _conv2d_bias_relu(x, w, b, **conv)
+
+
+def _conv2d_args(op, input, filters, strides, padding, data_format, dilations):  # noqa: A002
+    """Checked ``conv2d`` arguments: (data format, NHWC x, w, {strides, padding, dilations})."""
     fmt = _data_format(data_format, op)
     x, w = _float_pair("Conv2D", input, filters)
     _rank4(x, op, "input")
@@ -252,8 +289,7 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
                          f"shape {tuple(input.shape) if hasattr(input, 'shape') else x.shape}, filters shape {w.shape} "
                          "= [height, width, in_channels, out_channels])")
     _output_size(op, x.shape[1:3], w.shape[:2], strides, padding, dilations)
-    y = _conv2d(x, w, strides=strides, padding=padding, dilations=dilations)
-    return transpose(y, _TO_NCHW) if fmt == "NCHW" else y
+    return fmt, x, w, {"strides": strides, "padding": padding, "dilations": dilations}
 
 
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002

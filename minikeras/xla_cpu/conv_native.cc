@@ -8,6 +8,7 @@
 // broadcast and a few fused multiply-adds from L1/L2, with no im2col copy.
 //
 //   forward:         y[b,h,w,co]  = sum_{i,j,ci} xpad[b, h+i, w+j, ci] * w[i, j, ci, co]
+//                    (optionally + bias[co], then max(., 0): Conv2D's bias and ReLU, fused)
 //   filter gradient: dw[i,j,ci,co] = sum_{b,r,q} xpad[b, r+i, q+j, ci] * dy[b, r, q, co]
 //   input gradient:  dx[b,h,w,ci] = sum_{i,j,co} dy[b, h+pt-i, w+pl-j, co] * w[i, j, ci, co]
 //
@@ -235,9 +236,16 @@ void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* d
 // -- forward ------------------------------------------------------------------------------------
 // y[h, w0 + p, o0 ...] for p < TP (the first `valid` stored): a sum over taps and input channels
 // of xpad[h + i, w0 + p + j, ci] * w[i, j, ci, o0 ...], vectorized over output channels.
+// The forward pass's epilogue: an optional per-channel bias added to each sum, then an optional
+// ReLU (max(y, 0), NaN kept as XLA's maximum keeps it), in the order Conv2D applies them.
+struct Epilogue {
+  const float* bias;  // O floats, or null
+  bool relu;
+};
+
 template <int NV, int TP>
 void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h,
-                  int64_t w0, int valid, int64_t o0) {
+                  int64_t w0, int valid, int64_t o0, const Epilogue& epilogue) {
   v16 acc[TP][NV];
   for (int p = 0; p < TP; ++p)
     for (int v = 0; v < NV; ++v) acc[p][v] = v16{};
@@ -255,16 +263,27 @@ void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, in
         }
       }
     }
+  if (epilogue.bias) {
+    for (int v = 0; v < NV; ++v) {
+      const v16 b = load(epilogue.bias + o0 + 16 * v);
+      for (int p = 0; p < valid; ++p) acc[p][v] += b;
+    }
+  }
+  if (epilogue.relu) {
+    const v16 zero{};
+    for (int p = 0; p < valid; ++p)
+      for (int v = 0; v < NV; ++v) acc[p][v] = acc[p][v] < zero ? zero : acc[p][v];
+  }
   for (int p = 0; p < valid; ++p)
     for (int v = 0; v < NV; ++v) store(yr + (w0 + p) * s.o + o0 + 16 * v, acc[p][v]);
 }
 
 template <int NV, int TP>
 void forward_tile_any(int tp, const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h,
-                      int64_t w0, int valid, int64_t o0) {
+                      int64_t w0, int valid, int64_t o0, const Epilogue& epilogue) {
   if constexpr (TP > 0) {
-    if (tp == TP) return forward_tile<NV, TP>(xi, w, yr, s, wp, h, w0, valid, o0);
-    forward_tile_any<NV, TP - 1>(tp, xi, w, yr, s, wp, h, w0, valid, o0);
+    if (tp == TP) return forward_tile<NV, TP>(xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
+    forward_tile_any<NV, TP - 1>(tp, xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
   }
 }
 
@@ -273,16 +292,18 @@ template <int NV>
 constexpr int kForwardTileMax = NV == 4 ? 6 : 12;
 
 template <int NV>
-void forward_row(const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h, int64_t o0) {
+void forward_row(const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h, int64_t o0,
+                 const Epilogue& epilogue) {
   constexpr int TPMAX = kForwardTileMax<NV>;
   const int tp = tile_width(s.wo, TPMAX);
   for (int64_t w0 = 0; w0 < s.wo; w0 += tp) {
     const int valid = static_cast<int>(std::min<int64_t>(tp, s.wo - w0));
-    forward_tile_any<NV, TPMAX>(tp, xi, w, yr, s, wp, h, w0, valid, o0);
+    forward_tile_any<NV, TPMAX>(tp, xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
   }
 }
 
-void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, const Shape& s, int64_t threads) {
+void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, const Shape& s, int64_t threads,
+             const Epilogue& epilogue) {
   // the padded input, 12 columns wider than the windows read: the last tile of a row may run
   // up to 11 pixels past its end (those outputs are not stored)
   const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1 + 12;
@@ -299,9 +320,9 @@ void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, co
     float* yb = y + b * s.ho * s.wo * s.o;
     for (int64_t h = 0; h < s.ho; ++h) {
       int64_t o0 = 0;
-      for (; o0 + 64 <= s.o; o0 += 64) forward_row<4>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0);
-      for (; o0 + 32 <= s.o; o0 += 32) forward_row<2>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0);
-      for (; o0 < s.o; o0 += 16) forward_row<1>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0);
+      for (; o0 + 64 <= s.o; o0 += 64) forward_row<4>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0, epilogue);
+      for (; o0 + 32 <= s.o; o0 += 32) forward_row<2>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0, epilogue);
+      for (; o0 < s.o; o0 += 16) forward_row<1>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0, epilogue);
     }
   });
 }
@@ -358,7 +379,20 @@ ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffe
   Shape s;
   ffi::Error error = check("conv2d", x.dimensions(), y->dimensions(), w.dimensions(), pad_top, pad_left, true, &s);
   if (error.failure()) return error;
-  forward(pool, x.typed_data(), w.typed_data(), y->typed_data(), s, threads);
+  forward(pool, x.typed_data(), w.typed_data(), y->typed_data(), s, threads, Epilogue{nullptr, false});
+  return ffi::Error::Success();
+}
+
+ffi::Error ForwardBiasActImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                              ffi::Buffer<ffi::F32> b, ffi::ResultBuffer<ffi::F32> y, int64_t pad_top,
+                              int64_t pad_left, int64_t threads, int64_t relu) {
+  Shape s;
+  ffi::Error error = check("conv2d", x.dimensions(), y->dimensions(), w.dimensions(), pad_top, pad_left, true, &s);
+  if (error.failure()) return error;
+  if (b.dimensions().size() != 1 || b.dimensions()[0] != s.o)
+    return ffi::Error::InvalidArgument("conv2d: expected a bias of shape (" + std::to_string(s.o) + "), got " +
+                                       dims_text(b.dimensions()));
+  forward(pool, x.typed_data(), w.typed_data(), y->typed_data(), s, threads, Epilogue{b.typed_data(), relu != 0});
   return ffi::Error::Success();
 }
 
@@ -384,3 +418,17 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dFilterGrad, FilterGradImpl,
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dInputGrad, InputGradImpl,
                               ConvBinding());
+
+// The forward pass with its epilogue: x, w and the bias, then the pads, the thread count and
+// whether a ReLU follows the bias.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dForwardBiasAct, ForwardBiasActImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("threads")
+                                  .Attr<int64_t>("relu"));

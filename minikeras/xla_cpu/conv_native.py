@@ -2,6 +2,7 @@
 
     if supported(kind, x_shape, w_shape, strides, pads, dilations, dtype) and available():
         y = forward(x, w, pads)                    # = lax.conv_general_dilated(x, w, (1, 1), pads)
+        y = forward_bias_relu(x, w, b, pads)       # = max(forward(x, w, pads) + b, 0), in one pass
         dw = filter_grad(x, dy, w_shape, pads)     # = the transpose of conv(x, .) applied to dy
         dx = input_grad(dy, w, x_shape, pads)      # = the transpose of conv(., w) applied to dy
 
@@ -34,8 +35,9 @@ _SOURCE = "conv_native.cc"
 _FORWARD = "minikeras_conv2d_forward"
 _FILTER_GRAD = "minikeras_conv2d_filter_grad"
 _INPUT_GRAD = "minikeras_conv2d_input_grad"
+_FORWARD_BIAS_ACT = "minikeras_conv2d_forward_bias_act"
 _SYMBOLS = {_FORWARD: "MinikerasConv2dForward", _FILTER_GRAD: "MinikerasConv2dFilterGrad",
-            _INPUT_GRAD: "MinikerasConv2dInputGrad"}
+            _INPUT_GRAD: "MinikerasConv2dInputGrad", _FORWARD_BIAS_ACT: "MinikerasConv2dForwardBiasAct"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,6 +81,18 @@ def forward(x, w, pads):
     call = jax.ffi.ffi_call(_FORWARD, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
     return call(x, w, pad_top=np.int64(top), pad_left=np.int64(left),
                 threads=np.int64(_threads(x.shape, w.shape, out_shape[1:3])))
+
+
+def forward_bias_relu(x, w, b, pads):
+    """``max(forward(x, w, pads) + b, 0)`` (b: one value per output channel), bit for bit, with
+    the bias and the ReLU applied to each output tile while it is in registers: no second pass
+    over the output (a Conv2D layer's ``activation="relu"``)."""
+    (top, bottom), (left, right) = pads
+    out_shape = (x.shape[0], x.shape[1] + top + bottom - w.shape[0] + 1, x.shape[2] + left + right - w.shape[1] + 1,
+                 w.shape[3])
+    call = jax.ffi.ffi_call(_FORWARD_BIAS_ACT, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
+    return call(x, w, b, pad_top=np.int64(top), pad_left=np.int64(left),
+                threads=np.int64(_threads(x.shape, w.shape, out_shape[1:3])), relu=np.int64(1))
 
 
 def filter_grad(x, dy, filter_shape, pads):
