@@ -8,21 +8,21 @@ Serving large blocks from the heap instead, and not trimming the heap right afte
 lets the next step reuse the same pages: 10-25% faster CNN steps on a 2-core CPU
 (``benchmarks/train_step.py --reuse-host-memory``).
 
-That holds for the main heap only. glibc gives other threads heaps ("arenas") of their own, at
-most 64 MiB each, and deletes such a heap (``munmap``) as soon as nothing in it is in use. XLA
-allocates a step's temporaries on one of its own threads, and the MNIST CNN's ~60 MiB block
-fills a heap of its own: glibc mapped a fresh heap for it on every step and unmapped it after,
-so the step page-faulted through it anyway (1,200-6,700 minor faults per step against 350-650,
-and 35.8-39.3 ms against 30.4-32.4 ms per step, four pairs of fresh processes, 100 steps
-each). So the call also limits glibc to one arena: every thread allocates from the main heap,
-which is kept. Threads that have allocated before the call keep their arenas, so call it
-before the first jax computation (at the top of a program).
+That holds for the main heap only. glibc gives other threads arenas of their own, made of heaps
+of at most 64 MiB, and XLA allocates a step's temporaries on one of its own threads: for the
+MNIST CNN's ~59 MiB block glibc mapped a fresh heap on every step and unmapped it after (seen
+with ``strace``, the trim threshold notwithstanding), so the step page-faulted through it
+anyway (1,200-6,700 minor faults per step against 350-650, and 35.8-39.3 ms against 30.4-32.4
+ms per step, four pairs of fresh processes, 100 steps each). So the call also limits glibc to
+one arena: every thread allocates from the main heap, which is kept. Threads that have
+allocated before the call keep their arenas, so call it before the first jax computation (at
+the top of a program).
 
 The price is memory: the process keeps up to ``retain_bytes`` of freed heap, and large blocks
 can no longer be handed back individually (the MNIST main job, one epoch on 12,800 images:
-peak RSS 1.02 GB without, 1.44 GB with the default 1 GiB, 1.23 GB with 128 MiB, which keeps
-only about half of the speed-up; the default is ``tuning.HOST_MEMORY_RETAIN_BYTES``). The
-setting is process-wide, so it is an application's choice (the main example makes it), not
+peak RSS 0.87 GB without the call, 0.97 GB with it; 1.47 GB when each thread still had its own
+arena, whose kept heaps added up; the default is ``tuning.HOST_MEMORY_RETAIN_BYTES``, and with
+128 MiB instead of 1 GiB only about half of the speed-up was left). The setting is process-wide, so it is an application's choice (the main example makes it), not
 something ``import minikeras`` does behind a program's back.
 """
 import ctypes
