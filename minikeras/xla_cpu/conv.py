@@ -430,7 +430,7 @@ def _native_forward_bias_relu_fwd(x, w, b, pads):
 
 def _native_forward_bias_relu_bwd(pads, residuals, g):
     x, w, out = residuals
-    g = jnp.where(out > 0, g, jnp.zeros((), g.dtype))  # relu's derivative: out > 0 exactly where x * w + b > 0
+    g = jnp.where(out > 0, g, jnp.zeros((), g.dtype))  # relu's derivative: out > 0 exactly where conv + b > 0
     return (conv2d_input_grad(g, w, x.shape, (1, 1), pads), conv2d_filter_grad(x, g, w.shape, (1, 1), pads),
             jnp.sum(g, axis=(0, 1, 2)))
 

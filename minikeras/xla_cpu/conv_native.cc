@@ -234,8 +234,6 @@ void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* d
 }
 
 // -- forward ------------------------------------------------------------------------------------
-// y[h, w0 + p, o0 ...] for p < TP (the first `valid` stored): a sum over taps and input channels
-// of xpad[h + i, w0 + p + j, ci] * w[i, j, ci, o0 ...], vectorized over output channels.
 // The forward pass's epilogue: an optional per-channel bias added to each sum, then an optional
 // ReLU (max(y, 0), NaN kept as XLA's maximum keeps it), in the order Conv2D applies them.
 struct Epilogue {
@@ -243,6 +241,9 @@ struct Epilogue {
   bool relu;
 };
 
+// y[h, w0 + p, o0 ...] for p < TP (the first `valid` stored): a sum over taps and input channels
+// of xpad[h + i, w0 + p + j, ci] * w[i, j, ci, o0 ...], vectorized over output channels, then
+// the epilogue.
 template <int NV, int TP>
 void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h,
                   int64_t w0, int valid, int64_t o0, const Epilogue& epilogue) {

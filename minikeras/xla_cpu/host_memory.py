@@ -22,8 +22,9 @@ The price is memory: the process keeps up to ``retain_bytes`` of freed heap, and
 can no longer be handed back individually (the MNIST main job, one epoch on 12,800 images:
 peak RSS 0.87 GB without the call, 0.97 GB with it; 1.47 GB when each thread still had its own
 arena, whose kept heaps added up; the default is ``tuning.HOST_MEMORY_RETAIN_BYTES``, and with
-128 MiB instead of 1 GiB only about half of the speed-up was left). The setting is process-wide, so it is an application's choice (the main example makes it), not
-something ``import minikeras`` does behind a program's back.
+128 MiB instead of 1 GiB only about half of the speed-up was left). The setting is
+process-wide, so it is an application's choice (the main example makes it), not something
+``import minikeras`` does behind a program's back.
 """
 import ctypes
 import ctypes.util
