@@ -204,10 +204,10 @@ constexpr int kInputTileMax = 12;  // pixels per tile: 12 x 2 vectors = 24 accum
 
 void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* dx, const Shape& s,
                 int64_t threads) {
-  const int tp = tile_width(s.w, kInputTileMax), tiles = static_cast<int>((s.w + tp - 1) / tp);
-  // dy padded by kh-1 rows and kw-1 columns on every side, wider on the right for the last tile
+  const int tp = tile_width(s.w, kInputTileMax);
+  // dy padded by kh-1 rows and kw-1 columns on every side
   const int64_t hq = s.ho + 2 * (s.kh - 1);
-  const int64_t wq = std::max(s.wo + 2 * (s.kw - 1), tiles * tp + s.pl + s.kw - 1);
+  const int64_t wq = s.wo + 2 * (s.kw - 1);
   std::vector<float> wt(s.kh * s.kw * s.o * s.c);  // w with I and O swapped: [i][j][co][ci]
   for (int64_t tap = 0; tap < s.kh * s.kw; ++tap)
     for (int64_t ci = 0; ci < s.c; ++ci)
@@ -224,11 +224,11 @@ void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* d
     for (int64_t h = 0; h < s.h; ++h)
       for (int64_t w0 = 0; w0 < s.w; w0 += tp) {
         const int valid = static_cast<int>(std::min<int64_t>(tp, s.w - w0));
-        int64_t c0 = 0;
+        int64_t c0 = 0;  // the last tile only as wide as what is left of the row
         for (; c0 + 32 <= s.c; c0 += 32)
-          input_tile_any<2, kInputTileMax>(tp, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+          input_tile_any<2, kInputTileMax>(valid, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
         for (; c0 < s.c; c0 += 16)
-          input_tile_any<1, kInputTileMax>(tp, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+          input_tile_any<1, kInputTileMax>(valid, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
       }
   });
 }
@@ -298,16 +298,15 @@ void forward_row(const float* xi, const float* w, float* yr, const Shape& s, int
   constexpr int TPMAX = kForwardTileMax<NV>;
   const int tp = tile_width(s.wo, TPMAX);
   for (int64_t w0 = 0; w0 < s.wo; w0 += tp) {
-    const int valid = static_cast<int>(std::min<int64_t>(tp, s.wo - w0));
-    forward_tile_any<NV, TPMAX>(tp, xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
+    const int valid = static_cast<int>(std::min<int64_t>(tp, s.wo - w0));  // the last tile may be narrower
+    forward_tile_any<NV, TPMAX>(valid, xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
   }
 }
 
 void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, const Shape& s, int64_t threads,
              const Epilogue& epilogue) {
-  // the padded input, 12 columns wider than the windows read: the last tile of a row may run
-  // up to 11 pixels past its end (those outputs are not stored)
-  const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1 + 12;
+  // the padded input the windows read
+  const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1;
   const int64_t helpers = helpers_for(pool, s.n, threads);
   std::vector<std::vector<float>> padded(helpers + 1, std::vector<float>(hp * wp * s.c, 0.0f));
   for_each_index(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
