@@ -5,8 +5,8 @@ serves every block over 32 MiB with fresh ``mmap``'d pages and unmaps it again o
 a training step with more than 32 MiB of temporaries (the MNIST CNN at batch 128 has ~90 MiB)
 page-faults through all of them on every call: the kernel zero-fills each 4 KiB page again.
 Serving large blocks from the heap instead, and not trimming the heap right after each step,
-lets the next step reuse the same pages: 10-25% faster CNN steps on a 2-core CPU
-(``benchmarks/train_step.py --reuse-host-memory``).
+lets the next step reuse the same pages: 10-25% faster CNN steps on a 2-core CPU from that
+alone (``benchmarks/train_step.py --reuse-host-memory``).
 
 That holds for the main heap only. glibc gives other threads arenas of their own, made of heaps
 of at most 64 MiB, and XLA allocates a step's temporaries on one of its own threads: for the
