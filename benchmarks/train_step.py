@@ -11,7 +11,10 @@ For each model, in one run and timed in turn (so machine load hits all alike):
               it should match ``mk fit`` (one compiled program, no per-layer Python at run time),
   * tf:       when TensorFlow is installed (``pip install -e ".[bench]"``), the TF 2 tutorial's
               ``@tf.function`` GradientTape step on Keras layers (``tf_reference.py``),
-reported as samples/s in steady state and as ratios to jax; compile times are separate.
+reported as samples/s in steady state and as ratios to jax; compile times are separate. The last
+column is the minor page faults per training step while each contender ran: hundreds are normal,
+thousands mean the memory allocator hands out fresh pages every step (see
+``mk.config.reuse_freed_host_memory`` and ``--reuse-host-memory``).
 
 The GEMM bound: a 2048^3 float32 matmul is timed in the same run (``gemm_flops_per_second``), and
 a model's training FLOPs per sample are counted as ``6 * sum(MACs) - 2 * MACs(first layer)`` (a
@@ -238,9 +241,10 @@ def measure(kind, batch, steps, repeats):
         start = time.perf_counter()
         block(run_first())
         compile_seconds[name] = time.perf_counter() - start
-    seconds = interleaved(runs, repeats)
+    faults = {}
+    seconds = interleaved(runs, repeats, faults)
     return ({name: steps * batch / s for name, s in seconds.items()}, compile_seconds,
-            training_flops_per_sample(reference_model))
+            training_flops_per_sample(reference_model), {name: n / steps for name, n in faults.items()})
 
 
 def main(argv=None):
@@ -260,15 +264,17 @@ def main(argv=None):
         gemm = gemm_flops_per_second()
         print(f"GEMM 2048^3 float32 (jax.jit): {gemm / 1e9:.0f} GFLOP/s")
         for kind in args.models.split(","):
-            rates, compiles, flops = measure(kind, args.batch_size, steps, repeats)
+            rates, compiles, flops, faults = measure(kind, args.batch_size, steps, repeats)
             bound = gemm / flops
             print(f"\n{kind} MNIST CNN: {flops / 1e6:.1f} MFLOP per training sample, GEMM bound {bound:.0f} "
                   f"samples/s")
-            print(f"  {'':9} {'samples/s':>10} {'vs jax':>7} {'vs tf':>6} {'of bound':>8} {'first call (compile)':>21}")
+            print(f"  {'':9} {'samples/s':>10} {'vs jax':>7} {'vs tf':>6} {'of bound':>8} {'first call (compile)':>21}"
+                  f" {'faults/step':>11}")
             for name, rate in rates.items():
                 vs_tf = f"{rate / rates['tf']:5.2f}x" if "tf" in rates else "    -"
+                fault_text = f"{faults[name]:11.0f}" if name in faults else f"{'-':>11}"
                 print(f"  {name:9} {rate:10.0f} {rate / rates['jax']:6.2f}x {vs_tf:>6} {rate / bound:7.0%} "
-                      f"{compiles[name]:19.1f} s")
+                      f"{compiles[name]:19.1f} s {fault_text}")
         gemm_after = gemm_flops_per_second()
         print(f"\nGEMM again at the end: {gemm_after / 1e9:.0f} GFLOP/s")
     print(f"{steal.describe()}")
