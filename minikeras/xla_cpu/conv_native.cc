@@ -32,6 +32,7 @@ using minikeras::for_each_index;
 using minikeras::helpers_for;
 using minikeras::load;
 using minikeras::store;
+using minikeras::tile_step;
 using minikeras::v16;
 
 namespace {
@@ -57,15 +58,7 @@ void filter_tile(const float* xi, const float* dyi, float* dwt, const Shape& s, 
   for (int64_t r = std::max(r0, s.pt - i); r < r_end; ++r) {
     const float* xr = xi + ((r + i) * wp + j) * s.c + c0;
     const float* dr = dyi + r * s.wo * s.o + o0;
-    for (int64_t q = 0; q < s.wo; ++q) {
-      v16 xv[CV];
-      for (int v = 0; v < CV; ++v) xv[v] = load(xr + q * s.c + 16 * v);
-      const float* d = dr + q * s.o;
-      for (int t = 0; t < TO; ++t) {
-        const float g = d[t];
-        for (int v = 0; v < CV; ++v) acc[t][v] += xv[v] * g;
-      }
-    }
+    for (int64_t q = 0; q < s.wo; ++q) tile_step(acc, xr + q * s.c, dr + q * s.o, 1);
   }
   float* out = dwt + ((i * s.kw + j) * s.o + o0) * s.c + c0;
   for (int t = 0; t < TO; ++t)
@@ -177,14 +170,7 @@ void input_tile(const float* dyp, const float* wt, float* dxr, const Shape& s, i
     for (int64_t j = 0; j < s.kw; ++j) {
       const float* d = row + (w0 + s.pl - j + s.kw - 1) * s.o;
       const float* wr = wt + (i * s.kw + j) * s.o * s.c + c0;
-      for (int64_t co = 0; co < s.o; ++co) {
-        v16 wv[CV];
-        for (int v = 0; v < CV; ++v) wv[v] = load(wr + co * s.c + 16 * v);
-        for (int p = 0; p < TP; ++p) {
-          const float g = d[p * s.o + co];
-          for (int v = 0; v < CV; ++v) acc[p][v] += wv[v] * g;
-        }
-      }
+      for (int64_t co = 0; co < s.o; ++co) tile_step(acc, wr + co * s.c, d + co, s.o);
     }
   }
   for (int p = 0; p < valid; ++p)
@@ -255,14 +241,7 @@ void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, in
     for (int64_t j = 0; j < s.kw; ++j) {
       const float* xr = xi + ((h + i) * wp + w0 + j) * s.c;
       const float* wr = w + (i * s.kw + j) * s.c * s.o + o0;
-      for (int64_t ci = 0; ci < s.c; ++ci) {
-        v16 wv[NV];
-        for (int v = 0; v < NV; ++v) wv[v] = load(wr + ci * s.o + 16 * v);
-        for (int p = 0; p < TP; ++p) {
-          const float a = xr[p * s.c + ci];
-          for (int v = 0; v < NV; ++v) acc[p][v] += wv[v] * a;
-        }
-      }
+      for (int64_t ci = 0; ci < s.c; ++ci) tile_step(acc, wr + ci * s.o, xr + ci, s.c);
     }
   if (epilogue.bias) {
     for (int v = 0; v < NV; ++v) {
@@ -383,16 +362,16 @@ ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffe
   return ffi::Error::Success();
 }
 
-ffi::Error ForwardBiasActImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
-                              ffi::Buffer<ffi::F32> b, ffi::ResultBuffer<ffi::F32> y, int64_t pad_top,
-                              int64_t pad_left, int64_t threads, int64_t relu) {
+ffi::Error ForwardBiasReluImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
+                               ffi::Buffer<ffi::F32> b, ffi::ResultBuffer<ffi::F32> y, int64_t pad_top,
+                               int64_t pad_left, int64_t threads) {
   Shape s;
   ffi::Error error = check("conv2d", x.dimensions(), y->dimensions(), w.dimensions(), pad_top, pad_left, true, &s);
   if (error.failure()) return error;
   if (b.dimensions().size() != 1 || b.dimensions()[0] != s.o)
     return ffi::Error::InvalidArgument("conv2d: expected a bias of shape (" + std::to_string(s.o) + "), got " +
                                        dims_text(b.dimensions()));
-  forward(pool, x.typed_data(), w.typed_data(), y->typed_data(), s, threads, Epilogue{b.typed_data(), relu != 0});
+  forward(pool, x.typed_data(), w.typed_data(), y->typed_data(), s, threads, Epilogue{b.typed_data(), true});
   return ffi::Error::Success();
 }
 
@@ -419,9 +398,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dFilterGrad, FilterGradImpl,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dInputGrad, InputGradImpl,
                               ConvBinding());
 
-// The forward pass with its epilogue: x, w and the bias, then the pads, the thread count and
-// whether a ReLU follows the bias.
-XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dForwardBiasAct, ForwardBiasActImpl,
+// The forward pass with the bias and ReLU as its epilogue: x, w and the bias, then the pads and
+// the thread count.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dForwardBiasRelu, ForwardBiasReluImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
@@ -430,5 +409,4 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dForwardBiasAct, ForwardBiasActImpl,
                                   .Ret<ffi::Buffer<ffi::F32>>()
                                   .Attr<int64_t>("pad_top")
                                   .Attr<int64_t>("pad_left")
-                                  .Attr<int64_t>("threads")
-                                  .Attr<int64_t>("relu"));
+                                  .Attr<int64_t>("threads"));

@@ -35,9 +35,9 @@ _SOURCE = "conv_native.cc"
 _FORWARD = "minikeras_conv2d_forward"
 _FILTER_GRAD = "minikeras_conv2d_filter_grad"
 _INPUT_GRAD = "minikeras_conv2d_input_grad"
-_FORWARD_BIAS_ACT = "minikeras_conv2d_forward_bias_act"
+_FORWARD_BIAS_RELU = "minikeras_conv2d_forward_bias_relu"
 _SYMBOLS = {_FORWARD: "MinikerasConv2dForward", _FILTER_GRAD: "MinikerasConv2dFilterGrad",
-            _INPUT_GRAD: "MinikerasConv2dInputGrad", _FORWARD_BIAS_ACT: "MinikerasConv2dForwardBiasAct"}
+            _INPUT_GRAD: "MinikerasConv2dInputGrad", _FORWARD_BIAS_RELU: "MinikerasConv2dForwardBiasRelu"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,24 +75,25 @@ def _threads(x_shape, w_shape, out_hw):
 
 def forward(x, w, pads):
     """y (NHWC) of the stride-1 convolution of x (NHWC) with w (HWIO) and ``pads``."""
-    (top, bottom), (left, right) = pads
-    out_shape = (x.shape[0], x.shape[1] + top + bottom - w.shape[0] + 1, x.shape[2] + left + right - w.shape[1] + 1,
-                 w.shape[3])
-    call = jax.ffi.ffi_call(_FORWARD, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
-    return call(x, w, pad_top=np.int64(top), pad_left=np.int64(left),
-                threads=np.int64(_threads(x.shape, w.shape, out_shape[1:3])))
+    return _forward_call(_FORWARD, (x, w), w.shape, pads)
 
 
 def forward_bias_relu(x, w, b, pads):
     """``max(forward(x, w, pads) + b, 0)`` (b: one value per output channel), bit for bit, with
     the bias and the ReLU applied to each output tile while it is in registers: no second pass
     over the output (a Conv2D layer's ``activation="relu"``)."""
+    return _forward_call(_FORWARD_BIAS_RELU, (x, w, b), w.shape, pads)
+
+
+def _forward_call(target, operands, w_shape, pads):
+    """A forward handler's call on ``operands`` (x first) for a filter of ``w_shape``."""
+    x = operands[0]
     (top, bottom), (left, right) = pads
-    out_shape = (x.shape[0], x.shape[1] + top + bottom - w.shape[0] + 1, x.shape[2] + left + right - w.shape[1] + 1,
-                 w.shape[3])
-    call = jax.ffi.ffi_call(_FORWARD_BIAS_ACT, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
-    return call(x, w, b, pad_top=np.int64(top), pad_left=np.int64(left),
-                threads=np.int64(_threads(x.shape, w.shape, out_shape[1:3])), relu=np.int64(1))
+    out_shape = (x.shape[0], x.shape[1] + top + bottom - w_shape[0] + 1, x.shape[2] + left + right - w_shape[1] + 1,
+                 w_shape[3])
+    call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
+    return call(*operands, pad_top=np.int64(top), pad_left=np.int64(left),
+                threads=np.int64(_threads(x.shape, w_shape, out_shape[1:3])))
 
 
 def filter_grad(x, dy, filter_shape, pads):

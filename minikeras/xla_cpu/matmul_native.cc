@@ -20,6 +20,7 @@ using minikeras::for_each_index;
 using minikeras::helpers_for;
 using minikeras::load;
 using minikeras::store;
+using minikeras::tile_step;
 using minikeras::v16;
 
 namespace {
@@ -30,15 +31,7 @@ void tile(const float* a, const float* b, float* c, int64_t k_size, int64_t m, i
   v16 acc[TM][NV];
   for (int t = 0; t < TM; ++t)
     for (int v = 0; v < NV; ++v) acc[t][v] = v16{};
-  for (int64_t k = 0; k < k_size; ++k) {
-    v16 bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = load(b + k * n + n0 + 16 * v);
-    const float* ak = a + k * m + m0;
-    for (int t = 0; t < TM; ++t) {
-      const float s = ak[t];
-      for (int v = 0; v < NV; ++v) acc[t][v] += bv[v] * s;
-    }
-  }
+  for (int64_t k = 0; k < k_size; ++k) tile_step(acc, b + k * n + n0, a + k * m + m0, 1);
   for (int t = 0; t < TM; ++t)
     for (int v = 0; v < NV; ++v) store(c + (m0 + t) * n + n0 + 16 * v, acc[t][v]);
 }

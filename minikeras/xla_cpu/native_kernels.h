@@ -1,5 +1,6 @@
 // What minikeras' native XLA:CPU kernels (conv_native.cc, matmul_native.cc) share: vectors of
-// 16 floats, and work sharing between the calling thread and tasks on XLA's intra-op thread pool.
+// 16 floats, the register-tile step, and work sharing between the calling thread and tasks on
+// XLA's intra-op thread pool.
 #ifndef MINIKERAS_XLA_CPU_NATIVE_KERNELS_H_
 #define MINIKERAS_XLA_CPU_NATIVE_KERNELS_H_
 
@@ -26,6 +27,19 @@ inline v16 load(const float* p) {
 }
 inline void store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
 inline void add_to(float* p, v16 v) { store(p, load(p) + v); }
+
+// One step of a register tile: acc[t][v] += vectors[16 v ...] * scalars[t * stride] for t < T,
+// v < V, i.e. V vectors loaded once and T scalars broadcast, V * T fused multiply-adds. Every
+// kernel's inner loop is this step over its contraction (taps and channels, or rows).
+template <int T, int V>
+inline void tile_step(v16 (&acc)[T][V], const float* vectors, const float* scalars, int64_t stride) {
+  v16 vec[V];
+  for (int v = 0; v < V; ++v) vec[v] = load(vectors + 16 * v);
+  for (int t = 0; t < T; ++t) {
+    const float scalar = scalars[t * stride];
+    for (int v = 0; v < V; ++v) acc[t][v] += vec[v] * scalar;
+  }
+}
 
 // Runs work(worker, index) once for every index in [0, n) (an image, a block of rows), on the
 // calling thread (worker 0) and on up to `helpers` tasks of XLA's intra-op thread pool (workers
