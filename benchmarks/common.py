@@ -1,9 +1,24 @@
 """Shared timing helpers for the benchmarks: warm up, then the median of repeated runs."""
+import os
 import platform
 import statistics
+import sys
 import time
 
 import jax
+
+
+DEFAULT_MALLOC_FLAG = "--default-malloc"
+
+
+def honour_default_malloc_flag(argv=None):
+    """With ``--default-malloc`` among the arguments, sets MINIKERAS_REUSE_HOST_MEMORY=0 so that
+    ``import minikeras`` leaves glibc's malloc as it is (to show what the setting is worth); it
+    must run before minikeras is first imported. Returns whether the flag was given."""
+    given = DEFAULT_MALLOC_FLAG in (sys.argv[1:] if argv is None else argv)
+    if given:
+        os.environ["MINIKERAS_REUSE_HOST_MEMORY"] = "0"
+    return given
 
 
 def block(value):

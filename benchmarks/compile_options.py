@@ -71,7 +71,6 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=20, help="interleaved timing rounds")
     parser.add_argument("--steps", type=int, default=10, help="steps per round")
     args = parser.parse_args(argv)
-    mk.config.reuse_freed_host_memory()
     print(f"{cpu_model()}, {os.cpu_count()} CPUs, jax {jax.__version__}; {args.model} CNN, batch 128")
     program, state, inputs = traced_step(args.model)
     compiled = {}

@@ -13,13 +13,14 @@ interleaved rounds and reported as medians; compare ratios within a run (the mac
     python benchmarks/conv.py --methods  # also every formulation of each of the three
     python benchmarks/conv.py --step     # MNIST CNN train step (jit + optax.adam, batch 128):
                                          # lax conv vs xla_cpu.conv wired in with jax.custom_vjp
-    --no-mmap                            # glibc: never give XLA fresh mmap'd pages (see below)
+    --default-malloc                     # glibc's malloc as it is (see below)
 
 glibc serves allocations over 32 MiB with fresh mmap'd pages, and XLA:CPU allocates a program's
 temporaries as one block, so a program with more than 32 MiB of temporaries page-faults through
-all of them on every call; ``--no-mmap`` (``minikeras.xla_cpu.host_memory.reuse_freed_host_memory``:
-mallopt M_MMAP_MAX=0, M_TRIM_THRESHOLD=1 GiB, like
-GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1073741824) shows the cost.
+all of them on every call. ``import minikeras`` prevents that
+(``minikeras.xla_cpu.host_memory.reuse_freed_host_memory``: mallopt M_MMAP_MAX=0,
+M_TRIM_THRESHOLD=1 GiB, M_ARENA_MAX=1); ``--default-malloc`` (MINIKERAS_REUSE_HOST_MEMORY=0)
+shows the cost.
 """
 import argparse
 import functools
@@ -33,11 +34,11 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import DEFAULT_MALLOC_FLAG, CpuSteal, honour_default_malloc_flag  # noqa: E402  (this script's folder)
+
+honour_default_malloc_flag()  # before minikeras is imported
 from minikeras.xla_cpu import compiler, conv, conv_native, jit, pool  # noqa: E402
 from minikeras.xla_cpu.dropout import dropout_mask  # noqa: E402
-from minikeras.xla_cpu.host_memory import reuse_freed_host_memory  # noqa: E402
-
-from common import CpuSteal  # noqa: E402  (this script's folder is on sys.path)
 
 # name, batch, height, width, in channels, out channels, kernel, stride, padding
 SHAPES = [
@@ -263,10 +264,9 @@ def main():
     ap.add_argument("--step", action="store_true", help="only the MNIST CNN training step")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--shapes", nargs="*", help="names from SHAPES")
-    ap.add_argument("--no-mmap", action="store_true", help="glibc mallopt: no mmap, no trimming")
+    ap.add_argument(DEFAULT_MALLOC_FLAG, action="store_true",
+                    help="leave glibc's malloc as it is (acted on before minikeras is imported)")
     args = ap.parse_args()
-    if args.no_mmap:
-        print(f"reuse_freed_host_memory: {'ok' if reuse_freed_host_memory() else 'not glibc'}")
     rounds = args.rounds or (3 if args.quick else 5)
     with CpuSteal() as steal:
         if args.step:

@@ -64,7 +64,6 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args(argv)
-    mk.config.reuse_freed_host_memory()
     mk.random.set_seed(0)
     step = train_step.mk_tape_step(train_step.classic_cnn() if args.model == "classic" else train_step.simple_cnn())
     rng = np.random.default_rng(0)

@@ -14,7 +14,7 @@ For each model, in one run and timed in turn (so machine load hits all alike):
 reported as samples/s in steady state and as ratios to jax; compile times are separate. The last
 column is the minor page faults per training step while each contender ran: hundreds are normal,
 thousands mean the memory allocator hands out fresh pages every step (see
-``mk.config.reuse_freed_host_memory`` and ``--reuse-host-memory``).
+``mk.config.reuse_freed_host_memory``, which ``import minikeras`` makes, and ``--default-malloc``).
 
 The GEMM bound: a 2048^3 float32 matmul is timed in the same run (``gemm_flops_per_second``), and
 a model's training FLOPs per sample are counted as ``6 * sum(MACs) - 2 * MACs(first layer)`` (a
@@ -28,7 +28,7 @@ Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
 
     python benchmarks/train_step.py            # both models
     python benchmarks/train_step.py --quick    # fewer steps
-    --reuse-host-memory                        # mk.config.reuse_freed_host_memory() first (for all)
+    --default-malloc                           # without the setting import minikeras makes (for all)
 """
 import argparse
 import os
@@ -41,8 +41,10 @@ import numpy as np
 import optax
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import CpuSteal, block, cpu_model, interleaved  # noqa: E402
+from common import (  # noqa: E402
+    DEFAULT_MALLOC_FLAG, CpuSteal, block, cpu_model, honour_default_malloc_flag, interleaved)
 
+honour_default_malloc_flag()  # before minikeras is imported
 import minikeras as mk  # noqa: E402
 from minikeras.xla_cpu import compiler  # noqa: E402
 
@@ -252,14 +254,14 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="fewer steps and repeats")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--models", default="classic,simple")
-    parser.add_argument("--reuse-host-memory", action="store_true",
-                        help="glibc: keep freed heap for reuse (applies to every contender)")
-    args = parser.parse_args(argv)
-    if args.reuse_host_memory:
-        mk.config.reuse_freed_host_memory()
+    parser.add_argument(DEFAULT_MALLOC_FLAG, action="store_true",
+                        help="leave glibc's malloc as it is (MINIKERAS_REUSE_HOST_MEMORY=0; applies to every "
+                             "contender, since it is process-wide)")
+    args = parser.parse_args(argv)  # --default-malloc acted before the import (honour_default_malloc_flag)
     steps, repeats = (4, 3) if args.quick else (12, 5)
+    malloc = "glibc's default malloc" if args.default_malloc else "freed host memory reused"
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}; {cpu_model()}, "
-          f"{os.cpu_count()} CPUs), batch {args.batch_size}, {steps} steps x {repeats} repeats, median")
+          f"{os.cpu_count()} CPUs), batch {args.batch_size}, {steps} steps x {repeats} repeats, median; {malloc}")
     with CpuSteal() as steal:
         gemm = gemm_flops_per_second()
         print(f"GEMM 2048^3 float32 (jax.jit): {gemm / 1e9:.0f} GFLOP/s")

@@ -205,10 +205,6 @@ def main(argv=None):
                         help="compile from scratch; by default compiled programs are kept in ~/.minikeras/compiled "
                              "and a later run starts training ~1.2 s sooner")
     args = parser.parse_args(argv)
-    # this program's steps have ~90 MiB of temporaries: reusing freed heap, from one arena for
-    # every thread, saves re-faulting their pages on every step (~7% faster steps here, up to
-    # 1.5x in train_step.py; a process-wide glibc setting, made before jax starts its threads)
-    mk.config.reuse_freed_host_memory()
     if not args.no_compilation_cache:
         mk.config.enable_compilation_cache()
     start = time.perf_counter()

@@ -7,6 +7,10 @@
         y = x * x
     tape.gradient(y, x)   # mk.Tensor(6.0, shape=(), dtype=float32)
 """
+from minikeras.xla_cpu import host_memory as _host_memory
+
+_host_memory.apply_at_import()  # before jax's threads first allocate; MINIKERAS_REUSE_HOST_MEMORY=0 opts out
+
 from minikeras import ops as _ops  # noqa: F401  (installs operators on Tensor and Variable)
 from minikeras import config, dtypes, errors, linalg, math  # noqa: F401
 from minikeras import nn  # noqa: F401

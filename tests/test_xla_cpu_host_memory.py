@@ -1,8 +1,10 @@
-"""minikeras.xla_cpu.host_memory (mk.config.reuse_freed_host_memory): large blocks come from the
-heap afterwards (glibc)."""
+"""minikeras.xla_cpu.host_memory (mk.config.reuse_freed_host_memory, made by ``import minikeras``
+unless MINIKERAS_REUSE_HOST_MEMORY=0): large blocks come from the heap afterwards (glibc)."""
+import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -34,10 +36,19 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def new_mmapped_blocks(mode):
-    """How many mmap'd blocks allocating 64 MiB added in a child process."""
-    out = subprocess.run([sys.executable, "-c", CHILD, mode], capture_output=True, text=True, check=True)
+def run_child(code, mode, import_setting):
+    """The last number a child process printed; ``import_setting`` is its
+    MINIKERAS_REUSE_HOST_MEMORY (None: unset)."""
+    env = {k: v for k, v in os.environ.items() if k != host_memory.ENVIRONMENT_VARIABLE}
+    if import_setting is not None:
+        env[host_memory.ENVIRONMENT_VARIABLE] = import_setting
+    out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True, env=env)
     return int(out.stdout.split()[-1])
+
+
+def new_mmapped_blocks(mode, import_setting="0"):
+    """How many mmap'd blocks allocating 64 MiB added in a child process."""
+    return run_child(CHILD, mode, import_setting)
 
 
 @needs_glibc
@@ -49,6 +60,8 @@ def test_large_blocks_come_from_the_heap_after_the_call():
         pytest.skip("glibc < 2.33 has no mallinfo2")
     assert new_mmapped_blocks("default") == 1
     assert new_mmapped_blocks("reuse") == 0
+    assert new_mmapped_blocks("default", import_setting=None) == 0  # import minikeras made it
+    assert new_mmapped_blocks("default", import_setting="1") == 0
 
 
 # malloc_info lists one <heap nr=...> per arena; a thread that allocates gets an arena of its own
@@ -74,9 +87,8 @@ ARENAS_CHILD = textwrap.dedent("""
 """)
 
 
-def arenas_after_a_thread_allocates(mode):
-    out = subprocess.run([sys.executable, "-c", ARENAS_CHILD, mode], capture_output=True, text=True, check=True)
-    return int(out.stdout.split()[-1])
+def arenas_after_a_thread_allocates(mode, import_setting="0"):
+    return run_child(ARENAS_CHILD, mode, import_setting)
 
 
 @needs_glibc
@@ -85,6 +97,36 @@ def test_threads_allocate_from_the_main_heap_after_the_call():
     # on XLA's threads would be mapped and faulted in again on every step
     assert arenas_after_a_thread_allocates("default") >= 2
     assert arenas_after_a_thread_allocates("reuse") == 1
+
+
+# jax's own threads (XLA's thread pool runs a computation's work) must find one arena too, which
+# holds only if the import made the setting before jax first ran anything
+JAX_ARENAS_CHILD = ARENAS_CHILD.replace(
+    "worker = threading.Thread(target=lambda: blocks.append(np.ones(40 << 20, np.uint8)))",
+    "import jax, jax.numpy as jnp\n"
+    "worker = threading.Thread(target=lambda: blocks.append(np.asarray(jax.jit(lambda x: (x @ x).sum())"
+    "(jnp.ones((512, 512))))))")
+
+
+@needs_glibc
+def test_import_minikeras_makes_the_setting_before_jax_runs():
+    assert run_child(JAX_ARENAS_CHILD, "default", import_setting=None) == 1
+    assert run_child(JAX_ARENAS_CHILD, "default", import_setting="0") >= 2
+
+
+def test_import_setting_reads_the_environment(monkeypatch):
+    calls = []
+    monkeypatch.setattr(host_memory, "reuse_freed_host_memory", lambda: calls.append(1) or True)
+    assert host_memory.apply_at_import({}) is True
+    assert host_memory.apply_at_import({"MINIKERAS_REUSE_HOST_MEMORY": "1"}) is True
+    assert host_memory.apply_at_import({"MINIKERAS_REUSE_HOST_MEMORY": "0"}) is False
+    assert host_memory.apply_at_import({"MINIKERAS_REUSE_HOST_MEMORY": " 0 "}) is False
+    assert len(calls) == 2
+    with pytest.warns(RuntimeWarning, match=r"MINIKERAS_REUSE_HOST_MEMORY must be '0' .* received 'off'"):
+        assert host_memory.apply_at_import({"MINIKERAS_REUSE_HOST_MEMORY": "off"}) is True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        host_memory.apply_at_import({"MINIKERAS_REUSE_HOST_MEMORY": ""})
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1 << 31, 1.5, "1G", True])

@@ -1,8 +1,8 @@
 """minikeras' speed work for jax's CPU backend (XLA:CPU), in one place.
 
 What makes minikeras train small CNNs 3.4-3.9x faster than hand-written jax on the CPU (both
-with ``mk.config.reuse_freed_host_memory``) is specific to XLA:CPU and to the jax version it was
-measured with, so it lives here, apart from the framework:
+with the malloc setting ``import minikeras`` makes) is specific to XLA:CPU and to the jax
+version it was measured with, so it lives here, apart from the framework:
 
 - ``compiler``: ``jit``, the entry point every program minikeras compiles goes through
   (``from minikeras.xla_cpu import jit``). On the CPU backend it compiles with convolutions
@@ -20,7 +20,8 @@ measured with, so it lives here, apart from the framework:
   ``native_build`` compiles their C++ sources (``*.cc``) for the machine on first use and keeps
   them in ``~/.minikeras/native``; without a C++ compiler, or with ``MINIKERAS_NATIVE=0``,
   everything runs on XLA's kernels instead, with the same results up to float32 rounding.
-- ``host_memory``: glibc keeps XLA's large per-step buffers (``mk.config.reuse_freed_host_memory``).
+- ``host_memory``: glibc keeps XLA's large per-step buffers (made at ``import minikeras``;
+  ``mk.config.reuse_freed_host_memory``, ``MINIKERAS_REUSE_HOST_MEMORY=0``).
 - ``tuning``: every measured threshold of the above, with the jax version and machine; the
   table to re-measure (benchmarks/conv.py, benchmarks/pool_dropout.py) when jax changes.
 

@@ -6,7 +6,7 @@ a training step with more than 32 MiB of temporaries (the MNIST CNN at batch 128
 page-faults through all of them on every call: the kernel zero-fills each 4 KiB page again.
 Serving large blocks from the heap instead, and not trimming the heap right after each step,
 lets the next step reuse the same pages: 10-25% faster CNN steps on a 2-core CPU from that
-alone (``benchmarks/train_step.py --reuse-host-memory``).
+alone (``benchmarks/train_step.py`` against ``train_step.py --default-malloc``).
 
 That holds for the main heap only. glibc gives other threads arenas of their own, made of heaps
 of at most 64 MiB, and XLA allocates a step's temporaries on one of its own threads: for the
@@ -15,25 +15,31 @@ with ``strace``, the trim threshold notwithstanding), so the step page-faulted t
 anyway (1,200-6,700 minor faults per step against 350-650, and 35.8-39.3 ms against 30.4-32.4
 ms per step, four pairs of fresh processes, 100 steps each). So the call also limits glibc to
 one arena: every thread allocates from the main heap, which is kept. Threads that have
-allocated before the call keep their arenas, so call it before the first jax computation (at
-the top of a program).
+allocated before the call keep their arenas, so it must come before the first jax computation:
+``import minikeras`` makes it.
 
 The price is memory: the process keeps up to ``retain_bytes`` of freed heap, and large blocks
 can no longer be handed back individually (the MNIST main job, one epoch on 12,800 images:
 peak RSS 0.87 GB without the call, 0.97 GB with it; 1.47 GB when each thread still had its own
 arena, whose kept heaps added up; the default is ``tuning.HOST_MEMORY_RETAIN_BYTES``, and with
 128 MiB instead of 1 GiB only about half of the speed-up was left). The setting is
-process-wide, so it is an application's choice (the main example makes it), not something
-``import minikeras`` does behind a program's back.
+process-wide. ``import minikeras`` makes it (``apply_at_import``), since a TensorFlow program
+ported by renaming would otherwise run the MNIST CNN's step at 0.94x TensorFlow's speed instead
+of 1.46x (TensorFlow's own allocator keeps its buffers, so it needs no such setting); set the
+environment variable ``MINIKERAS_REUSE_HOST_MEMORY=0`` before the import to leave glibc as it is.
 """
 import ctypes
 import ctypes.util
+import os
+import warnings
 
 from minikeras.xla_cpu import tuning
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
 _M_ARENA_MAX = -8
+
+ENVIRONMENT_VARIABLE = "MINIKERAS_REUSE_HOST_MEMORY"
 
 
 def _glibc():
@@ -70,3 +76,21 @@ def reuse_freed_host_memory(retain_bytes=tuning.HOST_MEMORY_RETAIN_BYTES):
         return False
     return (bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, retain_bytes))
             and bool(libc.mallopt(_M_ARENA_MAX, 1)))
+
+
+def apply_at_import(environ=os.environ):
+    """What ``import minikeras`` does: ``reuse_freed_host_memory()`` with its default, unless
+    ``environ["MINIKERAS_REUSE_HOST_MEMORY"]`` is ``"0"``. Any value other than ``"0"``, ``"1"``
+    or empty gets a warning naming it, and the default.
+
+    Returns:
+      True when the setting was applied, False when opted out or not glibc.
+    """
+    value = environ.get(ENVIRONMENT_VARIABLE, "").strip()
+    if value == "0":
+        return False
+    if value not in ("", "1"):
+        warnings.warn(f"{ENVIRONMENT_VARIABLE} must be '0' (leave glibc's malloc as it is) or '1' (the "
+                      f"default: keep freed host memory for reuse), received {value!r}; using '1'",
+                      RuntimeWarning, stacklevel=2)
+    return reuse_freed_host_memory()

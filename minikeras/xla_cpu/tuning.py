@@ -6,7 +6,7 @@ XLA or the machine changes, re-measure them and edit this table only:
 
     python benchmarks/conv.py --methods   # conv thresholds: every formulation per shape
     python benchmarks/pool_dropout.py     # pooling and dropout (no thresholds: checks they still win)
-    python benchmarks/train_step.py --reuse-host-memory   # HOST_MEMORY_RETAIN_BYTES (speed; its
+    python benchmarks/train_step.py                       # HOST_MEMORY_RETAIN_BYTES (speed; its
                                                           # peak RSS: examples/mnist_cnn.py)
     python benchmarks/linear_regression.py                # SCAN_UNROLL, SCAN_TINY_STEP
 
