@@ -8,21 +8,25 @@ sparse categorical cross-entropy, batch 128. Two ways, same model:
   gradients with ``optimizer.apply_gradients(zip(grads, variables))``;
 * ``--mode fit``: ``model.compile(...)`` and ``model.fit(...)``.
 
-Training runs for 2.5 epochs (``--epochs`` takes fractions: the last epoch stops halfway).
-Adam's learning rate warms up from 4e-4 to 4e-3 over the first 50 steps, then follows a cosine
-decay to 0 at the last step (``mk.optimizers.schedules.CosineDecay``). With a constant 1e-3, as in
-the Keras example, this model needs 5 epochs for 99% test accuracy; with the schedule over 2.5
-epochs it has 99% after the second (measured curves in the README: a schedule over 3 epochs has
-less, 0.9889, after the second, and one over 2 or 2.25 epochs ends at 0.9899).
+Training runs for 3 epochs (``--epochs`` takes fractions: the last epoch may stop part way).
+Adam's learning rate warms up from 4e-4 to 4e-3 over the first 50 steps, stays there until two
+thirds of the training, then follows a cosine decay to 0 at the last step (``WarmupStableDecay``,
+a ``LearningRateSchedule`` subclass as in the TensorFlow tutorials). With a constant 1e-3, as in
+the Keras example, this model needs 5 epochs for 99% test accuracy; with this schedule it has
+99% after the third (seeds 0, 1, 2: 0.9912, 0.9907, 0.9914), and 0.9857-0.9883 after the
+second, far enough below 99% that the epoch at which it is reached does not depend on the seed.
+A cosine decay over all 3 epochs ends about as high but sits at 0.9898-0.9900 after the second,
+and one over 2.5 epochs reaches 99% after the second but ends at 0.9900-0.9913 (the curves in
+the README).
 
 It says what it is doing from the start (loading, compiling), shows the steps done four times
 per epoch (in the tape loop; counting dispatched steps, so no step waits for the host), and
-prints test accuracy after every epoch, and after the final half epoch, with the seconds
+prints test accuracy after every epoch (and after a final partial one), with the seconds
 since training was asked for: loading the data, building the model and compiling included,
 importing jax and minikeras (~1.5 s) not. That is the time-to-99% curve; the Keras example
 reaches about 0.99.
 
-    python examples/mnist_cnn.py                       # tape loop, 2.5 epochs
+    python examples/mnist_cnn.py                       # tape loop, 3 epochs
     python examples/mnist_cnn.py --mode fit
     python examples/mnist_cnn.py --epochs 1 --subset 2000   # a quick run
 
@@ -67,11 +71,31 @@ def training_steps(epochs, steps_per_epoch):
     return max(1, round(epochs * steps_per_epoch))
 
 
+class WarmupStableDecay(mk.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup from ``peak / 10`` to ``peak`` over ``warmup_steps``, then ``peak`` until step
+    ``decay_start``, then a cosine decay to 0 at step ``total`` (and 0 after it)."""
+
+    def __init__(self, total, decay_start, peak=4e-3, warmup_steps=50):
+        if not 0 <= warmup_steps <= decay_start < total:
+            raise ValueError(f"WarmupStableDecay: expected 0 <= warmup_steps <= decay_start < total, received "
+                             f"warmup_steps={warmup_steps}, decay_start={decay_start}, total={total}")
+        self.total, self.decay_start, self.peak, self.warmup_steps = total, decay_start, peak, warmup_steps
+
+    def __call__(self, step):
+        step = mk.cast(step, "float32")
+        warmup = self.peak / 10 + 0.9 * self.peak * step / max(self.warmup_steps, 1)
+        decayed = mk.minimum(mk.maximum(step - self.decay_start, 0.0) / (self.total - self.decay_start), 1.0)
+        return mk.where(step < self.warmup_steps, warmup, 0.5 * self.peak * (1.0 + mk.cos(math.pi * decayed)))
+
+    def get_config(self):
+        return {"total": self.total, "decay_start": self.decay_start, "peak": self.peak,
+                "warmup_steps": self.warmup_steps}
+
+
 def learning_rate(total, peak=4e-3, warmup_steps=50):
-    """Linear warmup from peak / 10 to ``peak``, then cosine decay to 0 at step ``total``."""
-    warmup_steps = min(warmup_steps, total // 2)
-    return mk.optimizers.schedules.CosineDecay(peak / 10, decay_steps=max(total - warmup_steps, 1),
-                                               warmup_target=peak, warmup_steps=warmup_steps)
+    """The main job's schedule over ``total`` steps: warmup, ``peak`` until two thirds, cosine to 0."""
+    decay_start = (2 * total) // 3
+    return WarmupStableDecay(total, decay_start, peak, min(warmup_steps, decay_start))
 
 
 def train_with_tape(model, data, epochs, batch_size, log, start):
@@ -160,7 +184,7 @@ def say(text):
     print(text, flush=True)
 
 
-def run(mode="tape", epochs=2.5, batch_size=128, subset=None, seed=0, log=say):
+def run(mode="tape", epochs=3, batch_size=128, subset=None, seed=0, log=say):
     """Trains the convnet; returns the curve [(epochs done, seconds, test accuracy), ...], the
     seconds counted from the call (loading the data, building the model and compiling included)."""
     start = time.perf_counter()
@@ -196,7 +220,7 @@ def positive_int(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["tape", "fit"], default="tape")
-    parser.add_argument("--epochs", type=positive_float, default=2.5,
+    parser.add_argument("--epochs", type=positive_float, default=3,
                         help="epochs to train, fractions allowed (2.5: the last one stops halfway)")
     parser.add_argument("--batch-size", type=positive_int, default=128)
     parser.add_argument("--subset", type=positive_int, default=None, help="train on the first N examples only")

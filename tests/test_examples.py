@@ -96,6 +96,27 @@ def test_mnist_cnn_learns(mode, short_mnist, capsys):
         assert "compiled the training step" in out and "epoch 1: step 6/8 dispatched" in out, out
 
 
+def test_mnist_cnn_schedule_warms_up_holds_then_decays():
+    cnn = load_example("mnist_cnn")
+    schedule = cnn.learning_rate(1407)  # 3 epochs of 469 steps
+    assert (schedule.decay_start, schedule.warmup_steps) == (938, 50)
+    peak = 4e-3
+    expected = {0: peak / 10, 25: peak / 10 + 0.9 * peak / 2, 50: peak, 600: peak, 938: peak,
+                938 + 469 / 2: peak / 2, 1407: 0.0, 2000: 0.0}
+    steps = np.array(list(expected), np.float32)
+    np.testing.assert_allclose(schedule(mk.constant(steps)).numpy(), list(expected.values()), atol=1e-9, rtol=1e-6)
+    # inside a compiled step, from the optimizer's iterations Variable
+    step = mk.Variable(0, dtype="int64")
+    at = mk.function(lambda: schedule(step))
+    for value in (25, 1200):
+        step.assign(value)
+        assert float(at()) == pytest.approx(float(schedule(value)))
+    with pytest.raises(ValueError, match=r"WarmupStableDecay: expected 0 <= warmup_steps <= decay_start < total, "
+                                         r"received warmup_steps=50, decay_start=40, total=60"):
+        cnn.WarmupStableDecay(60, 40, warmup_steps=50)
+    assert cnn.learning_rate(1).decay_start == 0  # the shortest run still has a schedule
+
+
 # -- the tutorials' exercises, FGSM and the DCGAN ----------------------------------------
 def test_tape_exercises_agree_with_their_references(capsys):
     results = load_example("tape_exercises").main(["--quick"])
