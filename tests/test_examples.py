@@ -106,7 +106,7 @@ def test_mnist_cnn_schedule_warms_up_holds_then_decays():
     steps = np.array(list(expected), np.float32)
     np.testing.assert_allclose(schedule(mk.constant(steps)).numpy(), list(expected.values()), atol=1e-9, rtol=1e-6)
     # inside a compiled step, from the optimizer's iterations Variable
-    step = mk.Variable(0, dtype="int64")
+    step = mk.Variable(0, dtype="int32")
     at = mk.function(lambda: schedule(step))
     for value in (25, 1200):
         step.assign(value)
