@@ -30,6 +30,8 @@ namespace ffi = xla::ffi;
 using minikeras::add_to;
 using minikeras::for_each_index;
 using minikeras::helpers_for;
+using minikeras::kSingleVectorTile;
+using minikeras::kWideTiles;
 using minikeras::load;
 using minikeras::store;
 using minikeras::tile_step;
@@ -74,10 +76,10 @@ void filter_tile_any(int to, const float* xi, const float* dyi, float* dwt, cons
   }
 }
 
-// Output-channel tile: with 2 input-channel vectors, 8 channels make 16 accumulators and each
-// step 2 loads + 8 broadcasts for 16 multiply-adds; with 1 vector, 12 make 12 accumulators.
+// Output-channel tile: with 2 input-channel vectors (AVX-512), 8 channels make 16 accumulators
+// and each step 2 loads + 8 broadcasts for 16 multiply-adds; with 1 vector, kSingleVectorTile.
 template <int CV>
-constexpr int kFilterTileO = CV == 2 ? 8 : 12;
+constexpr int kFilterTileO = CV == 2 ? 8 : kSingleVectorTile;
 constexpr int64_t kFilterRows = 8;  // output rows per block: their dy (8 x Wo x O) stays in L1/L2
 
 template <int CV>
@@ -133,7 +135,8 @@ void filter_grad(ffi::ThreadPool& pool, const float* x, const float* dy, float* 
       const float* dyi = dy + b * s.ho * s.wo * s.o;
       float* acc = dwt[part].data();
       int64_t c0 = 0;
-      for (; c0 + 32 <= s.c; c0 += 32) filter_chunk<2>(xi, dyi, acc, s, copy ? wp : s.w, c0);
+      if constexpr (kWideTiles)
+        for (; c0 + 32 <= s.c; c0 += 32) filter_chunk<2>(xi, dyi, acc, s, copy ? wp : s.w, c0);
       for (; c0 < s.c; c0 += 16) filter_chunk<1>(xi, dyi, acc, s, copy ? wp : s.w, c0);
     }
   });
@@ -186,7 +189,8 @@ void input_tile_any(int tp, const float* dyp, const float* wt, float* dxr, const
   }
 }
 
-constexpr int kInputTileMax = 12;  // pixels per tile: 12 x 2 vectors = 24 accumulators
+// pixels per tile: 12 x 2 vectors = 24 accumulators (AVX-512), else kSingleVectorTile x 1
+constexpr int kInputTileMax = kWideTiles ? 12 : kSingleVectorTile;
 
 void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* dx, const Shape& s,
                 int64_t threads) {
@@ -211,8 +215,9 @@ void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* d
       for (int64_t w0 = 0; w0 < s.w; w0 += tp) {
         const int valid = static_cast<int>(std::min<int64_t>(tp, s.w - w0));
         int64_t c0 = 0;  // the last tile only as wide as what is left of the row
-        for (; c0 + 32 <= s.c; c0 += 32)
-          input_tile_any<2, kInputTileMax>(valid, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+        if constexpr (kWideTiles)
+          for (; c0 + 32 <= s.c; c0 += 32)
+            input_tile_any<2, kInputTileMax>(valid, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
         for (; c0 < s.c; c0 += 16)
           input_tile_any<1, kInputTileMax>(valid, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
       }
@@ -250,9 +255,8 @@ void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, in
     }
   }
   if (epilogue.relu) {
-    const v16 zero{};
     for (int p = 0; p < valid; ++p)
-      for (int v = 0; v < NV; ++v) acc[p][v] = acc[p][v] < zero ? zero : acc[p][v];
+      for (int v = 0; v < NV; ++v) acc[p][v] = minikeras::relu(acc[p][v]);
   }
   for (int p = 0; p < valid; ++p)
     for (int v = 0; v < NV; ++v) store(yr + (w0 + p) * s.o + o0 + 16 * v, acc[p][v]);
@@ -267,9 +271,9 @@ void forward_tile_any(int tp, const float* xi, const float* w, float* yr, const 
   }
 }
 
-// Pixels per tile: 4 vectors x 6 pixels, or 2 x 12, or 1 x 12 accumulators.
+// Pixels per tile: 4 vectors x 6 pixels, or 2 x 12 (AVX-512), or 1 x kSingleVectorTile.
 template <int NV>
-constexpr int kForwardTileMax = NV == 4 ? 6 : 12;
+constexpr int kForwardTileMax = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;
 
 template <int NV>
 void forward_row(const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h, int64_t o0,
@@ -299,8 +303,10 @@ void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, co
     float* yb = y + b * s.ho * s.wo * s.o;
     for (int64_t h = 0; h < s.ho; ++h) {
       int64_t o0 = 0;
-      for (; o0 + 64 <= s.o; o0 += 64) forward_row<4>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0, epilogue);
-      for (; o0 + 32 <= s.o; o0 += 32) forward_row<2>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0, epilogue);
+      if constexpr (kWideTiles) {
+        for (; o0 + 64 <= s.o; o0 += 64) forward_row<4>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0, epilogue);
+        for (; o0 + 32 <= s.o; o0 += 32) forward_row<2>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0, epilogue);
+      }
       for (; o0 < s.o; o0 += 16) forward_row<1>(xi, w, yb + h * s.wo * s.o, s, wp, h, o0, epilogue);
     }
   });

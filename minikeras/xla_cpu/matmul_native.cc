@@ -18,6 +18,8 @@
 namespace ffi = xla::ffi;
 using minikeras::for_each_index;
 using minikeras::helpers_for;
+using minikeras::kSingleVectorTile;
+using minikeras::kWideTiles;
 using minikeras::load;
 using minikeras::store;
 using minikeras::tile_step;
@@ -46,7 +48,7 @@ void tile_any(int tm, const float* a, const float* b, float* c, int64_t k_size, 
 }
 
 template <int NV>
-constexpr int kTileRows = NV == 4 ? 6 : 12;  // 24 accumulators (12 with one vector)
+constexpr int kTileRows = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;  // 24 accumulators (AVX-512)
 
 template <int NV>
 void row_block(const float* a, const float* b, float* c, int64_t k_size, int64_t m, int64_t n, int64_t m_begin,
@@ -71,8 +73,10 @@ ffi::Error MatmulTnImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
   for_each_index(pool, blocks, helpers_for(pool, blocks, threads), [&](int64_t, int64_t block) {
     const int64_t m_begin = block * kBlockRows, m_end = std::min(m, m_begin + kBlockRows);
     int64_t n0 = 0;
-    for (; n0 + 64 <= n; n0 += 64) row_block<4>(ap, bp, cp, k_size, m, n, m_begin, m_end, n0);
-    for (; n0 + 32 <= n; n0 += 32) row_block<2>(ap, bp, cp, k_size, m, n, m_begin, m_end, n0);
+    if constexpr (kWideTiles) {
+      for (; n0 + 64 <= n; n0 += 64) row_block<4>(ap, bp, cp, k_size, m, n, m_begin, m_end, n0);
+      for (; n0 + 32 <= n; n0 += 32) row_block<2>(ap, bp, cp, k_size, m, n, m_begin, m_end, n0);
+    }
     for (; n0 < n; n0 += 16) row_block<1>(ap, bp, cp, k_size, m, n, m_begin, m_end, n0);
   });
   return ffi::Error::Success();

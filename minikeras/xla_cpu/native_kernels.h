@@ -16,17 +16,83 @@
 
 namespace minikeras {
 
-// 16 floats: GCC/Clang vector extensions, which the compiler maps to AVX-512, AVX2 or NEON.
+// 16 floats. With AVX-512 a GCC/Clang vector extension of 64 bytes, one register. Elsewhere the
+// same 16 floats as two AVX or four SSE/NEON vectors in a struct: a 64-byte vector extension
+// would be "expanded piecewise" there, and GCC then keeps such vectors in memory rather than in
+// registers (on a Zen 3 with AVX2 the kernels ran at 4-7 GFLOP/s that way, ~100x too slow).
+#if defined(__AVX512F__)
 typedef float v16 __attribute__((vector_size(64)));
-
-// Unaligned loads and stores (memcpy of a vector compiles to one vmovups).
-inline v16 load(const float* p) {
-  v16 v;
-  std::memcpy(&v, p, sizeof v);
+inline v16 relu(v16 v) {  // max(v, 0), NaN kept as XLA's maximum keeps it
+  const v16 zero{};
+  return v < zero ? zero : v;
+}
+#else
+#if defined(__AVX__)
+constexpr int kPartBytes = 32;
+#else
+constexpr int kPartBytes = 16;
+#endif
+typedef float v16_part __attribute__((vector_size(kPartBytes)));
+constexpr int kParts = 64 / kPartBytes;
+struct v16 {
+  v16_part part[kParts];
+  v16& operator+=(const v16& o) {
+    for (int k = 0; k < kParts; ++k) part[k] += o.part[k];
+    return *this;
+  }
+  v16 operator*(float scalar) const {
+    v16 r;
+    for (int k = 0; k < kParts; ++k) r.part[k] = part[k] * scalar;
+    return r;
+  }
+  v16 operator+(const v16& o) const {
+    v16 r = *this;
+    return r += o;
+  }
+};
+inline v16 relu(v16 v) {  // max(v, 0), NaN kept as XLA's maximum keeps it
+  const v16_part zero{};
+  for (int k = 0; k < kParts; ++k) v.part[k] = v.part[k] < zero ? zero : v.part[k];
   return v;
 }
-inline void store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
+#endif
+
+// Unaligned loads and stores (memcpy of a vector compiles to one vmovups per register).
+inline v16 load(const float* p) {
+  v16 v;
+#if defined(__AVX512F__)
+  std::memcpy(&v, p, sizeof v);
+#else
+  for (int k = 0; k < kParts; ++k) std::memcpy(&v.part[k], p + k * (kPartBytes / 4), kPartBytes);
+#endif
+  return v;
+}
+inline void store(float* p, v16 v) {
+#if defined(__AVX512F__)
+  std::memcpy(p, &v, sizeof v);
+#else
+  for (int k = 0; k < kParts; ++k) std::memcpy(p + k * (kPartBytes / 4), &v.part[k], kPartBytes);
+#endif
+}
 inline void add_to(float* p, v16 v) { store(p, load(p) + v); }
+
+// How big a register tile may be: a v16 is one register with AVX-512 (32 of them), two with AVX
+// (16 registers) and four with NEON (32) or SSE (16). A tile whose accumulators do not fit in
+// registers spills them on every step. So wide tiles (2 or 4 vectors of channels per pixel) are
+// for AVX-512 only, and a tile of one vector holds kSingleVectorTile pixels or rows: 12
+// accumulators in 12 zmm, 12 ymm (AVX2's classic 6 x 16 GEMM tile), or 24 NEON registers.
+// Every output element's sum runs in the same order whatever the tile, so the results do not
+// depend on it.
+#if defined(__AVX512F__)
+constexpr bool kWideTiles = true;
+constexpr int kSingleVectorTile = 12;
+#elif defined(__AVX__) || defined(__aarch64__)
+constexpr bool kWideTiles = false;
+constexpr int kSingleVectorTile = 6;
+#else
+constexpr bool kWideTiles = false;
+constexpr int kSingleVectorTile = 3;
+#endif
 
 // One step of a register tile: acc[t][v] += vectors[16 v ...] * scalars[t * stride] for t < T,
 // v < V, i.e. V vectors loaded once and T scalars broadcast, V * T fused multiply-adds. Every
