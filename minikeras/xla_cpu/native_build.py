@@ -34,9 +34,13 @@ import jaxlib
 # Every source minikeras builds: when one is first needed, all that are missing are built at
 # once, in parallel (each takes ~2-3 s, mostly parsing the FFI headers), so that a first run
 # waits for one build's time, not for one after another as each kernel is first used.
-SOURCES = ("conv_native.cc", "matmul_native.cc", "materialize.cc")
+SOURCES = ("conv_native.cc", "matmul_native.cc", "materialize.cc", "adam_native.cc")
 
 _FLAGS = ("-O3", "-march=native", "-ffp-contract=fast", "-std=c++17", "-shared", "-fPIC", "-pthread")
+# Sources that must round as XLA's elementwise code does, bit for bit: they write out the fused
+# multiply-adds XLA makes, and the compiler must add none of its own.
+# (-fno-math-errno lets sqrt be a vector instruction; no result changes.)
+_SOURCE_FLAGS = {"adam_native.cc": ("-ffp-contract=off", "-fno-math-errno")}
 _BUILD_TIMEOUT_S = 300
 
 _why_unavailable = {}
@@ -110,10 +114,15 @@ def _sources(source_path):
     return b"\0".join(parts)
 
 
+def _flags(source_path):
+    """The compiler flags for a source: the common ones, then its own (the last of a kind wins)."""
+    return (*_FLAGS, *_SOURCE_FLAGS.get(os.path.basename(source_path), ()))
+
+
 def _library_path(source_path, compiler):
     key = hashlib.sha256()
     for part in (_sources(source_path), compiler.encode(), _compiler_version(compiler).encode(),
-                 " ".join(_FLAGS).encode(), jaxlib.__version__.encode(), platform.machine().encode(),
+                 " ".join(_flags(source_path)).encode(), jaxlib.__version__.encode(), platform.machine().encode(),
                  _cpu_flags().encode()):
         key.update(part)
         key.update(b"\0")
@@ -128,7 +137,7 @@ def _build(source_path, target, compiler):
                                    dir=os.path.dirname(target))
     os.close(fd)
     try:
-        command = [compiler, *_FLAGS, "-I", jax.ffi.include_dir(), source_path, "-o", partial]
+        command = [compiler, *_flags(source_path), "-I", jax.ffi.include_dir(), source_path, "-o", partial]
         done = subprocess.run(command, capture_output=True, text=True, timeout=_BUILD_TIMEOUT_S)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr.strip()[-2000:]}")

@@ -55,6 +55,9 @@ CONV_NATIVE_THREAD_FLOPS = 2e7
 # faster at every size timed (0.2 MFLOP: 37 against 12 GFLOP/s; the MNIST CNN's 9216 -> 128
 # layer: 424 against 176), but below this a call costs more than it can save.
 MATMUL_NATIVE_FLOPS = 1e6
+# The native Adam step (adam_native) shares a variable's update with XLA's other thread from this
+# many elements on (a memory-bound pass over four arrays).
+ADAM_NATIVE_THREAD_ELEMENTS = 1 << 18
 
 # -- xla_cpu.host_memory ----------------------------------------------------------------------------
 # The default free heap glibc keeps for reuse (``mk.config.reuse_freed_host_memory``). MNIST
