@@ -177,3 +177,25 @@ def test_python_values_and_none_sizes_together():
     np.testing.assert_allclose(scale([1.0, 2.0], 3.0).numpy(), [3.0, 6.0])
     np.testing.assert_allclose(scale([1.0, 2.0, 3.0], 2).numpy(), [2.0, 4.0, 6.0])
     assert len(seen) == 1
+
+
+def test_a_none_batch_step_with_dropout_and_adam_is_traced_once():
+    """Dropout draws a key and Adam updates on minikeras' own kernels (custom calls) where they
+    are built: the symbolic-size program still exports and is traced once (plus the slots' retrace)."""
+    mk.random.set_seed(5)
+    model = mk.Sequential([mk.Input((3,)), mk.layers.Dense(4, activation="relu"), mk.layers.Dropout(0.5),
+                           mk.layers.Dense(1)])
+    optimizer = mk.optimizers.Adam(0.05)
+
+    @mk.function(input_signature=[mk.TensorSpec([None, 3]), mk.TensorSpec([None, 1])])
+    def step(x, y):
+        with mk.GradientTape() as tape:
+            loss = mk.reduce_mean(mk.square(model(x, training=True) - y))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "could not be traced once" would be a warning
+        losses = [float(step(np.ones((n, 3), np.float32), np.ones((n, 1), np.float32))) for n in (4, 7, 2)]
+    assert all(np.isfinite(losses))
+    assert step.experimental_get_tracing_count() == 2

@@ -27,7 +27,7 @@ from jax.extend.core import jaxpr_as_fun
 from minikeras import _context
 from minikeras.programs.signatures import accepts
 from minikeras.tensor import Tensor
-from minikeras.xla_cpu import jit
+from minikeras.xla_cpu import jit, native_build
 
 
 _value_of = operator.attrgetter("_value")  # a Variable's array, without a Python frame per call
@@ -165,4 +165,7 @@ def _exported(closed):
     """``closed`` (with symbolic sizes) exported once; its ``call`` is traceable, and each
     concrete shape it is traced for refines the sizes and compiles (no Python retrace)."""
     avals = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in closed.in_avals]
-    return export.export(jax.jit(jaxpr_as_fun(closed)))(*avals)
+    # minikeras' own kernels are custom calls, which jax.export refuses unless told: the export
+    # is only called in this process, never serialized, so their stability does not matter
+    allowed = [export.DisabledSafetyCheck.custom_call(name) for name in native_build.registered_targets()]
+    return export.export(jax.jit(jaxpr_as_fun(closed)), disabled_checks=allowed)(*avals)

@@ -44,6 +44,7 @@ _SOURCE_FLAGS = {"adam_native.cc": ("-ffp-contract=off", "-fno-math-errno")}
 _BUILD_TIMEOUT_S = 300
 
 _why_unavailable = {}
+_registered = set()  # FFI target names registered by register_targets
 _builds = {}  # library path -> Future of its build, while this process builds it
 _builds_lock = threading.Lock()
 
@@ -203,5 +204,12 @@ def register_targets(source, targets):
     if library is None:
         return False
     for target, symbol in targets.items():
-        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(library, symbol)), platform="cpu")
+        if target not in _registered:
+            jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(library, symbol)), platform="cpu")
+            _registered.add(target)
     return True
+
+
+def registered_targets():
+    """The names of the FFI targets registered so far (custom calls a program may contain)."""
+    return sorted(_registered)
