@@ -44,7 +44,7 @@ def update(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon):
     threads = usable_cpus() if size >= tuning.ADAM_NATIVE_THREAD_ELEMENTS else 1
     out = jax.ShapeDtypeStruct(variable.shape, jnp.float32)
     call = jax.ffi.ffi_call(_TARGET, (out, out, out), input_output_aliases={0: 0, 1: 1, 2: 2},
-                            vmap_method="broadcast_all")
+                            vmap_method="sequential")
     return call(variable, m, v, gradient, jnp.asarray(alpha, jnp.float32).reshape(()),
                 one_minus_beta_1=np.float32(1 - beta_1), one_minus_beta_2=np.float32(1 - beta_2),
                 epsilon=np.float32(epsilon), threads=np.int64(threads))
