@@ -1,8 +1,8 @@
 """The native conv2d kernels (minikeras/xla_cpu/conv_native.cc) against lax and jax.vjp.
 
 Shapes are chosen to reach every code path of the kernels: 16, 32 and 64-channel chunks, channel
-tiles with remainders, pixel tiles of every width up to 12 (6 without AVX-512) and rows wider than one tile, zero
-padding on either side, filters from 1x1 to 5x5, one thread and several.
+tiles with remainders, pixel tiles of every width up to 12 (6 without AVX-512) and rows wider
+than one tile, zero padding on either side, filters from 1x1 to 5x5, one thread and several.
 """
 import os
 import subprocess

@@ -6,8 +6,8 @@ memory, which made the kernels ~100x slower on an AVX2 CPU while every numeric t
 each source is compiled here for each x86-64 level (``-march=x86-64``, ``-v3``, ``-v4``) with
 GCC's ``-Wvector-operation-performance``, which names every vector operation it cannot map to
 the target's registers: there must be none (``-O1`` finds the same ones as the build's ``-O3``,
-in less time). The numeric tests (``test_conv_native.py``,
-``test_matmul_native.py``) run the build for this machine.
+in less time). The numeric tests (``test_conv_native.py``, ``test_matmul_native.py``) run the
+build for this machine.
 """
 import os
 import platform
@@ -20,7 +20,7 @@ import pytest
 from minikeras.xla_cpu import native_build
 
 _FOLDER = os.path.dirname(os.path.abspath(native_build.__file__))
-_GCC = shutil.which(os.environ.get("CXX") or "g++") or shutil.which("g++")
+_GCC = shutil.which("g++")
 
 
 def _is_gcc(compiler):

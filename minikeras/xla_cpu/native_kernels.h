@@ -16,12 +16,19 @@
 
 namespace minikeras {
 
-// 16 floats. With AVX-512 a GCC/Clang vector extension of 64 bytes, one register. Elsewhere the
+// 16 floats, with unaligned loads and stores (memcpy of a vector compiles to one vmovups per
+// register). With AVX-512 a GCC/Clang vector extension of 64 bytes, one register. Elsewhere the
 // same 16 floats as two AVX or four SSE/NEON vectors in a struct: a 64-byte vector extension
 // would be "expanded piecewise" there, and GCC then keeps such vectors in memory rather than in
 // registers (on a Zen 3 with AVX2 the kernels ran at 4-7 GFLOP/s that way, ~100x too slow).
 #if defined(__AVX512F__)
 typedef float v16 __attribute__((vector_size(64)));
+inline v16 load(const float* p) {
+  v16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store(float* p, v16 v) { std::memcpy(p, &v, sizeof v); }
 inline v16 relu(v16 v) {  // max(v, 0), NaN kept as XLA's maximum keeps it
   const v16 zero{};
   return v < zero ? zero : v;
@@ -34,6 +41,7 @@ constexpr int kPartBytes = 16;
 #endif
 typedef float v16_part __attribute__((vector_size(kPartBytes)));
 constexpr int kParts = 64 / kPartBytes;
+constexpr int kPartFloats = kPartBytes / 4;
 struct v16 {
   v16_part part[kParts];
   v16& operator+=(const v16& o) {
@@ -50,6 +58,14 @@ struct v16 {
     return r += o;
   }
 };
+inline v16 load(const float* p) {
+  v16 v;
+  for (int k = 0; k < kParts; ++k) std::memcpy(&v.part[k], p + k * kPartFloats, kPartBytes);
+  return v;
+}
+inline void store(float* p, v16 v) {
+  for (int k = 0; k < kParts; ++k) std::memcpy(p + k * kPartFloats, &v.part[k], kPartBytes);
+}
 inline v16 relu(v16 v) {  // max(v, 0), NaN kept as XLA's maximum keeps it
   const v16_part zero{};
   for (int k = 0; k < kParts; ++k) v.part[k] = v.part[k] < zero ? zero : v.part[k];
@@ -57,23 +73,6 @@ inline v16 relu(v16 v) {  // max(v, 0), NaN kept as XLA's maximum keeps it
 }
 #endif
 
-// Unaligned loads and stores (memcpy of a vector compiles to one vmovups per register).
-inline v16 load(const float* p) {
-  v16 v;
-#if defined(__AVX512F__)
-  std::memcpy(&v, p, sizeof v);
-#else
-  for (int k = 0; k < kParts; ++k) std::memcpy(&v.part[k], p + k * (kPartBytes / 4), kPartBytes);
-#endif
-  return v;
-}
-inline void store(float* p, v16 v) {
-#if defined(__AVX512F__)
-  std::memcpy(p, &v, sizeof v);
-#else
-  for (int k = 0; k < kParts; ++k) std::memcpy(p + k * (kPartBytes / 4), &v.part[k], kPartBytes);
-#endif
-}
 inline void add_to(float* p, v16 v) { store(p, load(p) + v); }
 
 // How big a register tile may be: a v16 is one register with AVX-512 (32 of them), two with AVX
