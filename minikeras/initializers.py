@@ -61,9 +61,10 @@ def _to_tensor(values, dtype):
 
 def _filled(make, shape, dtype):
     """``make(shape, dtype)`` (np.zeros / np.ones) copied to the device: unlike jnp.zeros, no
-    kernel is compiled per shape (~50 ms each on a small CPU, for every optimizer slot)."""
+    kernel is compiled per shape (~50 ms each on a small CPU, for every optimizer slot). (Inside a
+    trace, jnp.asarray of a NumPy array compiles a program per shape as well; device_put does not.)"""
     with jax.ensure_compile_time_eval():
-        return Tensor(jnp.asarray(make(shape, np.dtype(as_dtype(dtype) or floatx()))))
+        return Tensor(jax.device_put(make(shape, np.dtype(as_dtype(dtype) or floatx()))))
 
 
 def compute_fans(shape):

@@ -41,11 +41,3 @@ def test_dropout_other_key_impls_fall_back_to_jax():
     np.testing.assert_array_equal(np.asarray(dropout.dropout_mask(key, (100,), 0.5)),
                                   np.asarray(jax.random.bernoulli(key, 0.5, (100,))))
 
-
-@pytest.mark.parametrize("seed", [0, 1, 12345, 2 ** 31 - 1])
-def test_split_key_data_is_jax_split_to_the_bit(seed):
-    data = jax.random.key_data(jax.random.key(seed))
-    expected = np.asarray(jax.random.key_data(jax.random.split(jax.random.wrap_key_data(data))))
-    np.testing.assert_array_equal(np.asarray(dropout.split_key_data(data)), expected)
-    np.testing.assert_array_equal(np.asarray(jax.jit(dropout.split_key_data)(data)), expected)
-

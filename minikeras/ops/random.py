@@ -81,9 +81,9 @@ def next_key(seed=None):
     generator = get_global_generator()
     data = generator._read_array()
     if isinstance(data, jax.core.Tracer):
-        pair_data = split_key_data(data)  # the same bits as jax.random.split, fewer kernels to compile
-        generator.assign(pair_data[0])
-        key = jax.random.wrap_key_data(pair_data[1])
+        state, key_data = split_key_data(data)  # the same bits as jax.random.split, less to compile
+        generator.assign(state)
+        key = jax.random.wrap_key_data(key_data)
     else:
         pair = _split(data)
         generator.assign(jax.random.key_data(pair[0]))

@@ -74,9 +74,9 @@ def seeds(target, output_gradients):
 
 def constant(make, shape, dtype):
     """A constant made with NumPy (``make`` is np.zeros, np.ones, ...) and copied to the device:
-    no kernel to compile per shape."""
+    no kernel to compile per shape (``jax.device_put``: jnp.asarray compiles one inside a trace)."""
     with jax.ensure_compile_time_eval():
-        return jnp.asarray(make(shape, dtype))
+        return jax.device_put(make(shape, dtype))
 
 
 _ONES = {}

@@ -73,6 +73,7 @@ from jax import lax
 
 from minikeras.xla_cpu import conv_native, tuning
 from minikeras.xla_cpu.compiler import convolutions_on_eigen
+from minikeras.xla_cpu.materialize import materialize
 
 DIMENSION_NUMBERS = ("NHWC", "HWIO", "NHWC")
 
@@ -271,8 +272,10 @@ def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations
     Where the forward pass runs natively the bias and the ReLU are its epilogue, applied to each
     output tile while it is in registers: bit for bit the same values, without two more passes
     over the output (and the gradient reads the stored output instead of recomputing it).
-    Elsewhere they are jax ops, which XLA fuses with whatever it can. ``method`` and ``eigen``
-    as for ``conv2d_forward``."""
+    Elsewhere they are jax ops, which XLA fuses with whatever it can; after 'taps' (multiply-adds
+    XLA fuses into one loop) the result is materialized, so that the gradient reads it rather
+    than computing the taps again (the MNIST CNN's first layer). ``method`` and ``eigen`` as for
+    ``conv2d_forward``."""
     strides_, pads, dilations_ = _normalize(x.shape, w.shape, strides, padding, dilations)
     if method is None:
         method = formulation("forward", x.shape, w.shape, strides_, pads, dilations_, eigen, x.dtype)
@@ -281,6 +284,9 @@ def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations
         _check_native("forward", x.shape, w.shape, strides_, pads, dilations_, x.dtype)
         return _native_forward_bias_relu(x, w, b, pads)
     y = conv2d_forward(x, w, strides, padding, dilations, method=method, eigen=eigen)
+    if method == "taps":
+        # kept in a buffer of its own: XLA would compute the taps again inside the ReLU's gradient
+        return materialize(jnp.maximum(y + b, 0))
     return jnp.maximum(y + b, 0)
 
 

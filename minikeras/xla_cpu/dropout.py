@@ -1,9 +1,10 @@
 """Dropout keep-masks, bit-for-bit ``jax.random.bernoulli(key, 1 - rate, shape)``, fast on CPU.
 
-    dropout_mask(key, shape, rate) -> bool array, True where the element is kept
-    dropout(x, key, rate)          -> where(mask, x / (1 - rate), 0)
-    split_key_data(data)           -> jax.random.split's two new keys, as key data (the global
-                                      generator's draw inside a compiled step)
+    dropout_mask(key, shape, rate)       -> bool array, True where the element is kept
+    scaled_mask(key, shape, rate, dtype) -> where(mask, 1 / (1 - rate), 0), computed once
+    dropout(x, key, rate)                -> where(mask, x / (1 - rate), 0)
+    split_key_data(data)                 -> jax.random.split's two new keys, as key data (the
+                                            global generator's draw inside a compiled step)
 
 RNG: Threefry-2x32 (20 rounds; the Random123 generator, which passes BigCrush) keyed by the
 given jax PRNG key, over the element's flat index -- exactly jax's default generator in its
@@ -18,6 +19,9 @@ fuse into one elementwise loop and the same bits come ~15x faster (1.2M elements
 RngBitGenerator), and a cheaper ad-hoc hash saves only ~1 ms per million elements while giving
 up the pedigree and the equality with jax's own masks.
 
+``scaled_mask`` draws float32 masks, and ``split_key_data`` splits keys, on native kernels
+(``random_native``: the same bits, and nothing for XLA to compile) where they are built.
+
 Keys that are not threefry keys (e.g. ``jax.random.key(0, impl='rbg')``), arrays of 2**32
 elements or more, and non-CPU backends (where jax's unrolled lowering is already fast) go
 through ``jax.random.bernoulli`` itself, so the result is the same everywhere.
@@ -27,6 +31,7 @@ import numpy as np
 import jax
 import jax.numpy as jnp
 
+from minikeras.xla_cpu import random_native
 from minikeras.xla_cpu.materialize import materialize
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -63,19 +68,23 @@ def _threefry_key_words(key):
 
 
 def split_key_data(data):
-    """``jax.random.key_data(jax.random.split(jax.random.wrap_key_data(data)))`` for the key data of a
-    threefry key (uint32, shape (2,)) on the CPU backend: the two new keys' data, shape (2, 2),
-    with the same bits; elsewhere it is jax's split itself.
+    """``jax.random.split``'s two new keys of a threefry key, as key data: for ``data`` (uint32, shape
+    (2,)), the pair ``(first, second)`` of uint32 arrays of shape (2,), with jax's bits.
 
-    jax's split draws threefry over the counters 0 and 1 as a rolled loop on the CPU, which
-    XLA:CPU compiles as a while loop of four kernels; unrolled (and materialized, so that XLA
-    computes it once rather than inside each consumer) it is one: a step that draws two dropout
-    keys has 8 kernels fewer to compile, though its compile time moved by less than the noise.
+    On the CPU it is a native kernel (``random_native.split``) where one is built, else jax's
+    threefry unrolled and materialized: jax's split runs threefry over the counters 0 and 1 as a
+    rolled loop there, which XLA:CPU compiles as a while loop of four kernels; unrolled it is one,
+    and native none (the global generator's draw inside a compiled step: the MNIST CNN's two
+    draws cost ~0.05 s of compile as unrolled kernels). Elsewhere it is jax's split itself.
     """
+    if random_native.split_supported(data) and random_native.available():
+        return random_native.split(data)
     if jax.default_backend() != "cpu" or data.shape != (2,) or data.dtype != jnp.uint32:
-        return jax.random.key_data(jax.random.split(jax.random.wrap_key_data(data)))
-    x0, x1 = threefry2x32(data[0], data[1], np.zeros(2, np.uint32), np.arange(2, dtype=np.uint32))
-    return materialize(jnp.stack([x0, x1], axis=-1))
+        pair = jax.random.key_data(jax.random.split(jax.random.wrap_key_data(data)))
+    else:
+        x0, x1 = threefry2x32(data[0], data[1], np.zeros(2, np.uint32), np.arange(2, dtype=np.uint32))
+        pair = materialize(jnp.stack([x0, x1], axis=-1))
+    return pair[0], pair[1]
 
 
 def random_bits(key, shape):
@@ -98,16 +107,35 @@ def dropout_mask(key, shape, rate):
     Python float in [0, 1).
     """
     keep = 1.0 - rate
-    if not all(type(d) is int for d in shape):  # symbolic sizes (mk.function's None dimensions): jax's own
+    if not _fast(key, shape, keep):
         return jax.random.bernoulli(key, keep, shape)
     shape = tuple(int(d) for d in shape)
-    fast = (jax.default_backend() == "cpu" and _threefry_key_words(key) is not None
-            and int(np.prod(shape)) < 2 ** 32 and isinstance(keep, float))
-    if not fast:
-        return jax.random.bernoulli(key, keep, shape)
-    # jax's uniform: u = (bits >> 9) * 2**-23 exactly, and u < p  <=>  (bits >> 9) < ceil(p * 2**23)
-    threshold = int(np.ceil(np.float64(np.float32(keep)) * 2.0 ** 23))
-    return (random_bits(key, shape) >> np.uint32(9)) < np.uint32(min(threshold, 2 ** 23))
+    return (random_bits(key, shape) >> np.uint32(9)) < np.uint32(_keep_threshold(keep))
+
+
+def scaled_mask(key, shape, rate, dtype):
+    """``where(dropout_mask(key, shape, rate), 1 / (1 - rate), 0)`` as ``dtype`` (the scale rounded
+    to ``dtype``), computed into a buffer of its own (``materialize``): XLA would otherwise draw
+    it again inside each consumer (the forward multiply, its gradient)."""
+    keep = 1.0 - rate
+    if _fast(key, shape, keep) and random_native.mask_supported(shape, dtype) and random_native.available():
+        data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+        return random_native.scaled_mask(data, tuple(int(d) for d in shape), rate, _keep_threshold(keep))
+    mask = dropout_mask(key, shape, rate)
+    return materialize(jnp.where(mask, jnp.asarray(1.0 / keep, dtype), jnp.asarray(0, dtype)))
+
+
+def _fast(key, shape, keep):
+    """Whether the unrolled threefry draws this mask: concrete sizes (not mk.function's None
+    dimensions), a threefry key, fewer than 2**32 elements, the CPU backend."""
+    return (all(type(d) is int for d in shape) and jax.default_backend() == "cpu"
+            and _threefry_key_words(key) is not None and int(np.prod(shape, dtype=np.int64)) < 2 ** 32
+            and isinstance(keep, float))
+
+
+def _keep_threshold(keep):
+    """jax's uniform is u = (bits >> 9) * 2**-23 exactly, so u < keep <=> (bits >> 9) < this."""
+    return min(int(np.ceil(np.float64(np.float32(keep)) * 2.0 ** 23)), 2 ** 23)
 
 
 def dropout(x, key, rate):

@@ -58,6 +58,9 @@ MATMUL_NATIVE_FLOPS = 1e6
 # The native Adam step (adam_native) shares a variable's update with XLA's other thread from this
 # many elements on (a memory-bound pass over four arrays).
 ADAM_NATIVE_THREAD_ELEMENTS = 1 << 18
+# The native dropout mask (random_native: 20 threefry rounds per element, compute-bound) shares
+# a mask with XLA's other thread from this many elements on.
+DROPOUT_NATIVE_THREAD_ELEMENTS = 1 << 15
 
 # -- xla_cpu.host_memory ----------------------------------------------------------------------------
 # The default free heap glibc keeps for reuse (``mk.config.reuse_freed_host_memory``). MNIST
