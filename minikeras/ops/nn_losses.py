@@ -15,6 +15,7 @@ from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.xla_cpu import softmax_native
 
 
 def _t(x):
@@ -31,13 +32,24 @@ def _floating(x, op, what="features"):
 
 
 # -- softmax ------------------------------------------------------------------------------------
-_softmax = Primitive("softmax", lambda x, *, axis: jax.nn.softmax(x, axis=axis))
+# on the CPU a classifier's softmax and its gradient are native kernels (xla_cpu.softmax_native:
+# XLA's bits, nothing to compile), elsewhere the jax formulas
+_softmax = Primitive("softmax", lambda x, *, axis: softmax_native.softmax(x, axis))
+_softmax_gradient = Primitive("softmax_gradient", lambda y, g, *, axis: softmax_native.softmax_gradient(y, g, axis))
 _log_softmax = Primitive("log_softmax", lambda x, *, axis: jax.nn.log_softmax(x, axis=axis))
 
 
 @_softmax.defgrad
 def _(g, out, x, *, axis):
-    return out * (g - reduce_sum(g * out, axis=axis, keepdims=True))
+    return _softmax_gradient(out, g, axis=axis)  # out * (g - sum(g * out))
+
+
+@_softmax_gradient.defgrad
+def _(h, out, y, g, *, axis):
+    # f(y, g) = y * (g - sum(g * y)) is linear in g, with the same form: d/dg = f(y, h);
+    # d/dy = h * (g - sum(g * y)) - g * sum(h * y)
+    sum_h = reduce_sum(h * y, axis=axis, keepdims=True)
+    return h * (g - reduce_sum(g * y, axis=axis, keepdims=True)) - g * sum_h, _softmax_gradient(y, h, axis=axis)
 
 
 @_log_softmax.defgrad
