@@ -13,6 +13,7 @@ from minikeras.losses.base import (
     Loss, LossFunctionWrapper, concrete_numpy, squeeze_or_expand_to_same_rank, to_float_tensor, to_tensor)
 from minikeras.ops.array import expand_dims, one_hot, squeeze
 from minikeras.ops.math import cast, log, log_sigmoid, maximum, minimum, not_equal, where
+from minikeras.ops.nn_losses import sparse_categorical_crossentropy_of_probabilities
 from minikeras.ops.reduce import reduce_mean, reduce_sum
 
 EPSILON = 1e-7
@@ -103,8 +104,11 @@ def _sparse_crossentropy(y_true, y_pred, from_logits, ignore_class, axis, name):
         # A uniform row where labels are ignored keeps the forward and backward passes finite.
         y_pred = where(expand_dims(valid, axis), y_pred, 1.0)
     labels = y_true if y_true.dtype.kind in "iu" else cast(y_true, "int32")
-    target = one_hot(labels, num_classes, axis=axis, dtype=y_pred.dtype)
-    losses = -reduce_sum(target * _log_probabilities(y_pred, from_logits, axis), axis=axis)
+    if not from_logits and axis == y_pred.ndim - 1:
+        losses = sparse_categorical_crossentropy_of_probabilities(labels, y_pred)  # one op (ops.nn_losses)
+    else:
+        target = one_hot(labels, num_classes, axis=axis, dtype=y_pred.dtype)
+        losses = -reduce_sum(target * _log_probabilities(y_pred, from_logits, axis), axis=axis)
     if valid is not None:
         losses = where(valid, losses, 0.0)
     return losses, valid

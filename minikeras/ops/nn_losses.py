@@ -8,14 +8,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras import _context
 from minikeras.ops.array import expand_dims, one_hot
 from minikeras.ops.convert import normalize_axis
-from minikeras.ops.math import exp, sigmoid
+from minikeras.ops.math import exp, maximum, minimum, sigmoid, where
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
-from minikeras.xla_cpu import softmax_native
+from minikeras.xla_cpu import head_native
 
 
 def _t(x):
@@ -31,11 +32,14 @@ def _floating(x, op, what="features"):
     return x
 
 
+_CLIP = 1e-7  # Keras' epsilon for probabilities
+
+
 # -- softmax ------------------------------------------------------------------------------------
-# on the CPU a classifier's softmax and its gradient are native kernels (xla_cpu.softmax_native:
+# on the CPU a classifier's softmax and its gradient are native kernels (xla_cpu.head_native:
 # XLA's bits, nothing to compile), elsewhere the jax formulas
-_softmax = Primitive("softmax", lambda x, *, axis: softmax_native.softmax(x, axis))
-_softmax_gradient = Primitive("softmax_gradient", lambda y, g, *, axis: softmax_native.softmax_gradient(y, g, axis))
+_softmax = Primitive("softmax", lambda x, *, axis: head_native.softmax(x, axis))
+_softmax_gradient = Primitive("softmax_gradient", lambda y, g, *, axis: head_native.softmax_gradient(y, g, axis))
 _log_softmax = Primitive("log_softmax", lambda x, *, axis: jax.nn.log_softmax(x, axis=axis))
 
 
@@ -91,6 +95,42 @@ def _(g, out, labels, logits, *, axis):
     # sum(labels) * softmax - labels: exact also for labels that do not sum to 1
     grad_logits = g * (reduce_sum(labels, axis=axis, keepdims=True) * _softmax(logits, axis=axis) - labels)
     return -g * _log_softmax(logits, axis=axis), grad_logits
+
+
+# Keras' sparse categorical cross-entropy of probabilities, one loss per row (last axis):
+# -log(clip(p / sum(p), 1e-7, 1 - 1e-7))[label]. On the CPU a classifier's head runs on native
+# kernels (xla_cpu.head_native: XLA's bits, nothing to compile), and so does the gradient when
+# nothing records the backward pass; a recorded backward pass (higher derivatives) takes the
+# same formula in differentiable ops.
+_sparse_ce_probabilities = Primitive(
+    "sparse_categorical_crossentropy", lambda labels, p: head_native.sparse_crossentropy(p, labels))
+_sparse_ce_probabilities_gradient = Primitive(
+    "sparse_categorical_crossentropy_gradient",
+    lambda labels, p, g: head_native.sparse_crossentropy_gradient(p, labels, g), differentiable=False)
+
+
+@_sparse_ce_probabilities.defgrad
+def _(g, out, labels, p):
+    if _context.tapes:
+        return None, _sparse_ce_probabilities_gradient_ops(labels, p, g)
+    return None, _sparse_ce_probabilities_gradient(labels, p, g)
+
+
+def _sparse_ce_probabilities_gradient_ops(labels, p, g):
+    """``head_native.sparse_crossentropy_gradient`` in differentiable ops."""
+    r = 1.0 / reduce_sum(p, axis=-1, keepdims=True)
+    q = p * r
+    clipped = minimum(maximum(q, _CLIP), 1.0 - _CLIP)
+    dq = one_hot(labels, p.shape[-1], dtype=p.dtype) * -expand_dims(g, -1) / clipped
+    t = where(q >= _CLIP, where(maximum(q, _CLIP) <= 1.0 - _CLIP, dq, 0.0), 0.0) * r
+    return t + reduce_sum(-t * q, axis=-1, keepdims=True)
+
+
+def sparse_categorical_crossentropy_of_probabilities(labels, p):
+    """Keras' sparse categorical cross-entropy of probabilities ``p`` (..., n) for integer
+    ``labels`` (...), one loss per row: ``-log(clip(p / sum(p), 1e-7, 1 - 1e-7))[label]`` (a label
+    outside [0, n) gives 0). Differentiable in ``p``, to any order."""
+    return _sparse_ce_probabilities(labels, p)
 
 
 def _matching_pair(op, labels, logits):

@@ -61,12 +61,13 @@ ADAM_NATIVE_THREAD_ELEMENTS = 1 << 18
 # The native dropout mask (random_native: 20 threefry rounds per element, compute-bound) shares
 # a mask with XLA's other thread from this many elements on.
 DROPOUT_NATIVE_THREAD_ELEMENTS = 1 << 15
-# The native softmax and its gradient (softmax_native, one thread) run on arrays of fewer than
-# this many elements in rows shorter than SOFTMAX_NATIVE_MAX_ROW: there they give XLA's bits
-# (beyond, XLA sums or splits the work otherwise) and the work is microseconds, where XLA's five
-# kernels cost ~0.2 s to compile; bigger softmaxes are worth XLA's vectorized loops.
-SOFTMAX_NATIVE_MAX_ELEMENTS = 4096
-SOFTMAX_NATIVE_MAX_ROW = 32
+# A classifier's head on native kernels (head_native, one thread: softmax, sparse categorical
+# cross-entropy, their gradients) for arrays of fewer than this many elements in rows of fewer
+# than HEAD_NATIVE_MAX_CLASSES: there they give XLA's bits (beyond, XLA sums or splits the work
+# otherwise) and the work is microseconds, where XLA's ten loop kernels cost ~0.4 s to compile;
+# bigger heads are worth XLA's vectorized loops.
+HEAD_NATIVE_MAX_ELEMENTS = 4096
+HEAD_NATIVE_MAX_CLASSES = 32
 
 # -- xla_cpu.host_memory ----------------------------------------------------------------------------
 # The default free heap glibc keeps for reuse (``mk.config.reuse_freed_host_memory``). MNIST
