@@ -50,6 +50,11 @@ CASES = [  # n, h, w, c, o, kh, kw, pads
     (4, 12, 25, 32, 64, 3, 3, ((0, 0), (0, 0))),    # VALID, as the MNIST CNN's second layer
     (2, 7, 12, 96, 40, 3, 3, ((1, 1), (1, 1))),     # 3 channel chunks, a row of exactly 12
     (2, 5, 3, 16, 48, 2, 3, ((1, 0), (2, 2))),      # rows narrower than a tile, wide left pad
+    # the filter gradient of few input channels, vectorized over output channels (kw * C <= 6):
+    (4, 28, 28, 1, 32, 3, 3, ((0, 0), (0, 0))),     # the MNIST CNN's first layer
+    (3, 9, 11, 3, 16, 3, 2, ((1, 1), (0, 1))),      # kw * C = 6, uneven pads
+    (2, 7, 9, 2, 48, 2, 3, ((1, 0), (2, 0))),       # 48 = a pair of output vectors and one more
+    (2, 6, 6, 1, 16, 5, 5, ((2, 2), (2, 2))),       # 5x5 SAME
 ]
 
 
@@ -58,10 +63,11 @@ def test_native_gradients_match_lax(case):
     *shape, pads = case
     x, w, dy = _case(*shape, pads, seed=sum(shape))
     dx_ref, dw_ref = _reference_grads(x, w, pads, dy)
-    if x.shape[3] % 16 == 0:
+    if conv_native.supported("filter_grad", x.shape, w.shape, (1, 1), pads, (1, 1), x.dtype):
         dw = jax.jit(lambda x, dy: conv_native.filter_grad(x, dy, w.shape, pads))(x, dy)
-        dx = jax.jit(lambda dy, w: conv_native.input_grad(dy, w, x.shape, pads))(dy, w)
         close(dw, dw_ref, "filter gradient")
+    if x.shape[3] % 16 == 0:
+        dx = jax.jit(lambda dy, w: conv_native.input_grad(dy, w, x.shape, pads))(dy, w)
         close(dx, dx_ref, "input gradient")
     if w.shape[3] % 16 == 0:
         y = jax.jit(lambda x, w: conv_native.forward(x, w, pads))(x, w)
@@ -123,6 +129,12 @@ def test_threads_split_the_batch_with_the_same_result(monkeypatch):
     np.testing.assert_array_equal(results[1][0], results[0][0])
     np.testing.assert_array_equal(results[1][1], results[0][1])
     np.testing.assert_array_equal(results[1][2], results[0][2])  # and each image's y
+    few = []
+    x, w, dy = _case(13, 12, 12, 1, 32, 3, 3, ((0, 0), (0, 0)), seed=8)
+    for threshold in (float("inf"), 0):  # the few-channel filter gradient too
+        monkeypatch.setattr(tuning, "CONV_NATIVE_THREAD_FLOPS", threshold)
+        few.append(conv_native.filter_grad(x, dy, w.shape, ((0, 0), (0, 0))))
+    np.testing.assert_array_equal(few[1], few[0])
 
 
 def test_repeated_calls_agree_to_the_bit():
@@ -192,7 +204,7 @@ def test_native_gradients_under_vmap():
 
 def test_method_native_names_what_it_cannot_take():
     x, w, dy = _case(1, 8, 8, 8, 4, 3, 3, ((0, 0), (0, 0)), seed=0)
-    with pytest.raises(ValueError, match=r"multiple of 16 input channels.*\(3, 3, 8, 4\)"):
+    with pytest.raises(ValueError, match=r"multiple of 16 input channels \(or of 16 output.*\(3, 3, 8, 4\)"):
         conv.conv2d_filter_grad(x, dy, w.shape, method="native")
     with pytest.raises(ValueError, match=r"multiple of 16 output channels.*\(3, 3, 8, 4\)"):
         conv.conv2d_forward(x, w, method="native")

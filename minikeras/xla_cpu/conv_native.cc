@@ -15,7 +15,9 @@
 // where xpad is x zero-padded by pt rows on top and pl columns on the left (and as much as the
 // shapes imply on the bottom and right). The gradients are vectorized over input channels and
 // the forward pass over output channels, which must be a multiple of 16; the Python side checks
-// that and every shape before it calls them. Images are shared out among `threads` workers: the
+// that and every shape before it calls them. The filter gradient of a layer with few input
+// channels (kw * C <= kFewTaps: the first layer of an MNIST CNN) is vectorized over output
+// channels instead. Images are shared out among `threads` workers: the
 // calling thread and tasks on XLA's own intra-op thread pool.
 #include <algorithm>
 #include <cstdint>
@@ -96,6 +98,53 @@ void filter_chunk(const float* xi, const float* dyi, float* dwt, const Shape& s,
   }
 }
 
+// -- filter gradient, few input channels ----------------------------------------------------------
+// For a filter row i, the kw * C taps (j, ci) of a pixel are kw * C consecutive floats of x's padded
+// row: acc[t][v] += xpad[r + i, q + j, ci] * dy[r, q, o0 + 16v ...] with t = j * C + ci, over the
+// pixels of rows [r0, r1), then added to dw[i, j, ci, o0 ...] (HWIO: row i's taps are consecutive).
+constexpr int kFewTaps = 6;  // kw * C at most: T x 2 output vectors fit AVX2's 16 registers for T <= 3
+template <int T, int OV>
+void few_filter_tile(const float* xi, const float* dyi, float* dw, const Shape& s, int64_t wp, int64_t r0,
+                     int64_t r1, int64_t i, int64_t o0) {
+  v16 acc[T][OV];
+  for (int t = 0; t < T; ++t)
+    for (int v = 0; v < OV; ++v) acc[t][v] = v16{};
+  const int64_t r_end = std::min(r1, s.h + s.pt - i);  // rows whose tap row i is padding add nothing
+  for (int64_t r = std::max(r0, s.pt - i); r < r_end; ++r) {
+    const float* xr = xi + (r + i) * wp * s.c;
+    const float* dr = dyi + r * s.wo * s.o + o0;
+    for (int64_t q = 0; q < s.wo; ++q) tile_step(acc, dr + q * s.o, xr + q * s.c, 1);
+  }
+  float* out = dw + i * s.kw * s.c * s.o + o0;
+  for (int t = 0; t < T; ++t)
+    for (int v = 0; v < OV; ++v) add_to(out + t * s.o + 16 * v, acc[t][v]);
+}
+
+template <int T, int OV>
+void few_filter_tile_any(int taps, const float* xi, const float* dyi, float* dw, const Shape& s, int64_t wp,
+                         int64_t r0, int64_t r1, int64_t i, int64_t o0) {
+  if constexpr (T > 0) {
+    if (taps == T) return few_filter_tile<T, OV>(xi, dyi, dw, s, wp, r0, r1, i, o0);
+    few_filter_tile_any<T - 1, OV>(taps, xi, dyi, dw, s, wp, r0, r1, i, o0);
+  }
+}
+
+void few_filter_chunk(const float* xi, const float* dyi, float* dw, const Shape& s, int64_t wp) {
+  const int taps = static_cast<int>(s.kw * s.c);
+  // two output vectors per step where the accumulators fit the registers, else one
+  constexpr int kPairTaps = std::min(kFewTaps, kSingleVectorTile / 2);
+  const bool pairs = taps <= kPairTaps;
+  for (int64_t r0 = 0; r0 < s.ho; r0 += kFilterRows) {
+    const int64_t r1 = std::min(r0 + kFilterRows, s.ho);
+    for (int64_t i = 0; i < s.kh; ++i) {
+      int64_t o0 = 0;
+      if (pairs)
+        for (; o0 + 32 <= s.o; o0 += 32) few_filter_tile_any<kPairTaps, 2>(taps, xi, dyi, dw, s, wp, r0, r1, i, o0);
+      for (; o0 < s.o; o0 += 16) few_filter_tile_any<kFewTaps, 1>(taps, xi, dyi, dw, s, wp, r0, r1, i, o0);
+    }
+  }
+}
+
 // Copies image b of x into `pad` with pt/pl zero rows/columns, hp x wp in all.
 void pad_image(const float* xb, float* pad, const Shape& s, int64_t hp, int64_t wp) {
   std::memset(pad, 0, sizeof(float) * hp * wp * s.c);
@@ -115,8 +164,12 @@ void pad_image(const float* xb, float* pad, const Shape& s, int64_t hp, int64_t 
 constexpr int64_t kFilterParts = 8;
 constexpr int64_t kFilterPartsBytes = 64 << 20;  // all the parts' accumulators at most
 
+// Few input channels (few_channels(s)): vectorized over output channels (few_filter_chunk).
+bool few_channels(const Shape& s) { return s.c % 16 != 0 && s.kw * s.c <= kFewTaps; }
+
 void filter_grad(ffi::ThreadPool& pool, const float* x, const float* dy, float* dw, const Shape& s,
                  int64_t threads) {
+  const bool few = few_channels(s);
   const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1;  // the padded input the windows read
   const bool copy = s.pt != 0 || s.pl != 0 || hp != s.h || wp != s.w;
   const int64_t size = s.kh * s.kw * s.o * s.c;
@@ -134,13 +187,25 @@ void filter_grad(ffi::ThreadPool& pool, const float* x, const float* dy, float* 
       }
       const float* dyi = dy + b * s.ho * s.wo * s.o;
       float* acc = dwt[part].data();
+      if (few) {  // accumulated in dw's own layout
+        few_filter_chunk(xi, dyi, acc, s, copy ? wp : s.w);
+        continue;
+      }
       int64_t c0 = 0;
       if constexpr (kWideTiles)
         for (; c0 + 32 <= s.c; c0 += 32) filter_chunk<2>(xi, dyi, acc, s, copy ? wp : s.w, c0);
       for (; c0 < s.c; c0 += 16) filter_chunk<1>(xi, dyi, acc, s, copy ? wp : s.w, c0);
     }
   });
-  // dw[i][j][ci][co] = the sum over parts, in order, of dwt[i][j][co][ci]
+  // dw[i][j][ci][co] = the sum over parts, in order, of dwt[i][j][co][ci] (dw itself if few)
+  if (few) {
+    for (int64_t k = 0; k < size; ++k) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < parts; ++p) sum += dwt[p][k];
+      dw[k] = sum;
+    }
+    return;
+  }
   for (int64_t tap = 0; tap < s.kh * s.kw; ++tap)
     for (int64_t ci = 0; ci < s.c; ++ci)
       for (int64_t co = 0; co < s.o; ++co) {
@@ -342,8 +407,10 @@ ffi::Error check(const char* op, ffi::Span<const int64_t> x, ffi::Span<const int
 ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> dy, ffi::ResultBuffer<ffi::F32> dw,
                           int64_t pad_top, int64_t pad_left, int64_t threads) {
   Shape s;
-  ffi::Error error = check("conv2d filter gradient", x.dimensions(), dy.dimensions(), dw->dimensions(),
-                           pad_top, pad_left, false, &s);
+  // vectorized over input channels, or over output channels where there are few input channels
+  const auto xd = x.dimensions(), fd = dw->dimensions();
+  const bool few = xd.size() == 4 && fd.size() == 4 && xd[3] % 16 != 0 && fd[1] * xd[3] <= kFewTaps;
+  ffi::Error error = check("conv2d filter gradient", xd, dy.dimensions(), fd, pad_top, pad_left, few, &s);
   if (error.failure()) return error;
   filter_grad(pool, x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads);
   return ffi::Error::Success();

@@ -32,6 +32,7 @@ from minikeras.xla_cpu import tuning
 from minikeras.xla_cpu.native_build import register_targets, usable_cpus, why_unavailable
 
 _SOURCE = "conv_native.cc"
+FEW_CHANNEL_TAPS = 6  # conv_native.cc's kFewTaps
 _FORWARD = "minikeras_conv2d_forward"
 _FILTER_GRAD = "minikeras_conv2d_filter_grad"
 _INPUT_GRAD = "minikeras_conv2d_input_grad"
@@ -56,13 +57,20 @@ def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     this convolution (shapes must be concrete). ``pads`` is explicit: ((top, bottom), (left, right)).
 
     The gradients are vectorized over input channels, the forward pass over output channels:
-    that count must be a multiple of 16.
+    that count must be a multiple of 16. The filter gradient of a layer with few input channels
+    (``kw * C <= FEW_CHANNEL_TAPS``, such as an MNIST CNN's first) is vectorized over output
+    channels instead.
     """
     kh, kw, c, o = w_shape
     (top, bottom), (left, right) = pads
+    if kind == "forward":
+        vectors = o % 16 == 0
+    elif kind == "filter_grad":  # over input channels, or over output channels where there are few
+        vectors = c % 16 == 0 or (o % 16 == 0 and kw * c <= FEW_CHANNEL_TAPS)
+    else:
+        vectors = c % 16 == 0
     return (jnp.dtype(dtype) == jnp.float32 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
-            and all(type(d) is int for d in (*x_shape, *w_shape)) and len(x_shape) == 4
-            and (o if kind == "forward" else c) % 16 == 0
+            and all(type(d) is int for d in (*x_shape, *w_shape)) and len(x_shape) == 4 and vectors
             and 0 <= top < kh and 0 <= bottom < kh and 0 <= left < kw and 0 <= right < kw
             and x_shape[1] + top + bottom >= kh and x_shape[2] + left + right >= kw)
 
