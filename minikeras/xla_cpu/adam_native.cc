@@ -28,20 +28,11 @@
 namespace ffi = xla::ffi;
 using minikeras::for_each_index;
 using minikeras::helpers_for;
+using minikeras::madd;
 
 namespace {
 
 constexpr int64_t kBlock = 1 << 15;  // elements per unit of work shared among the threads
-
-// a * b + c as XLA:CPU computes it on this machine: one fused multiply-add where the CPU has
-// them (XLA contracts a multiply feeding an add), else a multiply and an add.
-inline float madd(float a, float b, float c) {
-#if defined(__FMA__) || defined(__aarch64__)
-  return __builtin_fmaf(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
 
 // Elements [begin, end). The outputs are the inputs' buffers (the update is in place): each
 // element is read before it is written and no other element is touched, which the pragmas tell

@@ -26,19 +26,13 @@
 #include <cstring>
 #include <string>
 
+#include "native_kernels.h"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
+using minikeras::madd;
 
 namespace {
-
-inline float madd(float a, float b, float c) {
-#if defined(__FMA__) || defined(__aarch64__)
-  return __builtin_fmaf(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
 
 // XLA:CPU's float32 exp: clamp to [-87.8, 88.8] (NaN passes), n = floor(x log2(e) + 1/2) clamped
 // to [-127, 127], r = x - n ln(2) in two parts, a degree-5 polynomial, times 2^n.

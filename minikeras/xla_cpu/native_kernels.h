@@ -143,6 +143,16 @@ inline int64_t helpers_for(xla::ffi::ThreadPool& pool, int64_t n, int64_t thread
   return std::max<int64_t>(0, std::min({threads, n, pool_threads + 1}) - 1);
 }
 
+// a * b + c as XLA:CPU computes it on this machine: one fused multiply-add where the CPU has
+// them (XLA contracts a multiply feeding an add), else a multiply and an add.
+inline float madd(float a, float b, float c) {
+#if defined(__FMA__) || defined(__aarch64__)
+  return __builtin_fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
 }  // namespace minikeras
 
 #endif  // MINIKERAS_XLA_CPU_NATIVE_KERNELS_H_
