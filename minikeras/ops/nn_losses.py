@@ -37,7 +37,7 @@ _CLIP = 1e-7  # Keras' epsilon for probabilities
 
 # -- softmax ------------------------------------------------------------------------------------
 # on the CPU a classifier's softmax and its gradient are native kernels (xla_cpu.head_native:
-# XLA's bits, nothing to compile), elsewhere the jax formulas
+# nothing to compile), elsewhere the jax formulas
 _softmax = Primitive("softmax", lambda x, *, axis: head_native.softmax(x, axis))
 _softmax_gradient = Primitive("softmax_gradient", lambda y, g, *, axis: head_native.softmax_gradient(y, g, axis))
 _log_softmax = Primitive("log_softmax", lambda x, *, axis: jax.nn.log_softmax(x, axis=axis))
@@ -99,7 +99,7 @@ def _(g, out, labels, logits, *, axis):
 
 # Keras' sparse categorical cross-entropy of probabilities, one loss per row (last axis):
 # -log(clip(p / sum(p), 1e-7, 1 - 1e-7))[label]. On the CPU a classifier's head runs on native
-# kernels (xla_cpu.head_native: XLA's bits, nothing to compile), and so does the gradient when
+# kernels (xla_cpu.head_native: nothing to compile), and so does the gradient when
 # nothing records the backward pass; a recorded backward pass (higher derivatives) takes the
 # same formula in differentiable ops.
 _sparse_ce_probabilities = Primitive(

@@ -12,13 +12,15 @@ They run where the work is microseconds and XLA's compile is not: a classifier's
 arrays of fewer than ``tuning.HEAD_NATIVE_MAX_ELEMENTS`` (4096) elements in rows shorter than
 ``tuning.HEAD_NATIVE_MAX_CLASSES`` (32) along the last axis, on the CPU backend. XLA:CPU compiles
 these as ten loop kernels: ~0.4 s of the MNIST CNN step's first call on a Zen 3; custom calls
-compile nothing. There they have the bits of XLA:CPU's code for the jax formulas (its exp written
-out, row sums in order, divisions by a row's sum as multiplications by the reciprocal), but for
-the softmax gradient of a few row lengths (6 and 8, whose sums XLA vectorizes otherwise) and the
-cross-entropy's log (the C library's, not XLA's): there the last bit may differ. Bigger softmaxes (attention, 1000
-classes, a large evaluation batch) are worth XLA's vectorized loops and keep the jax formulas, as
-do other dtypes and axes, other backends, and machines without the kernels (no compiler,
-``MINIKERAS_NATIVE=0``, ``tuning.NATIVE_KERNELS`` False).
+compile nothing. Each has the bits of XLA:CPU's code for its jax formula (its exp written out,
+row sums in order, divisions by a row's sum as multiplications by the reciprocal), but for the
+softmax gradient of a few row lengths (6 and 8, whose sums XLA vectorizes otherwise) and the
+cross-entropy's log (the C library's, not XLA's). Where XLA fused the softmax's gradient with the
+cross-entropy's, as in the MNIST CNN's step, its contractions across the two rounded some
+gradients otherwise in the last bit: training runs differ from XLA's by float rounding. Bigger
+softmaxes (attention, 1000 classes, a large evaluation batch) are worth XLA's vectorized loops and
+keep the jax formulas, as do other dtypes and axes, other backends, and machines without the
+kernels (no compiler, ``MINIKERAS_NATIVE=0``, ``tuning.NATIVE_KERNELS`` False).
 """
 import functools
 
