@@ -164,12 +164,13 @@ void pad_image(const float* xb, float* pad, const Shape& s, int64_t hp, int64_t 
 constexpr int64_t kFilterParts = 8;
 constexpr int64_t kFilterPartsBytes = 64 << 20;  // all the parts' accumulators at most
 
-// Few input channels (few_channels(s)): vectorized over output channels (few_filter_chunk).
-bool few_channels(const Shape& s) { return s.c % 16 != 0 && s.kw * s.c <= kFewTaps; }
+// Whether a filter gradient with c input channels and kw filter columns has few input channels:
+// then it is vectorized over output channels (few_filter_chunk).
+bool few_channels(int64_t c, int64_t kw) { return c % 16 != 0 && kw * c <= kFewTaps; }
 
 void filter_grad(ffi::ThreadPool& pool, const float* x, const float* dy, float* dw, const Shape& s,
                  int64_t threads) {
-  const bool few = few_channels(s);
+  const bool few = few_channels(s.c, s.kw);
   const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1;  // the padded input the windows read
   const bool copy = s.pt != 0 || s.pl != 0 || hp != s.h || wp != s.w;
   const int64_t size = s.kh * s.kw * s.o * s.c;
@@ -409,7 +410,7 @@ ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Bu
   Shape s;
   // vectorized over input channels, or over output channels where there are few input channels
   const auto xd = x.dimensions(), fd = dw->dimensions();
-  const bool few = xd.size() == 4 && fd.size() == 4 && xd[3] % 16 != 0 && fd[1] * xd[3] <= kFewTaps;
+  const bool few = xd.size() == 4 && fd.size() == 4 && few_channels(xd[3], fd[1]);
   ffi::Error error = check("conv2d filter gradient", xd, dy.dimensions(), fd, pad_top, pad_left, few, &s);
   if (error.failure()) return error;
   filter_grad(pool, x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads);

@@ -126,8 +126,9 @@ def scaled_mask(key, shape, rate, dtype):
 
 
 def _fast(key, shape, keep):
-    """Whether the unrolled threefry draws this mask: concrete sizes (not mk.function's None
-    dimensions), a threefry key, fewer than 2**32 elements, the CPU backend."""
+    """Whether this module draws the mask itself (unrolled threefry, or the native kernel) rather
+    than jax.random.bernoulli: concrete sizes (not mk.function's None dimensions), a threefry key,
+    fewer than 2**32 elements, the CPU backend."""
     return (all(type(d) is int for d in shape) and jax.default_backend() == "cpu"
             and _threefry_key_words(key) is not None and int(np.prod(shape, dtype=np.int64)) < 2 ** 32
             and isinstance(keep, float))
