@@ -98,11 +98,11 @@ def test_mnist_cnn_learns(mode, short_mnist, capsys):
 
 def test_mnist_cnn_schedule_warms_up_holds_then_decays():
     cnn = load_example("mnist_cnn")
-    schedule = cnn.learning_rate(1407)  # 3 epochs of 469 steps
-    assert (schedule.decay_start, schedule.warmup_steps) == (938, 50)
-    peak = 4e-3
-    expected = {0: peak / 10, 25: peak / 10 + 0.9 * peak / 2, 50: peak, 600: peak, 938: peak,
-                938 + 469 / 2: peak / 2, 1407: 0.0, 2000: 0.0}
+    schedule = cnn.learning_rate(2814)  # 3 epochs of 938 steps (batch 64)
+    assert (schedule.decay_start, schedule.warmup_steps, schedule.peak) == (1876, 100, 2e-3)
+    peak = 2e-3
+    expected = {0: peak / 10, 50: peak / 10 + 0.9 * peak / 2, 100: peak, 1200: peak, 1876: peak,
+                1876 + 938 / 2: peak / 2, 2814: 0.0, 4000: 0.0}
     steps = np.array(list(expected), np.float32)
     np.testing.assert_allclose(schedule(mk.constant(steps)).numpy(), list(expected.values()), atol=1e-9, rtol=1e-6)
     # inside a compiled step, from the optimizer's iterations Variable
