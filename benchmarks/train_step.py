@@ -28,6 +28,7 @@ Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
 
     python benchmarks/train_step.py            # both models
     python benchmarks/train_step.py --quick    # fewer steps
+    python benchmarks/train_step.py --repeats 21   # a finer median on a noisy machine (default 5)
     --default-malloc                           # without the setting import minikeras makes (for all)
 """
 import argparse
@@ -253,12 +254,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps and repeats")
     parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed rounds per contender, the median reported (default 5; 3 with --quick)")
     parser.add_argument("--models", default="classic,simple")
     parser.add_argument(DEFAULT_MALLOC_FLAG, action="store_true",
                         help="leave glibc's malloc as it is (MINIKERAS_REUSE_HOST_MEMORY=0; applies to every "
                              "contender, since it is process-wide)")
     args = parser.parse_args(argv)  # --default-malloc acted before the import (honour_default_malloc_flag)
     steps, repeats = (4, 3) if args.quick else (12, 5)
+    if args.repeats is not None:
+        if args.repeats < 1:
+            parser.error(f"--repeats: expected an integer >= 1, received {args.repeats}")
+        repeats = args.repeats
     malloc = "glibc's default malloc" if args.default_malloc else "freed host memory reused"
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}; {cpu_model()}, "
           f"{os.cpu_count()} CPUs), batch {args.batch_size}, {steps} steps x {repeats} repeats, median; {malloc}")
