@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BATCH_SIZE = 64  # the main job's (examples/mnist_cnn.py); the race passes its batch size to both programs
 CURVE_LINE = re.compile(r"^epoch ([0-9.]+)/[0-9.]+: loss [0-9.naif]+, test accuracy ([0-9.]+), ([0-9.]+) s$")
 
 
@@ -80,7 +81,7 @@ def warmup_stable_decay(tf, total, peak=2e-3, warmup_steps=100):
     return WarmupStableDecay()
 
 
-def run_tensorflow(epochs=3, batch_size=64, seed=0, log=print):
+def run_tensorflow(epochs=3, batch_size=BATCH_SIZE, seed=0, log=print):
     """Trains the classic convnet with TensorFlow; returns [(epochs done, seconds, accuracy), ...]."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
@@ -165,20 +166,21 @@ def run_child(command):
     return curve, first_step
 
 
-def race(seeds, epochs):
+def race(seeds, epochs, batch_size=BATCH_SIZE):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from common import CpuSteal, cpu_model  # here, not at the top: common imports jax, which TensorFlow's run must not load
 
     python = sys.executable
+    common = ["--epochs", str(epochs), "--batch-size", str(batch_size)]
     programs = {
-        "mk tape": lambda s: [python, "examples/mnist_cnn.py", "--mode", "tape", "--seed", str(s), "--epochs", str(epochs),
+        "mk tape": lambda s: [python, "examples/mnist_cnn.py", "--mode", "tape", "--seed", str(s), *common,
                               "--no-compilation-cache"],
-        "mk fit": lambda s: [python, "examples/mnist_cnn.py", "--mode", "fit", "--seed", str(s), "--epochs", str(epochs),
+        "mk fit": lambda s: [python, "examples/mnist_cnn.py", "--mode", "fit", "--seed", str(s), *common,
                              "--no-compilation-cache"],
-        "tf": lambda s: [python, __file__, "--seed", str(s), "--epochs", str(epochs)],
+        "tf": lambda s: [python, __file__, "--seed", str(s), *common],
     }
-    print(f"{cpu_model()}, {os.cpu_count()} CPUs; {epochs:g} epochs of the main job's recipe (batch 64), each run a "
-          "fresh process, back to back")
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs; {epochs:g} epochs of the main job's recipe at batch {batch_size}, "
+          "each run a fresh process, back to back")
     print(f"{'seed':>4} {'program':8} {'first step':>10} {'epoch 1':>8} {'to 99%':>8} {'vs tf':>6} {'end':>7} "
           f"{'final acc':>9} {'steal':>5}")
     for seed in seeds:
@@ -204,14 +206,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=float, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="the main job's (64) unless given; --race "
+                        "passes it to every program")
     parser.add_argument("--race", action="store_true", help="minikeras (tape, fit) and TensorFlow, back to back")
     parser.add_argument("--seeds", default="0,1,2", help="with --race: comma-separated seeds")
     args = parser.parse_args(argv)
     if args.race:
-        race([int(s) for s in args.seeds.split(",")], args.epochs)
+        race([int(s) for s in args.seeds.split(",")], args.epochs, args.batch_size)
         return
     start = time.perf_counter()
-    curve = run_tensorflow(args.epochs, seed=args.seed, log=lambda text: print(text, flush=True))
+    curve = run_tensorflow(args.epochs, args.batch_size, seed=args.seed, log=lambda text: print(text, flush=True))
     reached = time_to(curve)
     print(f"final test accuracy {curve[-1][2]:.4f}; time to 99%: "
           f"{'not reached' if reached is None else f'{reached:.1f} s'}; wall time {time.perf_counter() - start:.1f} s")
