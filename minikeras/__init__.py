@@ -25,7 +25,7 @@ from minikeras.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value,
 from minikeras.ops.control import case, cond, custom_gradient, grad_pass_through, switch_case  # noqa: F401
 from minikeras.ops.loops import while_loop  # noqa: F401
 from minikeras.ops.tensor_array import TensorArray  # noqa: F401
-from minikeras.ops.recompute import recompute_grad  # noqa: F401
+from minikeras.tape.recompute import recompute_grad  # noqa: F401
 from minikeras.ops.creation import (  # noqa: F401
     constant, convert_to_tensor, eye, fill, linspace, ones, ones_like, range, zeros, zeros_like)
 from minikeras.ops.einsum import einsum  # noqa: F401
@@ -49,6 +49,7 @@ from minikeras import (  # noqa: F401,E402
     saving)
 from minikeras.models import Model, Sequential  # noqa: F401,E402
 from minikeras import train  # noqa: F401,E402
+from minikeras import utils  # noqa: F401,E402
 from minikeras.layers import Input  # noqa: F401,E402
 from minikeras import distribute  # noqa: F401,E402
 from minikeras import autograph  # noqa: F401,E402
