@@ -1,4 +1,4 @@
-"""What fit takes as data (``minikeras/models/data_adapter.py``): lists of numbers are arrays,
+"""What fit takes as data (``minikeras/trainers/data_adapter.py``): lists of numbers are arrays,
 non-numeric data is a clear error naming the argument."""
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ def model():
 
 
 def test_list_of_numbers_is_one_array(model):
-    from minikeras.models.data_adapter import ArrayBatches
+    from minikeras.trainers.data_adapter import ArrayBatches
     batches = ArrayBatches([[1.0], [2.0], [3.0], [4.0]], [2.0, 4.0, 6.0, 8.0], batch_size=2)
     assert batches.n == 4 and batches.x.shape == (4, 1) and batches.y.shape == (4,)
     start = model.get_weights()
@@ -29,7 +29,7 @@ def test_list_of_numbers_is_one_array(model):
 
 
 def test_list_of_arrays_is_several_inputs():
-    from minikeras.models.data_adapter import ArrayBatches
+    from minikeras.trainers.data_adapter import ArrayBatches
     batches = ArrayBatches([np.zeros((5, 2)), np.ones((5, 3))], np.zeros(5))
     assert isinstance(batches.x, list) and batches.n == 5
 

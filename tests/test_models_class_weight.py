@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from minikeras.models.class_weight import class_weight_to_sample_weights
+from minikeras.trainers.class_weight import class_weight_to_sample_weights
 
 WEIGHTS = {0: 2.0, 2: 0.5}
 

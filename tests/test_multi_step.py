@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras.models import data_adapter
+from minikeras.trainers import data_adapter
 
 FEATURES, LR = 3, 0.1
 KERNEL = np.array([[0.5], [-0.25], [0.1]], np.float32)

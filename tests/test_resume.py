@@ -47,8 +47,8 @@ def test_resume_in_a_new_process_is_bit_identical(tmp_path, uninterrupted):
 
 
 def test_shuffle_order_is_a_function_of_seed_and_epoch():
-    from minikeras.models.data_adapter import ArrayBatches
-    from minikeras.models.training import _numpy_rng
+    from minikeras.trainers.data_adapter import ArrayBatches
+    from minikeras.trainers.trainer import _numpy_rng
     batches = ArrayBatches(np.arange(10.0)[:, None], np.arange(10.0), batch_size=10, shuffle=True)
 
     def order(seed, epoch):

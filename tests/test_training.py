@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras.models import data_adapter
+from minikeras.trainers import data_adapter
 
 layers = mk.layers
 N, FEATURES, CLASSES = 96, 4, 3

@@ -6,7 +6,7 @@ from minikeras.layers.base import Layer
 from minikeras.models.functional import FunctionalGraph
 from minikeras.models.functional_config import functional_config, functional_from_config
 from minikeras.models.summary import format_summary
-from minikeras.models.training import Trainer
+from minikeras.trainers.trainer import Trainer
 from minikeras.module import tracked_items
 from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor

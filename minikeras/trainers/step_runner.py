@@ -14,9 +14,9 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.function import without_jax_additions
-from minikeras.models.data_adapter import ArrayGroup
+from minikeras.trainers.data_adapter import ArrayGroup
 from minikeras.dtypes import canonical_dtype
-from minikeras.models.multi_step import run_program_gathered, run_program_stacked
+from minikeras.trainers.multi_step import run_program_gathered, run_program_stacked
 from minikeras.tensor import Tensor, Variable, to_array
 
 

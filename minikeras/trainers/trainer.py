@@ -12,11 +12,11 @@ from minikeras import losses, metrics as metrics_module, optimizers
 from minikeras.callbacks import CallbackList, ProgbarLogger
 from minikeras.distribute import DataParallel, get_distribution
 from minikeras.function import function
-from minikeras.models import data_adapter
-from minikeras.models.class_weight import class_weight_to_sample_weights
-from minikeras.models.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
-from minikeras.models.output_losses import OutputLosses, as_loss_object, is_multi_output
-from minikeras.models.step_runner import StepRunner
+from minikeras.trainers import data_adapter
+from minikeras.trainers.class_weight import class_weight_to_sample_weights
+from minikeras.trainers.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
+from minikeras.trainers.output_losses import OutputLosses, as_loss_object, is_multi_output
+from minikeras.trainers.step_runner import StepRunner
 from minikeras.ops.random import numpy_seed
 from minikeras.ops.reduce import reduce_sum
 from minikeras.tape import GradientTape
