@@ -45,7 +45,7 @@ from minikeras import _context
 from minikeras.ops.op import Op, carries_gradient
 from minikeras.ops.random import get_global_generator
 from minikeras.ops.variable_reads import VariableReads
-from minikeras.tape import GradientTape
+from minikeras.tape.gradient_tape import GradientTape
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -87,13 +87,16 @@ class _RecomputeOp(Op):
 
     def backward(self, record, cotangents, recorded):
         inputs = list(record.inputs[:self.n_inputs])
+        if recorded:
+            # the cotangents stay the outer tape's Tensors: they depend on what it watches
+            # (the cotangent of a block's output comes from the blocks after it)
+            grads = self._on_a_fresh_tape(inputs, record.outs, cotangents)
+            return [None if g is None else (g if isinstance(g, Tensor) else Tensor(g)) for g in grads]
         cotangents = [None if c is None else to_array(c) for c in cotangents]
-        if _context.traces and not recorded:
+        if _context.traces:
             grads = self._checkpointed_vjp(inputs, record.outs, cotangents)
         else:
             grads = self._on_a_fresh_tape(inputs, record.outs, cotangents)
-        if recorded:
-            return [None if g is None else (g if isinstance(g, Tensor) else Tensor(g)) for g in grads]
         return [None if g is None else to_array(g) for g in grads]
 
     def _on_a_fresh_tape(self, inputs, outs, cotangents):
