@@ -20,7 +20,7 @@ import numpy as np
 
 from minikeras import _context, initializers
 from minikeras.backend import floatx
-from minikeras.function import Function
+from minikeras.programs.function import Function
 from minikeras.module import compact_snake_case
 from minikeras.ops.control import cond
 from minikeras.ops.math import equal, floordiv, floormod, where, zeros_like_

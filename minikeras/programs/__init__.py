@@ -1,1 +1,2 @@
-"""Compiled programs: tracing a function once (``trace``) and calling the result (``program``)."""
+"""Compiled programs: ``mk.function`` (``function``), tracing a function once (``trace``), calling
+the result (``program``), signatures with None sizes (``signatures``, ``general``)."""

@@ -6,7 +6,7 @@ The scan gets its batches in one of two ways: stacked on the host into one (step
 array per input (``run_program_stacked``: Datasets, mk.distribute, groups with a short batch),
 or, for in-memory arrays, taken inside the scan from the whole training arrays, given only the
 batch start offsets and the epoch's permutation (``run_program_gathered``). Both take a traced
-step's compiled program (``function._Program``); ``trainers.step_runner`` finds it for a batch.
+step's compiled program (``programs.Program``); ``trainers.step_runner`` finds it for a batch.
 """
 import math
 

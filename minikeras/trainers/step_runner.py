@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from minikeras import _context
-from minikeras.function import without_jax_additions
+from minikeras.programs.function import without_jax_additions
 from minikeras.trainers.data_adapter import ArrayGroup
 from minikeras.dtypes import canonical_dtype
 from minikeras.trainers.multi_step import run_program_gathered, run_program_stacked

@@ -11,7 +11,7 @@ import numpy as np
 from minikeras import losses, metrics as metrics_module, optimizers
 from minikeras.callbacks import CallbackList, ProgbarLogger
 from minikeras.distribute import DataParallel, get_distribution
-from minikeras.function import function
+from minikeras.programs.function import function
 from minikeras.trainers import data_adapter
 from minikeras.trainers.class_weight import class_weight_to_sample_weights
 from minikeras.trainers.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
