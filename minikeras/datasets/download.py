@@ -51,7 +51,7 @@ class DownloadError(OSError):
 
 
 class ChecksumError(ValueError):
-    """The downloaded bytes do not have the expected sha256."""
+    """The downloaded bytes do not have the expected hash."""
 
 
 def download(
@@ -122,13 +122,32 @@ def sha256sum(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def _fetch(url: str, dest: Path, sha256: str, progress: bool, timeout: float) -> None:
+def fetch_url(url: str, dest: str | os.PathLike, file_hash: str | None = None, algorithm: str = "sha256", *,
+              progress: bool | None = None, timeout: float = 10.0) -> Path:
+    """Downloads one URL to ``dest`` as ``download`` does a mirror's file: streamed into a temp
+    file, hashed on the way and renamed into place only when ``file_hash`` (hex, of
+    ``algorithm``: 'sha256' or 'md5') matches, or always when ``file_hash`` is None.
+
+    Raises:
+        OSError: the URL could not be read (``urllib.error.URLError``, HTTP errors, timeouts).
+        ChecksumError: the bytes do not have ``file_hash``; nothing is left at ``dest``.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(dest.parent)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    _fetch(url, dest, None if file_hash is None else file_hash.lower(), progress, timeout, algorithm)
+    return dest
+
+
+def _fetch(url: str, dest: Path, sha256: str | None, progress: bool, timeout: float, algorithm: str = "sha256") -> None:
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in SCHEMES:
         raise ValueError(f"unsupported URL scheme {scheme!r}; expected one of {SCHEMES}")
     fd, tmp = make_temp_file(dest)
     try:
-        digest = hashlib.sha256()
+        digest = hashlib.new(algorithm)
         host = urllib.parse.urlsplit(url).netloc or scheme
         with os.fdopen(fd, "wb") as out, tqdm(
             total=None, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{dest.name} ({host})",
@@ -144,8 +163,8 @@ def _fetch(url: str, dest: Path, sha256: str, progress: bool, timeout: float) ->
                     digest.update(chunk)
                     bar.update(len(chunk))
         found = digest.hexdigest()
-        if found != sha256:
-            raise ChecksumError(f"sha256 mismatch: expected {sha256}, received {found}")
+        if sha256 is not None and found != sha256:
+            raise ChecksumError(f"{algorithm} mismatch: expected {sha256}, received {found}")
         # mkstemp creates 0600 files; a dataset cache is ordinary readable data.
         os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
