@@ -16,14 +16,28 @@ int64 = np.dtype("int64")
 uint8 = np.dtype("uint8")
 uint32 = np.dtype("uint32")
 bool = np.dtype("bool")  # noqa: A001 - TF's name
+string = np.dtype(object)  # a string Tensor's values: NumPy object arrays of bytes, on the host
 
 DType = np.dtype
+
+WHERE_STRINGS_BELONG = (
+    "strings live on the host and cannot enter compiled code (mk.function, the steps of fit/evaluate/"
+    "predict) or numeric ops. Do string work in the data pipeline (mk.data.Dataset.map, or Python before "
+    "the model), or in a model's leading preprocessing layers (TextVectorization, StringLookup, Hashing), "
+    "which run on the host before the compiled part; mk.strings.to_number converts strings to numbers")
+
+
+def string_refusal(what):
+    """The TypeError raised when ``what`` meets a string where only numbers can go."""
+    return TypeError(f"{what}: {WHERE_STRINGS_BELONG}.")
 
 
 def as_dtype(value):
     """Returns the NumPy dtype named by ``value`` (a dtype, a type or a string such as 'float32')."""
     if value is None:
         return None
+    if value is string or (isinstance(value, str) and value in ("string", "str")) or value in (str, bytes, object):
+        return string
     try:
         return np.dtype(jnp.dtype(value))
     except TypeError:

@@ -13,7 +13,7 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.backend import floatx, folding_constants, is_tracer, static_shape
-from minikeras.dtypes import as_dtype, canonical_dtype
+from minikeras.dtypes import as_dtype, canonical_dtype, string_refusal
 from minikeras.symbolic import KerasTensor, SymbolicInput
 
 
@@ -25,6 +25,8 @@ def to_array(value, dtype=None):
     """
     if isinstance(value, Tensor):
         array = value._value
+        if isinstance(array, np.ndarray) and array.dtype == object:  # a string Tensor (minikeras.string_tensor)
+            raise string_refusal("A string mk.Tensor (dtype string) was given where numbers are expected")
     elif isinstance(value, Variable):
         array = value._read_array()
     elif isinstance(value, jax.Array):
@@ -39,6 +41,9 @@ def to_array(value, dtype=None):
             value = np.asarray([np.asarray(to_array(v)) if isinstance(v, (Tensor, Variable)) else v
                                 for v in value])
         np_value = np.asarray(value)
+        if np_value.dtype.kind in "SU" or (np_value.dtype == object and np_value.size
+                                           and isinstance(np_value.flat[0], (str, bytes))):
+            raise string_refusal(f"Strings {_short(value)} were given where numbers are expected")
         if np_value.dtype == object:
             raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} to a Tensor")
         if _context.traces:  # a constant, also in a trace with symbolic sizes (see backend.folding_constants)
@@ -52,6 +57,11 @@ def to_array(value, dtype=None):
                 return array.astype(dtype)
         array = array.astype(dtype)
     return array
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _SCALARS = {}        # (value, dtype, sign) -> jax array: Python constants are converted once
@@ -155,7 +165,8 @@ class Tensor(_Described):
     mk.Tensor(6.0, shape=(), dtype=float32)
     """
 
-    __slots__ = ("_value", "__weakref__")
+    # ``_keras_mask``: the mask a layer's output carries (Keras's attribute; unset means None)
+    __slots__ = ("_value", "_keras_mask", "__weakref__")
     __array_priority__ = 100  # make ``np.ndarray + Tensor`` call Tensor.__radd__
 
     def __init__(self, value):

@@ -107,4 +107,5 @@ class TensorSpec:
 
     def __repr__(self):
         shape = "<unknown>" if self._shape is None else repr(self._shape)
-        return f"TensorSpec(shape={shape}, dtype=mk.{self._dtype.name}, name={self._name!r})"
+        dtype = "string" if self._dtype == object else self._dtype.name
+        return f"TensorSpec(shape={shape}, dtype=mk.{dtype}, name={self._name!r})"

@@ -2,6 +2,7 @@
 import types as _types
 
 from minikeras.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset  # noqa: F401
+from minikeras.data.text_line import TextLineDataset  # noqa: F401
 
 
 def _cardinality(dataset):

@@ -7,6 +7,7 @@ import numpy as np
 
 from minikeras.data import _indices, _specs
 from minikeras.data._streams import Stream, Zip
+from minikeras.data._strings import eager_rows, has_strings, spec_from_rows, to_device
 from minikeras.data._structure import call_on_element, flatten, leaf_names, to_host_array
 
 _UNBATCHED_BLOCK = 1024  # rows gathered at a time when iterating element by element
@@ -60,14 +61,11 @@ class CachedSource(Source):
         self._lock = threading.Lock()
         self._leaves = self._treedef = None
         self.n = plan.cardinality()
-        self._apply = batched_function(fns) if fns else None
+        self._apply = row_function(source, fns) if fns else None
         self._fns = tuple(fns)
 
     def spec(self):
-        spec = self._source.spec()  # without materializing the cache
-        for fn in self._fns:
-            spec = _specs.traced(fn, spec)
-        return spec
+        return spec_after(self._source, self._fns)  # without materializing the cache
 
     @property
     def leaves(self):
@@ -89,13 +87,29 @@ class CachedSource(Source):
             return
         pieces, treedef = [], None
         for index in _indices.group(self._plan.chunks(), 4096, False):
-            batch = source.treedef.unflatten(jax.device_put(source.gather(index)))
+            batch = source.treedef.unflatten(to_device(source.gather(index)))
             leaves, treedef = flatten(apply(batch))
             pieces.append([np.asarray(leaf) for leaf in leaves])
         if not pieces:
             raise ValueError("Dataset.cache after map on an empty dataset is not supported")
         self._leaves = [np.concatenate(parts) for parts in zip(*pieces)]
         self._treedef = treedef
+
+
+def spec_after(source, fns):
+    """The spec of ``source``'s rows after ``fns``: traced, or run on the first rows for strings."""
+    spec = source.spec()
+    if fns and has_strings(spec):
+        return spec_from_rows(source.gather(np.arange(min(source.n, 2))), source.treedef, fns)
+    for fn in fns:
+        spec = _specs.traced(fn, spec)
+    return spec
+
+
+def row_function(source, fns):
+    """The function applying ``fns`` to a batch of ``source``'s rows: vmapped and compiled for
+    numbers, eager row by row when the rows hold strings."""
+    return eager_rows(fns) if has_strings(source.spec()) else batched_function(fns)
 
 
 def batched_function(fns):
@@ -149,10 +163,7 @@ class RowDataset(Stream):
         return self.plan.cardinality()
 
     def _spec(self):
-        spec = self.source.spec()
-        for fn in self.fns:
-            spec = _specs.traced(fn, spec)
-        return spec
+        return spec_after(self.source, self.fns)
 
     def _elements(self):
         source, fns = self.source, self.fns
@@ -199,7 +210,7 @@ class BatchedRows(Stream):
         self.rows = rows
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
-        self._apply = batched_function(rows.fns) if rows.fns else None
+        self._apply = row_function(rows.source, rows.fns) if rows.fns else None
 
     def _cardinality(self):
         return _indices.batch_cardinality(self.rows._cardinality(), self.batch_size, self.drop_remainder)
@@ -211,7 +222,7 @@ class BatchedRows(Stream):
         source = self.rows.source
         apply = self._apply
         for index in _indices.group(self.rows.plan.chunks(), self.batch_size, self.drop_remainder):
-            batch = source.treedef.unflatten(jax.device_put(source.gather(index)))
+            batch = source.treedef.unflatten(to_device(source.gather(index)))
             yield apply(batch) if apply is not None else batch
 
     def unbatch(self):

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.data import _indices, _specs
+from minikeras.data._strings import has_strings, spec_of_elements, stack_strings
 from minikeras.data._structure import call_on_element, first_dims, flatten
 
 
@@ -77,7 +78,10 @@ class Map(Unary):
         self.fn = fn
 
     def _spec(self):
-        return _specs.traced(self.fn, self.upstream._spec())
+        spec = self.upstream._spec()
+        if has_strings(spec):
+            return spec_of_elements(itertools.islice(self.upstream._elements(), 2), (self.fn,))
+        return _specs.traced(self.fn, spec)
 
     def _elements(self):
         for element in self.upstream._elements():
@@ -165,6 +169,9 @@ def _stack(elements, what):
         shapes = {np.shape(x) for x in column}
         if len(shapes) > 1:
             raise ValueError(f"{what}: cannot batch elements of different shapes {sorted(shapes)}")
+        if isinstance(column[0], bytes) or getattr(column[0], "dtype", None) == object:
+            stacked.append(stack_strings(column))
+            continue
         on_host = all(isinstance(x, np.ndarray) or np.isscalar(x) for x in column)
         stacked.append(np.stack(column) if on_host else jnp.stack([jnp.asarray(x) for x in column]))
     return treedef.unflatten(stacked)

@@ -7,6 +7,7 @@ import jax
 import numpy as np
 
 from minikeras.dtypes import canonical_dtype
+from minikeras.string_tensor import StringTensor, bytes_array, is_string_value
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -27,6 +28,8 @@ def leaf_names(nest):
 
 def to_host_array(value, what):
     """A NumPy array (canonical dtype: float64 -> float32, int64 -> int32 without x64) for a leaf."""
+    if is_string_value(value):
+        return bytes_array(value)  # strings stay on the host: an object array of bytes
     if isinstance(value, (Tensor, Variable)):
         value = value.numpy()
     elif isinstance(value, jax.Array):
@@ -34,29 +37,41 @@ def to_host_array(value, what):
     array = np.asarray(value)
     if array.dtype.kind not in "biufc":
         raise TypeError(f"{what}: component of dtype {array.dtype} cannot become an mk.Tensor "
-                        f"(numbers and booleans only); received {type(value).__name__}")
+                        f"(numbers, booleans and strings only); received {type(value).__name__}")
     return np.asarray(array, dtype=canonical_dtype(array.dtype))
 
 
 def to_tensors(element):
     """The element as the user sees it: every leaf an mk.Tensor, nesting unchanged."""
-    return jax.tree_util.tree_map(lambda a: a if isinstance(a, Tensor) else Tensor(to_array(a)), element,
-                                  is_leaf=_is_leaf)
+    return jax.tree_util.tree_map(lambda a: a if isinstance(a, Tensor) else as_tensor(a), element, is_leaf=_is_leaf)
+
+
+def as_tensor(a):
+    """A pipeline value as an mk.Tensor: strings (bytes, object arrays) as string Tensors."""
+    if isinstance(a, bytes) or (isinstance(a, np.ndarray) and a.dtype == object):
+        return StringTensor.of_bytes(bytes_array(a))
+    return Tensor(to_array(a))
 
 
 def to_numpy(element):
     """The element with NumPy leaves (0-d leaves as NumPy scalars, as ``as_numpy_iterator``)."""
     def convert(a):
+        if isinstance(a, bytes):
+            return bytes(a)  # as TF: bytes, not np.bytes_
         array = np.asarray(a)
         return array[()] if array.ndim == 0 else array
     return jax.tree_util.tree_map(convert, element, is_leaf=_is_leaf)
 
 
 def _output_leaf(x):
+    if isinstance(x, StringTensor):
+        return np.asarray(x)
     if isinstance(x, Tensor):
         return x._value
     if isinstance(x, Variable):
         return x._read_array()
+    if is_string_value(x):
+        return bytes_array(x)
     return to_array(x)
 
 
@@ -66,7 +81,7 @@ def call_on_element(fn, element):
     Takes and returns nests of arrays (jax arrays or tracers); fn sees mk Tensors. A list
     returned by fn becomes a tuple.
     """
-    tensors = jax.tree_util.tree_map(lambda a: Tensor(to_array(a)), element, is_leaf=_is_leaf)
+    tensors = jax.tree_util.tree_map(as_tensor, element, is_leaf=_is_leaf)
     out = fn(*tensors) if isinstance(tensors, tuple) else fn(tensors)
     if isinstance(out, list):
         out = tuple(out)

@@ -1,6 +1,7 @@
 """Argument handling shared by ops: tensor conversion, dtype agreement, axis normalisation."""
 import numpy as np
 
+from minikeras.dtypes import string_refusal
 from minikeras.errors import invalid_argument
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, python_scalar, to_array
@@ -43,6 +44,8 @@ def _as_operand(x):
 
 def _python_scalar(op_name, value, dtype, index):
     dtype = np.dtype(dtype)
+    if dtype.kind == "O":
+        raise string_refusal(f"cannot compute {op_name} of a string mk.Tensor and {value!r}")
     if isinstance(value, float) and dtype.kind in "biu":
         raise TypeError(
             f"cannot compute {op_name}: input #{index}(zero-based) is the Python float {value!r}, but the other "

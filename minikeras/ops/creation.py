@@ -4,8 +4,9 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.backend import floatx, folding_constants
-from minikeras.dtypes import as_dtype
+from minikeras.dtypes import as_dtype, string
 from minikeras.ops.shape import shape_argument
+from minikeras.string_tensor import StringTensor, is_string_value, string_tensor
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -14,7 +15,11 @@ def constant(value, dtype=None, shape=None, name=None):
 
     >>> mk.constant([1, 2])
     mk.Tensor([1 2], shape=(2,), dtype=int32)
+    >>> mk.constant("text")  # strings: a string Tensor on the host (minikeras.string_tensor)
+    mk.Tensor(b'text', shape=(), dtype=string)
     """
+    if is_string_value(value) or as_dtype(dtype) is string:
+        return _string_constant(value, shape)
     array = to_array(value, as_dtype(dtype))
     if shape is not None:
         shape = tuple(shape)
@@ -30,6 +35,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """Returns ``value`` as a Tensor (a Tensor unchanged; a Variable read; arrays and numbers converted)."""
     if isinstance(value, Tensor) and (dtype is None or value.dtype == as_dtype(dtype)):
         return value
+    if not isinstance(value, Tensor) and (is_string_value(value) or as_dtype(dtype) is string):
+        return _string_constant(value, None)
     if isinstance(value, Tensor):
         raise ValueError(f"Tensor conversion requested dtype {as_dtype(dtype).name} for a Tensor with dtype "
                          f"{value.dtype.name}")
@@ -38,6 +45,20 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if dtype is None and dtype_hint is not None and isinstance(value, (int, float, list, tuple)):
         return Tensor(to_array(value, as_dtype(dtype_hint)))
     return Tensor(to_array(value, as_dtype(dtype)))
+
+
+def _string_constant(value, shape):
+    if not is_string_value(value) and not (isinstance(value, (list, tuple)) and not value):
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype string")
+    tensor = string_tensor(value)
+    if shape is None or tuple(shape) == tensor.shape:
+        return tensor
+    array = tensor.numpy()
+    if np.size(array) == 1:
+        return StringTensor.of_bytes(np.broadcast_to(np.reshape(array, ()), tuple(shape)).copy())
+    if np.size(array) == int(np.prod(shape)):
+        return StringTensor.of_bytes(np.reshape(array, tuple(shape)))
+    raise TypeError(f"Eager execution of mk.constant with {np.size(array)} values cannot have shape {list(shape)}")
 
 
 def _made(make, *values):
