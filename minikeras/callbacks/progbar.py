@@ -43,6 +43,14 @@ def _isatty(stream):
         return False
 
 
+def open_bar(total, description=None, unit="step"):
+    """A tqdm bar on stdout drawn as fit's: the notebook widget inside Jupyter (with
+    ipywidgets), else text, redrawn at most every 10 s when stdout is not a terminal."""
+    interactive = _isatty(sys.stdout) or in_notebook()
+    return _tqdm_class()(total=total, desc=description, unit=unit, file=sys.stdout, leave=True,
+                         dynamic_ncols=interactive, mininterval=0.1 if interactive else 10.0)
+
+
 def format_value(value):
     """Keras's number format: 4 decimals, or scientific notation for tiny values."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -122,10 +130,7 @@ class ProgbarLogger(Callback):
         self._seen = 0
         self._start = time.perf_counter()
         if self.verbose == 1:
-            tqdm = _tqdm_class()
-            interactive = _isatty(sys.stdout) or in_notebook()
-            self._bar = tqdm(total=self.target, desc=description, unit="step", file=sys.stdout, leave=True,
-                             dynamic_ncols=interactive, mininterval=0.1 if interactive else 10.0)
+            self._bar = open_bar(self.target, description)
 
     def _update(self, batch, logs):
         steps = batch + 1

@@ -5,3 +5,4 @@ from minikeras.utils.sequence import pad_sequences  # noqa: F401
 from minikeras.utils.split import split_dataset  # noqa: F401
 from minikeras.utils.timeseries import timeseries_dataset_from_array  # noqa: F401
 from minikeras.utils.file_utils import get_file  # noqa: F401
+from minikeras.utils.progbar import Progbar  # noqa: F401
