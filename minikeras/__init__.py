@@ -55,4 +55,4 @@ from minikeras import distribute  # noqa: F401,E402
 from minikeras import autograph  # noqa: F401,E402
 from minikeras.device import device  # noqa: F401,E402
 
-__version__ = "0.1.0"
+from minikeras.version import __version__  # noqa: F401,E402

@@ -1,4 +1,6 @@
 """Keras layers (``mk.layers``)."""
+import sys
+
 from minikeras.layers.base import Layer  # noqa: F401
 from minikeras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
 from minikeras.layers.conv import Conv2D  # noqa: F401
@@ -18,6 +20,10 @@ from minikeras.layers.pooling1d import (  # noqa: F401
     AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, MaxPool1D, MaxPooling1D)
 from minikeras.layers.reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
 from minikeras.layers.simple import Identity, Lambda, Rescaling, SpatialDropout2D  # noqa: F401
+from minikeras.saving.registry import register_builtin_namespace
+
+# Every public layer class is minikeras's own in a .keras file (module "minikeras.layers").
+register_builtin_namespace("minikeras.layers", sys.modules[__name__])
 
 Convolution2D = Conv2D
 Convolution1D = Conv1D

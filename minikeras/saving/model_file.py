@@ -28,7 +28,6 @@ import zipfile
 
 import h5py
 
-import minikeras
 from minikeras import losses, optimizers
 from minikeras import metrics as metrics_module
 from minikeras.saving import weights_h5
@@ -37,16 +36,9 @@ from minikeras.saving.keras_config import from_keras, to_keras
 from minikeras.saving.registry import (
     deserialize_keras_object,
     is_serializable,
-    register_builtin_namespace,
     serialize_keras_object,
 )
-
-# Every public layer and model class is minikeras's own in a .keras file, decorated with
-# register_builtin or not (found by name in mk.layers / mk.models when first needed: they are not
-# imported yet when this module is). A functional model's file loads through here once
-# mk.models has a Functional with from_config, as Keras names it ("module": "keras").
-register_builtin_namespace("minikeras.layers", lambda: minikeras.layers)
-register_builtin_namespace("minikeras.models", lambda: minikeras.models)
+from minikeras.version import __version__
 
 CONFIG, METADATA = "config.json", "metadata.json"
 MAX_MEMBER_BYTES = {CONFIG: 64 << 20, METADATA: 1 << 20, KERAS_ARCHIVE_WEIGHTS: 64 << 30}
@@ -112,7 +104,7 @@ def save_model(model, filepath, overwrite=True):
     if not getattr(model, "built", True):
         raise ValueError(f"You are saving a model that has not yet been built ('{model.name}'). Build it first by "
                          "calling it on data or by model.build(input_shape)")
-    metadata_json = json.dumps({"keras_version": KERAS_VERSION, "minikeras_version": minikeras.__version__,
+    metadata_json = json.dumps({"keras_version": KERAS_VERSION, "minikeras_version": __version__,
                                 "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")})
     weights = io.BytesIO()
     with h5py.File(weights, "w") as h5file:

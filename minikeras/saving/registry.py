@@ -24,7 +24,7 @@ _registered = {}  # registered name -> class
 _names = {}  # class -> registered name
 _builtins = {}  # (public module, class name) -> class
 _builtin_modules = {}  # class -> public module
-_namespaces = {}  # public module -> a function returning it (classes found there by name, lazily)
+_namespaces = {}  # public module -> the module object (its classes found there by name, when looked up)
 
 
 def register_keras_serializable(package="Custom", name=None):
@@ -64,26 +64,27 @@ def register_builtin(module):
     return decorator
 
 
-def register_builtin_namespace(module, get_namespace):
-    """Makes the public classes of ``module`` (e.g. ``"minikeras.layers"``), as found by name
-    in ``get_namespace()`` when first needed, minikeras's own classes for saving and loading,
-    like those decorated with ``register_builtin``."""
-    _namespaces[module] = get_namespace
+def register_builtin_namespace(module, namespace):
+    """Makes the public classes of ``namespace`` (a package, e.g. ``minikeras.layers``, saved as
+    ``module``: ``"minikeras.layers"``) minikeras's own classes for saving and loading, like those
+    decorated with ``register_builtin``. Classes are looked up by name when a file is saved or
+    loaded, so a package registers itself at import, before its last name is defined."""
+    _namespaces[module] = namespace
 
 
 def _public_module(cls):
     module = _builtin_modules.get(cls)
     if module is not None:
         return module
-    for name, get_namespace in _namespaces.items():
-        if getattr(get_namespace(), cls.__name__, None) is cls:
+    for name, namespace in _namespaces.items():
+        if getattr(namespace, cls.__name__, None) is cls:
             return name
     return None
 
 
 def _from_namespace(module, class_name):
-    get_namespace = _namespaces.get(module)
-    found = getattr(get_namespace(), class_name, None) if get_namespace is not None and class_name else None
+    namespace = _namespaces.get(module)
+    found = getattr(namespace, class_name, None) if namespace is not None and class_name else None
     return found if isinstance(found, type) else None
 
 
