@@ -28,9 +28,9 @@ def test_embedding_weights_defaults_and_float_ids():
     np.testing.assert_array_equal(layer(IDS.astype(np.float32)), values[IDS])  # floats are cast to int32
     table = np.arange(6, dtype=np.float32).reshape(3, 2)
     np.testing.assert_array_equal(L.Embedding(3, 2, weights=table)(np.array([2, 0])), table[[2, 0]])
-    with pytest.warns(UserWarning, match="models do not pass masks"):
-        masked = L.Embedding(5, 3, mask_zero=True)
+    masked = L.Embedding(5, 3, mask_zero=True)
     np.testing.assert_array_equal(masked.compute_mask(mk.constant(IDS)), IDS != 0)
+    np.testing.assert_array_equal(masked(IDS)._keras_mask, IDS != 0)  # the output carries it
 
 
 def test_embedding_errors_name_the_layer_and_the_value():

@@ -9,6 +9,7 @@ from minikeras.layers.conv_transpose import Conv2DTranspose  # noqa: F401
 from minikeras.layers.core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
 from minikeras.layers.embedding import Embedding  # noqa: F401
 from minikeras.layers.input_layer import Input, InputLayer  # noqa: F401
+from minikeras.layers.masking import Masking  # noqa: F401
 from minikeras.layers.merge import (  # noqa: F401
     Add, Average, Concatenate, Dot, Maximum, Merge, Minimum, Multiply, Subtract, add, average, concatenate, dot, maximum,
     minimum, multiply, subtract)

@@ -13,6 +13,8 @@ def _non_negative(value, message):
 
 
 class _Elementwise(Layer):
+    supports_masking = True
+
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
 

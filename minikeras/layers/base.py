@@ -7,6 +7,7 @@ import numpy as np
 from minikeras import _context, autograph, initializers, regularizers
 from minikeras.backend import floatx, is_tracer
 from minikeras.dtypes import as_dtype
+from minikeras.layers import mask_flow
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
@@ -45,6 +46,7 @@ class Layer(Module):
 
     input_ndim = None
     min_ndim = None
+    supports_masking = False  # True where a subclass overrides compute_mask (set in __init__)
     _NOT_TRACKED = frozenset({"_inbound", "_losses"})
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, batch_input_shape=None,
@@ -64,7 +66,14 @@ class Layer(Module):
         else:
             self._batch_input_shape = None
         self._output_shape = None
-        self._call_takes_training = "training" in inspect.signature(self.call).parameters
+        signature = inspect.signature(self.call)
+        self._call_takes_training = "training" in signature.parameters
+        self._call_masks = mask_flow.mask_parameters(signature.parameters)
+        if self._call_masks is not None:
+            self._call_signature = signature
+        self._computes_masks = type(self).compute_mask is not Layer.compute_mask
+        if self._computes_masks:
+            self.supports_masking = True
         self.activity_regularizer = regularizers.get(activity_regularizer)
         self._losses = []
 
@@ -233,6 +242,12 @@ class Layer(Module):
     def call(self, inputs, training=None):
         raise NotImplementedError(f"Layer {type(self).__name__} must implement call(inputs)")
 
+    def compute_mask(self, inputs, previous_mask):
+        """The mask of the output for ``inputs`` carrying ``previous_mask`` (a boolean tensor, a
+        structure of them, or None); by default the previous mask, unchanged. Used after each
+        call of a layer whose ``supports_masking`` is True (see ``layers.mask_flow``)."""
+        return previous_mask
+
     def __call__(self, inputs, *args, training=None, **kwargs):
         if any_symbolic(inputs) or (args or kwargs) and any_symbolic((args, kwargs)):
             return self._symbolic_call(inputs, args, training, kwargs)
@@ -244,6 +259,10 @@ class Layer(Module):
             training = current_training()
         if self._call_takes_training:
             kwargs["training"] = training
+        if self._call_masks is not None:
+            previous_mask = mask_flow.fill_masks(self._call_signature, self._call_masks, inputs, args, kwargs)
+        else:
+            previous_mask = mask_flow.masks_of(inputs)
         if not _call_depth[0] and not _shape_only[0]:
             self._clear_losses()
         _training_stack.append(training)
@@ -255,6 +274,8 @@ class Layer(Module):
             _call_depth[0] -= 1
         if self.activity_regularizer is not None and not _shape_only[0]:
             self._add_activity_losses(outputs)
+        if previous_mask is not None or self._computes_masks:
+            mask_flow.set_output_masks(self, inputs, outputs, previous_mask)
         if isinstance(outputs, Tensor):
             self._output_shape = (None,) + outputs.shape[1:] if outputs.ndim else ()
         return outputs
@@ -269,18 +290,35 @@ class Layer(Module):
         if training is not None:  # an explicit flag is part of the node, as in Keras
             kwargs = dict(kwargs, training=training)
 
-        def abstract(inputs, *args, **kwargs):
+        # Masks ride on the symbolic tensors (not graph edges): the abstract call gets them as
+        # values, and the output masks it computes ride on the symbolic outputs.
+        in_masks = [mask_flow.get_mask(t) for t in flatten((inputs, args, kwargs))]
+
+        def abstract(in_masks, inputs, *args, **kwargs):
             tensors = jax.tree_util.tree_map(lambda v: Tensor(v) if is_tracer(v) else v, (inputs, args, kwargs))
+            if any(m is not None for m in in_masks):
+                carriers = [t for t in jax.tree_util.tree_leaves(tensors, is_leaf=lambda t: isinstance(t, Tensor))
+                            if isinstance(t, Tensor)]
+                for tensor, mask in zip(carriers, in_masks):
+                    if mask is not None:
+                        mask_flow.set_mask(tensor, mask if isinstance(mask, Tensor) else Tensor(mask))
             _shape_only[0] += 1
             try:
                 outputs = self(tensors[0], *tensors[1], **tensors[2])
             finally:
                 _shape_only[0] -= 1
+            flat = jax.tree_util.tree_leaves(outputs, is_leaf=lambda t: isinstance(t, Tensor))
+            out_masks = [getattr(mask_flow.get_mask(t), "_value", None) for t in flat]
             return jax.tree_util.tree_map(lambda t: t._value if isinstance(t, Tensor) else t, outputs,
-                                          is_leaf=lambda t: isinstance(t, Tensor))
-        outputs = output_spec(abstract, (inputs,) + tuple(args), kwargs, f"Layer '{self.name}'", _stateful_eval_shape)
+                                          is_leaf=lambda t: isinstance(t, Tensor)), out_masks
+        outputs, out_masks = output_spec(abstract, (in_masks, inputs) + tuple(args), kwargs, f"Layer '{self.name}'",
+                                         _stateful_eval_shape)
         nodes = self._inbound_nodes()
         nodes.append(Node(self, (inputs,) + tuple(args), kwargs, outputs, index=len(nodes)))
+        for tensor, mask in zip(jax.tree_util.tree_leaves(outputs, is_leaf=lambda t: isinstance(t, KerasTensor)),
+                                out_masks):
+            if mask is not None and isinstance(tensor, KerasTensor):
+                mask_flow.set_mask(tensor, mask)
         first = flatten(outputs)
         if len(first) == 1:
             self._output_shape = first[0].shape
@@ -335,7 +373,9 @@ class Layer(Module):
             else:
                 tensor = Tensor(to_array(x))
             if tensor.dtype.kind == "f" and tensor.dtype != self._dtype:
+                mask = mask_flow.get_mask(tensor)
                 tensor = cast(tensor, self._dtype)
+                mask_flow.set_mask(tensor, mask)
             return tensor
         if isinstance(inputs, (list, tuple)):
             return type(inputs)(convert(x) for x in inputs)

@@ -25,6 +25,8 @@ class Dense(KernelBiasLayer):
     (2, 10)
     """
 
+    supports_masking = True
+
     min_ndim = 2
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
@@ -67,6 +69,8 @@ def _dot_last_axis(inputs, kernel):
 @register_builtin("minikeras.layers")
 class Activation(Layer):
     """Applies an activation function (by name or callable)."""
+
+    supports_masking = True
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
@@ -132,6 +136,8 @@ class Reshape(Layer):
 class Dropout(Layer):
     """Sets a fraction ``rate`` of inputs to 0 when ``training=True`` and scales the rest by
     ``1 / (1 - rate)``; the identity otherwise. Each call draws a fresh mask (also compiled)."""
+
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)

@@ -1,6 +1,4 @@
 """Embedding: integer ids -> rows of a trainable (input_dim, output_dim) matrix."""
-import warnings
-
 import jax
 import numpy as np
 
@@ -26,8 +24,8 @@ class Embedding(Layer):
       output_dim: the size of each embedding vector.
       embeddings_initializer: default 'uniform' (RandomUniform(-0.05, 0.05)), as Keras.
       embeddings_regularizer: a penalty of the matrix in ``layer.losses``.
-      mask_zero: whether id 0 is padding (``compute_mask`` gives ``ids != 0``); models do not
-        propagate masks yet (a warning says so).
+      mask_zero: whether id 0 is padding: the output then carries the mask ``ids != 0``
+        (``compute_mask``), which the layers after it use (Keras 3's mask propagation).
       weights: optional initial matrix.
 
     Ids outside [0, input_dim) raise an IndexError naming the layer and the id when the layer
@@ -50,10 +48,6 @@ class Embedding(Layer):
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.mask_zero = bool(mask_zero)
-        if self.mask_zero:
-            warnings.warn("Embedding(mask_zero=True): models do not pass masks from layer to layer yet, so the layers "
-                          "after this one see the padding (Keras would mask it). Pass mask=layer.compute_mask(ids) "
-                          "yourself to the layers that take one (GlobalAveragePooling1D, Softmax).", stacklevel=2)
         self.embeddings = None
         if weights is not None:
             self.build(None)

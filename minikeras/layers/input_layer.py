@@ -43,6 +43,8 @@ class InputLayer(Layer):
     def get_config(self):
         return {"name": self.name, "dtype": self.dtype.name, "batch_shape": self._batch_input_shape}
 
+    supports_masking = True  # passes its input through, mask included
+
     def call(self, inputs):
         expected = self._batch_input_shape[1:]
         if inputs.shape[1:] != tuple(expected) and all(e is not None for e in expected):

@@ -1,7 +1,9 @@
 """Merge layers: one output from a list of inputs (Keras's ``Add``, ``Concatenate``, ``Dot``, ...),
 and their function forms (``mk.layers.add([a, b])`` is ``Add()([a, b])``)."""
 from minikeras.layers.base import Layer
-from minikeras.ops.array import concat, transpose
+from minikeras.ops.array import concat, expand_dims, transpose
+from minikeras.ops.creation import ones_like, zeros_like
+from minikeras.ops.elementwise import logical_or
 from minikeras.ops.elementwise import rsqrt
 from minikeras.ops.linalg import matmul
 from minikeras.ops.math import add as _add
@@ -9,7 +11,7 @@ from minikeras.ops.math import maximum as _maximum
 from minikeras.ops.math import minimum as _minimum
 from minikeras.ops.math import multiply as _multiply
 from minikeras.ops.math import subtract as _subtract
-from minikeras.ops.reduce import reduce_sum
+from minikeras.ops.reduce import reduce_any, reduce_sum
 from minikeras.ops.reshape import reshape
 from minikeras.saving.registry import register_builtin
 
@@ -20,6 +22,24 @@ class Merge(Layer):
 
     min_inputs = 1
     exact_inputs = None
+
+    def compute_mask(self, inputs, mask=None):
+        """The elementwise OR of the inputs' masks; None unless every input has one (Keras 3)."""
+        if mask is None:
+            return None
+        self._check_masks(inputs, mask)
+        if any(m is None for m in mask):
+            return None
+        output_mask = mask[0]
+        for m in mask[1:]:
+            output_mask = logical_or(output_mask, m)
+        return output_mask
+
+    def _check_masks(self, inputs, mask):
+        if not isinstance(mask, (list, tuple)) or not isinstance(inputs, (list, tuple)) or len(mask) != len(inputs):
+            raise ValueError(f"{type(self).__name__} '{self.name}': `mask` should be a list with one mask (or None) "
+                             f"per input. Received: {len(inputs) if isinstance(inputs, (list, tuple)) else 1} "
+                             f"input(s) and mask={mask!r}")
 
     def _check_inputs(self, inputs):
         if not isinstance(inputs, (list, tuple)):
@@ -132,6 +152,24 @@ class Concatenate(Merge):
     def _merge(self, inputs):
         return concat(inputs, axis=self.axis)
 
+    def compute_mask(self, inputs, mask=None):
+        """Keras 3's: each input's mask (all True where it has none) broadcast to the input's
+        shape, concatenated along ``axis``, then any() over the last axis."""
+        if mask is None:
+            return None
+        self._check_masks(inputs, mask)
+        if all(m is None for m in mask):
+            return None
+        masks = []
+        for x, m in zip(inputs, mask):
+            if m is None:
+                masks.append(ones_like(x, dtype="bool"))
+            elif m.ndim < x.ndim:
+                masks.append(logical_or(expand_dims(m, -1), zeros_like(x, dtype="bool")))
+            else:
+                masks.append(m)
+        return reduce_any(concat(masks, axis=self.axis), axis=-1)
+
     def compute_output_shape(self, input_shape):
         axis = self.axis % len(input_shape[0])
         sizes = [shape[axis] for shape in input_shape]
@@ -161,6 +199,10 @@ class Dot(Merge):
             raise TypeError(f"Dot '{self.name}': `axes` must be an int or a pair of ints, received {axes!r}")
         self.axes = tuple(axes)
         self.normalize = bool(normalize)
+
+    def compute_mask(self, inputs, mask=None):
+        """None: the contraction leaves no per-step mask (Keras 3)."""
+        return None
 
     def _merge(self, inputs):
         x, y = inputs

@@ -16,6 +16,8 @@ class BatchNormalization(Layer):
     ``mk.function``). Keras defaults: ``axis=-1``, ``momentum=0.99``, ``epsilon=1e-3``.
     """
 
+    supports_masking = True
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
                  moving_variance_initializer="ones", **kwargs):

@@ -4,7 +4,8 @@ from minikeras.layers.base import Layer
 from minikeras.layers.conv import conv_output_length, normalize_padding, normalize_tuple
 from minikeras.ops import nn
 from minikeras.ops.array import expand_dims, reshape
-from minikeras.ops.math import cast
+from minikeras.ops.creation import zeros_like
+from minikeras.ops.math import cast, where
 from minikeras.ops.reduce import reduce_mean, reduce_sum
 
 
@@ -70,12 +71,17 @@ class GlobalAveragePooling1D(Layer):
                              f"received {data_format!r}")
         self.keepdims = bool(keepdims)
 
+    supports_masking = True
+
     def call(self, inputs, mask=None):
         if mask is None:
             return reduce_mean(inputs, axis=1, keepdims=self.keepdims)
-        weights = expand_dims(cast(mask, inputs.dtype), 2)
-        total = reduce_sum(inputs * weights, axis=1, keepdims=self.keepdims)
-        return total / reduce_sum(weights, axis=1, keepdims=self.keepdims)
+        keep = expand_dims(cast(mask, "bool"), 2)
+        total = reduce_sum(where(keep, inputs, zeros_like(inputs)), axis=1, keepdims=self.keepdims)
+        return total / reduce_sum(cast(keep, inputs.dtype), axis=1, keepdims=self.keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return None  # the steps are gone
 
     def compute_output_shape(self, input_shape):
         if self.keepdims:

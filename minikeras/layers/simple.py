@@ -11,6 +11,8 @@ from minikeras.ops.nn import dropout
 class Identity(Layer):
     """Returns its input unchanged."""
 
+    supports_masking = True
+
     def call(self, inputs):
         return inputs
 
@@ -21,6 +23,8 @@ class Identity(Layer):
 class Rescaling(Layer):
     """``inputs * scale + offset`` in the layer's dtype (integer images become float32), e.g.
     ``Rescaling(1 / 255)``. ``scale`` and ``offset`` may be scalars or arrays broadcast to the input."""
+
+    supports_masking = True
 
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)

@@ -7,10 +7,11 @@ graph's nodes (``models.graph``) on real Tensors in order: plain layer and op ca
 import jax
 
 from minikeras.layers.base import Layer
+from minikeras.layers.mask_flow import get_mask, set_mask
 from minikeras.models.graph import describe_value, input_tensors_of, map_graph
 from minikeras.ops.math import cast
 from minikeras.symbolic import flatten, is_symbolic, map_symbolic
-from minikeras.tensor import Tensor, Variable
+from minikeras.tensor import Tensor, Variable, to_array
 
 
 class FunctionalGraph:
@@ -128,11 +129,18 @@ class FunctionalGraph:
 
     # -- running the graph -----------------------------------------------------------------
     def call(self, inputs, training=None, mask=None):
-        """The outputs for ``inputs`` (a Tensor, or a list or dict matching ``model.input``)."""
+        """The outputs for ``inputs`` (a Tensor, or a list or dict matching ``model.input``);
+        ``mask``: the inputs' masks (one per input, None for none), else those they carry."""
         values = {}
-        for tensor, value in zip(self._graph_inputs, self._standardize_inputs(inputs)):
+        given = self._standardize_inputs(inputs)
+        masks = [get_mask(v) for v in given] if mask is None else list(jax.tree_util.tree_leaves(
+            mask if isinstance(mask, (list, tuple, dict)) else [mask], is_leaf=lambda m: m is None))
+        for tensor, value, value_mask in zip(self._graph_inputs, given, masks + [None] * len(given)):
             if isinstance(value, Tensor) and value.dtype != tensor.dtype:  # as the mk.Input declares
                 value = cast(value, tensor.dtype)
+            if value_mask is not None:
+                value = value if isinstance(value, Tensor) else Tensor(to_array(value))
+                set_mask(value, value_mask)
             values[id(tensor)] = value
         for node in self._graph_nodes:
             out = node.run(lambda t: values[id(t)])

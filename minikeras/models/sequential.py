@@ -1,9 +1,11 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 from minikeras.layers.base import Layer
 from minikeras.layers.input_layer import InputLayer
+from minikeras.layers.mask_flow import set_mask
 from minikeras.models.model import Functional, Model
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 from minikeras.symbolic import is_symbolic
+from minikeras.tensor import Tensor, to_array
 
 
 @register_builtin("minikeras.models")
@@ -127,8 +129,11 @@ class Sequential(Model):
     def _build_from(self, inputs):
         self.build((None,) + tuple(inputs.shape[1:]))
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         x = inputs
+        if mask is not None:  # the mask the input carries, or the one given
+            x = x if isinstance(x, Tensor) else Tensor(to_array(x))
+            set_mask(x, mask)
         if self._input_layer is not None:
             x = self._input_layer(x)
         for layer in self._layers:
