@@ -1,9 +1,17 @@
 """Keras metrics (``mk.metrics``): streaming Mean/Sum, accuracies, errors, cross-entropies,
-``get`` (``keras.metrics.get``) and ``resolve`` (what ``compile(metrics=...)`` uses)."""
+confusion-matrix counts, precision/recall, AUC, F-scores, IoU, R2, ``get``
+(``keras.metrics.get``) and ``resolve`` (what ``compile(metrics=...)`` uses)."""
 from minikeras.metrics.accuracy import (  # noqa: F401
     Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy,
     TopKCategoricalAccuracy, accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy,
     sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
+from minikeras.metrics.auc import AUC  # noqa: F401
+from minikeras.metrics.confusion import (  # noqa: F401
+    FalseNegatives, FalsePositives, Precision, PrecisionAtRecall, Recall, RecallAtPrecision, SensitivityAtSpecificity,
+    SpecificityAtSensitivity, TrueNegatives, TruePositives)
+from minikeras.metrics.f_score import F1Score, FBetaScore  # noqa: F401
+from minikeras.metrics.iou import IoU, BinaryIoU, MeanIoU  # noqa: F401
+from minikeras.metrics.r2 import R2Score  # noqa: F401
 from minikeras.metrics.base import Mean, MeanMetricWrapper, Metric, Sum  # noqa: F401
 from minikeras.metrics.lookup import get, kind_from_loss, kind_from_shapes, resolve  # noqa: F401
 from minikeras.metrics.regression import (  # noqa: F401

@@ -1,7 +1,9 @@
 """Accuracy metrics: per-sample match functions and their running-mean metric classes.
 
 Each function follows Keras 3 exactly (shape handling, dtype casts, ties in top-k) and
-returns a float Tensor with one value per sample.
+returns a float Tensor with one value per sample (``accuracy`` and ``binary_accuracy``: per
+element, which the running mean averages to one value per sample, so that 1-D labels count
+each example rather than each batch).
 """
 import jax.numpy as jnp
 
@@ -14,14 +16,14 @@ def _accuracy(y_true, y_pred):
     y_pred = to_array(y_pred)
     y_true = to_array(y_true).astype(y_pred.dtype)
     y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
-    return jnp.mean((y_true == y_pred).astype(floatx()), axis=-1)
+    return (y_true == y_pred).astype(floatx())  # per element: Mean averages a sample's elements
 
 
 def _binary_accuracy(y_true, y_pred, threshold=0.5):
     y_true, y_pred = to_array(y_true), to_array(y_pred)
     y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
     y_pred = (y_pred > jnp.asarray(threshold, y_pred.dtype)).astype(y_true.dtype)
-    return jnp.mean((y_true == y_pred).astype(floatx()), axis=-1)
+    return (y_true == y_pred).astype(floatx())
 
 
 def _categorical_accuracy(y_true, y_pred):
@@ -78,12 +80,12 @@ def _top_k_categorical_accuracy(y_true, y_pred, k=5):
 
 
 def accuracy(y_true, y_pred):
-    """How often ``y_pred`` equals ``y_true`` exactly, averaged over the last axis."""
+    """1.0 where ``y_pred`` equals ``y_true`` exactly, else 0.0, element by element."""
     return Tensor(_accuracy(y_true, y_pred))
 
 
 def binary_accuracy(y_true, y_pred, threshold=0.5):
-    """How often ``y_pred > threshold`` equals the 0/1 label, averaged over the last axis."""
+    """1.0 where ``y_pred > threshold`` equals the 0/1 label, else 0.0, element by element."""
     return Tensor(_binary_accuracy(y_true, y_pred, threshold))
 
 

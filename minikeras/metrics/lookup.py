@@ -11,6 +11,13 @@ from minikeras.metrics import base as _base
 from minikeras.metrics.accuracy import (
     Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy,
     TopKCategoricalAccuracy)
+from minikeras.metrics.auc import AUC
+from minikeras.metrics.confusion import (
+    FalseNegatives, FalsePositives, Precision, PrecisionAtRecall, Recall, RecallAtPrecision, SensitivityAtSpecificity,
+    SpecificityAtSensitivity, TrueNegatives, TruePositives)
+from minikeras.metrics.f_score import F1Score, FBetaScore
+from minikeras.metrics.iou import BinaryIoU, IoU, MeanIoU
+from minikeras.metrics.r2 import R2Score
 from minikeras.metrics.regression import (
     BinaryCrossentropy, CategoricalCrossentropy, MeanAbsoluteError, MeanSquaredError, RootMeanSquaredError,
     SparseCategoricalCrossentropy)
@@ -20,6 +27,9 @@ _CLASSES = [
     _base.Mean, _base.Sum, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
     TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError,
     RootMeanSquaredError, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
+    TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC, PrecisionAtRecall,
+    RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity, F1Score, FBetaScore, IoU, BinaryIoU,
+    MeanIoU, R2Score,
 ]
 _REGISTRY = {cls.__name__: cls for cls in _CLASSES}
 _REGISTRY.update({snake_case(cls.__name__): cls for cls in _CLASSES})

@@ -1,0 +1,103 @@
+"""R2Score: the coefficient of determination, ``1 - SS_res / SS_tot`` per output column,
+accumulated over batches (Keras 3's ``keras.metrics.R2Score``)."""
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from minikeras.metrics.base import Metric, squeeze_or_expand_to_same_rank
+from minikeras.tensor import Tensor, to_array
+
+
+class R2Score(Metric):
+    """How much of the labels' variance the predictions explain, for inputs of shape (n, outputs).
+
+    Args:
+      class_aggregation: 'uniform_average' (the mean over outputs), 'variance_weighted_average'
+        (weighted by each output's variance) or None (one score per output).
+      num_regressors: the number of independent variables, for the adjusted R2 (0: plain R2).
+
+    >>> m = mk.metrics.R2Score()
+    >>> m.update_state([[1.0], [4.0], [3.0]], [[2.0], [4.0], [4.0]])
+    >>> round(float(m.result()), 4)
+    0.5714
+    """
+
+    _direction = "up"
+
+    def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        valid = (None, "uniform_average", "variance_weighted_average")
+        if class_aggregation not in valid:
+            raise ValueError(f"Invalid value for argument `class_aggregation`. Expected one of {valid}. "
+                             f"Received: class_aggregation={class_aggregation}")
+        if num_regressors < 0:
+            raise ValueError("Invalid value for argument `num_regressors`. Expected a value >= 0. "
+                             f"Received: num_regressors={num_regressors}")
+        self.class_aggregation = class_aggregation
+        self.num_regressors = num_regressors
+        self.num_samples = self.add_variable((), name="num_samples")
+        self._built = False
+
+    def _build(self, y_true_shape, y_pred_shape):
+        if len(y_pred_shape) != 2 or len(y_true_shape) != 2:
+            raise ValueError("R2Score expects 2D inputs with shape (batch_size, output_dim). Received input shapes: "
+                             f"y_pred.shape={tuple(y_pred_shape)} and y_true.shape={tuple(y_true_shape)}.")
+        shape = (y_pred_shape[-1],)
+        self.squared_sum = self.add_variable(shape, name="squared_sum")
+        self.sum = self.add_variable(shape, name="sum")
+        self.total_mse = self.add_variable(shape, name="residual")
+        self.count = self.add_variable(shape, name="count")
+        self._built = True
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        """Adds this batch's sums of labels, squared labels and squared residuals per column."""
+        y_true = to_array(y_true, self.dtype)
+        y_pred = to_array(y_pred, self.dtype)
+        y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
+        if not self._built:
+            self._build(y_true.shape, y_pred.shape)
+        weight = jnp.asarray(1.0, self.dtype) if sample_weight is None else to_array(sample_weight, self.dtype)
+        if weight.ndim == 1:
+            weight = jnp.expand_dims(weight, 1)
+        weight = jnp.broadcast_to(weight, y_true.shape)
+        weighted = y_true * weight
+        self.sum.assign_add(jnp.sum(weighted, axis=0))
+        self.squared_sum.assign_add(jnp.sum(y_true * weighted, axis=0))
+        self.total_mse.assign_add(jnp.sum((y_true - y_pred) ** 2 * weight, axis=0))
+        self.count.assign_add(jnp.sum(weight, axis=0))
+        self.num_samples.assign_add(jnp.asarray(y_true.size, self.dtype))
+
+    def result(self):
+        if not self._built:
+            return Tensor(jnp.zeros((), self.dtype))
+        total_sum, count = self.sum._read_array(), self.count._read_array()
+        mean = total_sum / count
+        total = self.squared_sum._read_array() - total_sum * mean
+        raw = 1 - self.total_mse._read_array() / total
+        raw = jnp.where(jnp.isinf(raw), 0.0, raw)
+        if self.class_aggregation == "uniform_average":
+            score = jnp.mean(raw)
+        elif self.class_aggregation == "variance_weighted_average":
+            score = jnp.sum(total * raw) / jnp.sum(total)
+        else:
+            score = raw
+        if self.num_regressors != 0:
+            score = self._adjusted(score)
+        return Tensor(score)
+
+    def _adjusted(self, score):
+        """The adjusted R2, or the plain one (with Keras's warning) when there are too few samples."""
+        n = self.num_samples._read_array()
+        p = float(self.num_regressors)
+        too_few = n - 1 <= p
+        if not isinstance(too_few, jax.core.Tracer) and bool(too_few):
+            warnings.warn("More independent predictors than datapoints in adjusted R2 score. Falling back to "
+                          "standard R2 score." if p > n - 1 else
+                          "Division by zero in Adjusted R2 score. Falling back to standard R2 score.", stacklevel=3)
+        adjusted = 1.0 - (1.0 - score) * (n - 1.0) / jnp.where(too_few, 1.0, n - p - 1.0)
+        return jnp.where(too_few, score, adjusted)
+
+    def get_config(self):
+        return {**super().get_config(), "class_aggregation": self.class_aggregation,
+                "num_regressors": self.num_regressors}
