@@ -1,10 +1,33 @@
 """Devices and execution settings (``tf.config``'s subset)."""
+import collections
+
 import jax
 
 from minikeras import _context
 from minikeras.compilation_cache import (  # noqa: F401  (mk.config.*)
     compilation_cache_directory, disable_compilation_cache, enable_compilation_cache)
+from minikeras.xla_cpu import host_memory, native_build
 from minikeras.xla_cpu.host_memory import reuse_freed_host_memory  # noqa: F401  (mk.config.reuse_freed_host_memory)
+
+NativeKernels = collections.namedtuple("NativeKernels", ["on", "reason", "directory"])
+
+
+def native_kernels():
+    """Whether minikeras's own CPU kernels are on: ``NativeKernels(on, reason, directory)``.
+
+    Builds them first if this machine has none yet (a few seconds, once). ``reason`` says why
+    they are off ('' when on): ``MINIKERAS_NATIVE=0``, no C++ compiler, a failed build (with
+    the compiler's message), a platform other than Linux or macOS. ``directory`` is where the
+    built libraries are kept.
+    """
+    on, reason = native_build.status()
+    return NativeKernels(on, reason, native_build.library_directory())
+
+
+def reusing_freed_host_memory():
+    """The free heap (bytes) glibc keeps for reuse in this process (``reuse_freed_host_memory``,
+    made by ``import minikeras`` unless ``MINIKERAS_REUSE_HOST_MEMORY=0``), or None if not set."""
+    return host_memory.active()
 
 
 def list_devices(device_type=None):

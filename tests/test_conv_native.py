@@ -232,14 +232,14 @@ def test_built_once_into_the_home_directory_and_loaded_after(tmp_path):
             "print(b.load_library('conv_native.cc') is not None, b.why_unavailable('conv_native.cc'))")
     first = _python(code, MINIKERAS_HOME=str(tmp_path))
     assert first.returncode == 0 and first.stdout.strip() == "True", first.stdout + first.stderr
-    files = sorted(tmp_path.joinpath("native").iterdir())
+    files = sorted(f for f in tmp_path.joinpath("native").iterdir() if f.name != ".build.lock")
     # every kernel library, built together; nothing half-written left
     assert [f.name.split("-")[0] for f in files] == sorted(s[:-3] for s in native_build.SOURCES), files
     assert all(f.suffix == ".so" for f in files)
     built = [f.stat().st_mtime_ns for f in files]
     second = _python(code, MINIKERAS_HOME=str(tmp_path))
     assert second.returncode == 0 and second.stdout.strip() == "True", second.stdout + second.stderr
-    assert sorted(tmp_path.joinpath("native").iterdir()) == files
+    assert sorted(f for f in tmp_path.joinpath("native").iterdir() if f.name != ".build.lock") == files
     assert [f.stat().st_mtime_ns for f in files] == built  # loaded, not built again
 
 
@@ -253,6 +253,37 @@ def test_a_failed_build_says_why_and_leaves_nothing(tmp_path, monkeypatch):
     try:
         assert native_build.load_library("broken.cc") is None
         assert native_build.why_unavailable("broken.cc").startswith("building broken.cc failed:")
-        assert list(tmp_path.joinpath("native").iterdir()) == []
+        assert [f.name for f in tmp_path.joinpath("native").iterdir()] == [".build.lock"]  # no library
     finally:
         native_build.load_library.cache_clear()
+
+
+def test_processes_started_at_once_build_once_and_say_so(tmp_path):
+    code = ("from minikeras.xla_cpu import native_build as b\n"
+            "print(b.load_library('conv_native.cc') is not None)")
+    env = {**os.environ, "MINIKERAS_HOME": str(tmp_path)}
+    runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env) for _ in range(3)]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert all(run.returncode == 0 and out.strip() == "True" for run, (out, _) in zip(runs, outputs)), outputs
+    announced = [err for _, err in outputs if "building its native CPU kernels" in err]
+    assert len(announced) == 1, outputs  # one process built, the others waited and loaded its libraries
+    libraries = [f for f in tmp_path.joinpath("native").iterdir() if f.suffix == ".so"]
+    assert len(libraries) == len(native_build.SOURCES)
+
+
+def test_falling_back_to_xla_warns_once_with_the_reason_and_status_says_why():
+    done = _python("import warnings\n"
+                   "warnings.simplefilter('always')\n"
+                   "import minikeras as mk\n"
+                   "print(mk.config.native_kernels())\n"
+                   "print(mk.config.reusing_freed_host_memory(), mk.config.native_kernels().on)",
+                   CXX="", PATH=os.path.dirname(sys.executable), MINIKERAS_HOME="/nonexistent-minikeras-home")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("RuntimeWarning: minikeras runs XLA's CPU kernels instead of its native ones") == 1
+    assert "no C++ compiler found" in done.stderr and "no C++ compiler found" in done.stdout
+    assert done.stdout.strip().endswith(f"{1 << 30} False")  # the host-memory setting is made at import
+    off = _python("import minikeras as mk; print(mk.config.native_kernels().reason, mk.config.reusing_freed_host_memory())",
+                  MINIKERAS_NATIVE="0", MINIKERAS_REUSE_HOST_MEMORY="0")
+    assert off.returncode == 0 and "Warning" not in off.stderr, off.stderr
+    assert off.stdout.strip() == "MINIKERAS_NATIVE=0 turns native kernels off None"

@@ -40,6 +40,7 @@ _M_MMAP_MAX = -4
 _M_ARENA_MAX = -8
 
 ENVIRONMENT_VARIABLE = "MINIKERAS_REUSE_HOST_MEMORY"
+_applied = []  # the retain_bytes of the last setting made in this process
 
 
 def _glibc():
@@ -74,8 +75,16 @@ def reuse_freed_host_memory(retain_bytes=tuning.HOST_MEMORY_RETAIN_BYTES):
     libc = _glibc()
     if libc is None:
         return False
-    return (bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, retain_bytes))
-            and bool(libc.mallopt(_M_ARENA_MAX, 1)))
+    applied = (bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, retain_bytes))
+               and bool(libc.mallopt(_M_ARENA_MAX, 1)))
+    if applied:
+        _applied[:] = [retain_bytes]
+    return applied
+
+
+def active():
+    """The ``retain_bytes`` of the setting made in this process, or None if none was made."""
+    return _applied[-1] if _applied else None
 
 
 def apply_at_import(environ=os.environ):

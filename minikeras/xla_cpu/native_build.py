@@ -11,10 +11,16 @@ So a second run loads it in milliseconds, and a changed source, compiler, jaxlib
 home directory shared over the network) gets a build of its own. A build is written to a temporary file and renamed into
 place, so a crash or a concurrent run never leaves a half-written library to load.
 
+Processes started at once on one home directory build each library once: a build holds a file
+lock (``<library>.lock``) and a process that waited on it loads what the other built. While a
+process builds, it prints one line to stderr saying so.
+
 Without a C++ compiler (``$CXX``, else ``c++``, ``g++`` or ``clang++`` on the PATH), on a platform
-other than Linux or macOS, or when the build fails, ``load_library`` returns None and
-``why_unavailable`` says why; callers then use XLA's own kernels, which give the same results.
-Setting ``MINIKERAS_NATIVE=0`` turns the native kernels off altogether.
+other than Linux or macOS, or when the build fails, ``load_library`` returns None,
+``why_unavailable`` says why, and one warning per process names the reason; callers then use
+XLA's own kernels, whose results are close (sums may run in another order) and slower. Setting
+``MINIKERAS_NATIVE=0`` turns the native kernels off altogether, without a warning. ``status()``
+says whether they are on and, if not, why (``mk.config.native_kernels()``).
 """
 import concurrent.futures
 import ctypes
@@ -27,7 +33,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 
+import filelock
 import jax
 import jaxlib
 
@@ -49,6 +57,8 @@ _why_unavailable = {}
 _registered = set()  # FFI target names registered by register_targets
 _builds = {}  # library path -> Future of its build, while this process builds it
 _builds_lock = threading.Lock()
+_announced = []  # the line saying that this process builds, printed once
+_warned = []  # the fallback warning, given once
 
 
 def library_directory():
@@ -135,7 +145,6 @@ def _library_path(source_path, compiler):
 
 def _build(source_path, target, compiler):
     """Compiles into a temporary file next to ``target``, then renames it into place."""
-    os.makedirs(os.path.dirname(target), exist_ok=True)
     fd, partial = tempfile.mkstemp(prefix=os.path.basename(target) + ".", suffix=".partial",
                                    dir=os.path.dirname(target))
     os.close(fd)
@@ -151,16 +160,42 @@ def _build(source_path, target, compiler):
 
 
 def _built_with_the_others(source, compiler):
-    """Builds ``source``, starting the builds of every other missing one of ``SOURCES`` beside it;
-    returns when ``source``'s is done (raising its error, if it failed)."""
-    with _builds_lock:
-        for name in (source, *SOURCES):
-            path = _source_path(name)
-            target = _library_path(path, compiler)
-            if target not in _builds and not os.path.exists(target):
-                _builds[target] = _builder().submit(_build, path, target, compiler)
-        future = _builds[_library_path(_source_path(source), compiler)]
-    future.result()
+    """Builds ``source`` and every other missing one of ``SOURCES``, in parallel; returns when all are
+    done (raising ``source``'s error, if it failed). Holds the folder's file lock meanwhile, so that
+    a process started beside this one waits and then loads what this one built."""
+    os.makedirs(library_directory(), exist_ok=True)
+    with filelock.FileLock(os.path.join(library_directory(), ".build.lock"), timeout=_BUILD_TIMEOUT_S):
+        with _builds_lock:
+            for name in (source, *SOURCES):
+                path = _source_path(name)
+                target = _library_path(path, compiler)
+                if target not in _builds and not os.path.exists(target):
+                    _announce_build()
+                    _builds[target] = _builder().submit(_build, path, target, compiler)
+            futures = list(_builds.values())
+            future = _builds.get(_library_path(_source_path(source), compiler))
+        concurrent.futures.wait(futures)
+    if future is not None:  # None: another process built it while this one waited for the lock
+        future.result()
+
+
+def _announce_build():
+    if not _announced:
+        _announced.append(True)
+        print(f"minikeras: building its native CPU kernels for this machine into {library_directory()} "
+              f"(once per machine, a few seconds)", file=sys.stderr, flush=True)
+
+
+def _unavailable(source, reason, warn=True):
+    """Records why ``source`` has no library; the first time in a process, warns that XLA's kernels
+    run instead (not when the user turned the kernels off)."""
+    _why_unavailable[source] = reason
+    if warn and not _warned:
+        _warned.append(True)
+        warnings.warn(f"minikeras runs XLA's CPU kernels instead of its native ones, so training is slower and "
+                      f"results differ in the last bits: {reason}. Set MINIKERAS_NATIVE=0 to choose that "
+                      f"without this warning.", RuntimeWarning, stacklevel=4)
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -178,23 +213,19 @@ def load_library(source):
     when native kernels are off, there is no compiler, or the build fails.
     """
     if not native_enabled():
-        _why_unavailable[source] = "MINIKERAS_NATIVE=0 turns native kernels off"
-        return None
+        return _unavailable(source, "MINIKERAS_NATIVE=0 turns native kernels off", warn=False)
     if sys.platform not in ("linux", "darwin"):
-        _why_unavailable[source] = f"native kernels are built on Linux and macOS only, not {sys.platform}"
-        return None
+        return _unavailable(source, f"native kernels are built on Linux and macOS only, not {sys.platform}")
     compiler = _compiler()
     if compiler is None:
-        _why_unavailable[source] = "no C++ compiler found ($CXX, c++, g++ or clang++)"
-        return None
+        return _unavailable(source, "no C++ compiler found ($CXX, c++, g++ or clang++)")
     try:
         target = _library_path(_source_path(source), compiler)
         if not os.path.exists(target):
             _built_with_the_others(source, compiler)
         return ctypes.CDLL(target)
-    except (OSError, RuntimeError, subprocess.SubprocessError) as error:
-        _why_unavailable[source] = f"building {source} failed: {error}"
-        return None
+    except (OSError, RuntimeError, subprocess.SubprocessError, filelock.Timeout) as error:
+        return _unavailable(source, f"building {source} failed: {error}")
 
 
 def register_targets(source, targets):
@@ -215,3 +246,12 @@ def register_targets(source, targets):
 def registered_targets():
     """The names of the FFI targets registered so far (custom calls a program may contain)."""
     return sorted(_registered)
+
+
+def status():
+    """Whether the native kernels are on, as ``(on, reason)``: loads (building if need be) every
+    library in ``SOURCES``; ``reason`` is '' when all loaded, else why the first one did not."""
+    for source in SOURCES:
+        if load_library(source) is None:
+            return False, why_unavailable(source)
+    return True, ""
