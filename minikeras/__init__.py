@@ -42,6 +42,8 @@ from minikeras.ops.shape import rank, shape, size  # noqa: F401
 from minikeras.ops.sort import argsort, sort  # noqa: F401
 from minikeras.tape import GradientTape, UnconnectedGradients  # noqa: F401
 from minikeras.tensor import Tensor, Variable  # noqa: F401
+from minikeras.ragged import RaggedTensor  # noqa: F401
+from minikeras import strings  # noqa: F401
 from minikeras.tensor_spec import TensorSpec  # noqa: F401
 from minikeras.module import Module  # noqa: F401
 from minikeras import (  # noqa: F401,E402
