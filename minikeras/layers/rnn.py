@@ -1,0 +1,301 @@
+"""RNN: a cell run over the time axis as one recorded op around one ``lax.scan``.
+
+``RNN(cell)`` takes the built-in cells (``rnn_cells``), ``StackedRNNCells`` and a user's own
+cell: any Layer with ``state_size`` and ``call(inputs, states) -> (output, new_states)``. A
+built-in cell's step is two pure functions (its input projection, hoisted out of the loop for
+all steps at once, and its recurrence); a user's cell is staged once into a jaxpr
+(``ops.staging.stage``) whose weights are inputs. Either way the whole loop is one
+``call_jax`` (``ops.jax_call``): one tape record whose backward pass is the scan's vjp.
+
+Masks as Keras 3: ``call(..., mask=)`` takes a (batch, time) boolean mask; a masked step keeps
+the states and the output of the step before (``rnn_loop``). ``compute_mask`` passes the
+mask on when the layer returns sequences.
+"""
+import inspect
+
+import jax
+import jax.numpy as jnp
+
+from minikeras.layers.base import Layer
+from minikeras.layers.rnn_cells import DropoutCell, flat_states
+from minikeras.layers.rnn_loop import run
+from minikeras.layers.stacked_cells import StackedRNNCells
+from minikeras.ops.jax_call import call_jax
+from minikeras.ops.math import cast
+from minikeras.ops.staging import stage
+from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
+from minikeras.tensor import Tensor, Variable, to_array
+
+
+def _leaves(tree):
+    return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
+
+
+class _Step:
+    """A cell's step as pure functions: ``project(w, masks, x)`` for all steps at once and
+    ``recur(w, masks, p_t, states) -> (output, new_states)``, with the Variables ``w`` and the
+    dropout masks (Tensors) they read, and a ``key`` naming the computation (None: not cached)."""
+
+    def __init__(self, weights, masks, key, project, recur):
+        self.weights, self.masks, self.key, self.project, self.recur = weights, masks, key, project, recur
+
+
+def _builtin_step(cell, batch, input_dim, dtype, training):
+    dp, rdp = cell.dropout_masks(batch, input_dim, dtype, training)
+    masks = [m for m in (dp, rdp) if m is not None]
+    has = (dp is not None, rdp is not None)
+
+    def unpack(masks):
+        masks = iter(masks)
+        return [next(masks) if h else None for h in has]
+
+    def project(w, m, x):
+        return cell.project(w, x, unpack(m)[0])
+
+    def recur(w, m, p, states):
+        return cell.recur(w, p, states, unpack(m)[1])
+
+    return _Step(cell.step_weights(), masks, (cell.step_key(), has), project, recur)
+
+
+def _stacked_step(cell, batch, input_dim, dtype, training):
+    steps, dim = [], input_dim
+    for c in cell.cells:
+        steps.append(_builtin_step(c, batch, dim, dtype, training))
+        dim = c.output_size
+    counts = [(len(s.weights), len(s.masks)) for s in steps]
+
+    def parts(w, m):
+        out, i, j = [], 0, 0
+        for nw, nm in counts:
+            out.append((w[i:i + nw], m[j:j + nm]))
+            i, j = i + nw, j + nm
+        return out
+
+    def project(w, m, x):
+        w0, m0 = parts(w, m)[0]
+        return steps[0].project(w0, m0, x)
+
+    def recur(w, m, p, states):
+        new = []
+        for k, (step, (wk, mk)) in enumerate(zip(steps, parts(w, m))):
+            if k:
+                p = step.project(wk, mk, out)
+            out, s = step.recur(wk, mk, p, states[k])
+            new.append(s)
+        return out, tuple(new)
+
+    return _Step([v for s in steps for v in s.weights], [m for s in steps for m in s.masks],
+                 ("stacked",) + tuple(s.key for s in steps), project, recur)
+
+
+def _staged_step(cell, x_aval, state_avals, state_tree, training):
+    weights = list(cell.weights)
+    kwargs = {"training": training} if "training" in _call_parameters(cell) else {}
+
+    def step_fn(x, *states):
+        out, new = cell(x, jax.tree_util.tree_unflatten(state_tree, list(states)), **kwargs)
+        return out, _leaves(new)[0]
+
+    staged = stage(step_fn, [x_aval] + list(state_avals), carried=weights)
+
+    def project(w, m, x):
+        return x
+
+    def recur(w, m, x, states):
+        outs, _ = staged.call(x, *_leaves(states)[0], *w)
+        return outs[0], jax.tree_util.tree_unflatten(state_tree, outs[1:])
+
+    return _Step(weights, [], None, project, recur)
+
+
+def _call_parameters(cell):
+    return inspect.signature(cell.call).parameters
+
+
+def _is_builtin(cell):
+    return isinstance(cell, DropoutCell) or (
+        isinstance(cell, StackedRNNCells) and all(isinstance(c, DropoutCell) for c in cell.cells))
+
+
+@register_builtin("minikeras.layers")
+class RNN(Layer):
+    """Runs ``cell`` over the time axis of (batch, time, features) inputs.
+
+    Args:
+      cell: an RNN cell (``LSTMCell``, ..., or a Layer with ``state_size`` and
+        ``call(inputs, states)``), or a list of cells (stacked with ``StackedRNNCells``).
+      return_sequences: return every step's output (batch, time, units), not only the last.
+      return_state: also return the final states: ``[output, *states]``.
+      go_backwards: run from the last step to the first (outputs in that order).
+      stateful: the final states of a batch are the initial states of the next (the batch
+        size must be fixed); ``reset_states()`` zeros them.
+      unroll: trace the steps one by one instead of a ``lax.scan`` (short sequences only).
+      zero_output_for_mask: masked steps output zeros instead of repeating the last output.
+
+    Call arguments: ``sequences``, ``initial_state`` (a list of (batch, n) tensors), ``mask``
+    ((batch, time) booleans), ``training`` (dropout).
+
+    >>> layer = mk.layers.RNN(mk.layers.LSTMCell(4), return_sequences=True)
+    >>> layer(mk.ones((2, 5, 3))).shape
+    (2, 5, 4)
+    """
+
+    _NOT_TRACKED = Layer._NOT_TRACKED | {"states"}  # stateful states are not weights, as in Keras 3
+
+    def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
+                 unroll=False, zero_output_for_mask=False, **kwargs):
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(cell)
+        if "call" not in dir(cell):
+            raise ValueError(f"Argument `cell` should have a `call` method. Received: cell={cell}")
+        if "state_size" not in dir(cell):
+            raise ValueError("The RNN cell should have a `state_size` attribute (single integer or list of "
+                             f"integers, one integer per RNN state). Received: cell={cell}")
+        super().__init__(**kwargs)
+        self.cell = cell
+        self.return_sequences = bool(return_sequences)
+        self.return_state = bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.stateful = bool(stateful)
+        self.unroll = bool(unroll)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.supports_masking = True
+        self.states = None
+        state_size = cell.state_size
+        self.state_size = [state_size] if isinstance(state_size, int) else list(state_size)
+
+    # -- shapes and masks ---------------------------------------------------------------
+    def compute_output_shape(self, sequences_shape, initial_state_shape=None):
+        batch, length = sequences_shape[0], sequences_shape[1]
+        states = [(batch, s) if isinstance(s, int) else [(batch, n) for n in s] for s in self.state_size]
+        size = getattr(self.cell, "output_size", None) or flat_states(self.state_size)[0]
+        output = (batch, length, size) if self.return_sequences else (batch, size)
+        return (output, *states) if self.return_state else output
+
+    def compute_mask(self, inputs, mask=None):
+        """The output's mask: ``mask`` when returning sequences, else None (and None per state)."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        output_mask = mask if self.return_sequences else None
+        return [output_mask] + [None] * len(self.state_size) if self.return_state else output_mask
+
+    # -- weights and states -------------------------------------------------------------
+    def build(self, sequences_shape, initial_state_shape=None):
+        if isinstance(self.cell, Layer) and not self.cell.built:
+            self.cell.build((sequences_shape[0],) + tuple(sequences_shape[2:]))
+            self.cell.built = True
+        if self.stateful:
+            if self.states is not None:
+                self.reset_states()
+            else:
+                if sequences_shape[0] is None:
+                    raise ValueError("When using `stateful=True` in a RNN, the batch size must be static. Found "
+                                     f"dynamic batch size: sequence.shape={tuple(sequences_shape)}")
+                self.states = [Variable(s, trainable=False, name="rnn_state")
+                               for s in self.get_initial_state(sequences_shape[0])]
+        self.built = True
+
+    def get_initial_state(self, batch_size):
+        """Zero states for ``batch_size`` sequences (the cell's ``get_initial_state`` if it has one)."""
+        get = getattr(self.cell, "get_initial_state", None)
+        if get is not None:
+            return flat_states(get(batch_size=batch_size))
+        return [jnp.zeros((batch_size, n), self.dtype) for n in flat_states(self.state_size)]
+
+    def reset_states(self, states=None):
+        """Zeros the states of a stateful layer (or sets them to ``states``)."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        if self.states is None:
+            return
+        values = [None] * len(self.states) if states is None else flat_states(states)
+        for v, value in zip(self.states, values):
+            v.assign(jnp.zeros(v.shape, v.dtype) if value is None else value)
+
+    reset_state = reset_states
+
+    # -- the call -----------------------------------------------------------------------
+    def _check_call(self, sequences, initial_state, mask):
+        if self.unroll and sequences.shape[1] is None:
+            raise ValueError("Cannot unroll a RNN if the time dimension is undefined.")
+        if self.stateful and self.states is not None and sequences.shape[0] != self.states[0].shape[0]:
+            raise ValueError(
+                "If an RNN is stateful, the batch size of the input sequences must be the same as the batch size "
+                f"of the initial state. \n- Expected batch size: {self.states[0].shape[0]}\n- Received batch size: "
+                f"{sequences.shape[0]}")
+        if mask is not None and tuple(mask.shape) != tuple(sequences.shape[:2]):
+            raise ValueError(f"Layer '{self.name}' expects a mask of shape (batch, time) = "
+                             f"{tuple(sequences.shape[:2])}, received a mask of shape {tuple(mask.shape)}")
+        if initial_state is not None:
+            leaves = _leaves(initial_state)[0]
+            expected = flat_states(self.state_size)
+            expected = [n for s in expected for n in flat_states(s)]
+            if len(leaves) != len(expected):
+                raise ValueError(f"Layer '{self.name}' expects {len(expected)} initial states (of sizes {expected}), "
+                                 f"received {len(leaves)}")
+            for state, n in zip(leaves, expected):
+                if tuple(state.shape) != (sequences.shape[0], n):
+                    raise ValueError(
+                        f"Layer '{self.name}': an initial state should have shape (batch, units) = "
+                        f"{(sequences.shape[0], n)}, received initial_state with shape {tuple(state.shape)}")
+
+    def call(self, sequences, initial_state=None, mask=None, training=None):
+        self._check_call(sequences, initial_state, mask)
+        if initial_state is None:
+            initial_state = list(self.states) if self.stateful else self.get_initial_state(sequences.shape[0])
+        initial_state = flat_states(initial_state)
+        states, state_tree = _leaves(initial_state)
+        states = [cast(s if isinstance(s, (Tensor, Variable)) else Tensor(to_array(s)), self.dtype)
+                  for s in states]
+        batch, input_dim = sequences.shape[0], sequences.shape[-1]
+        if _is_builtin(self.cell):
+            make = _stacked_step if isinstance(self.cell, StackedRNNCells) else _builtin_step
+            step = make(self.cell, batch, input_dim, sequences.dtype, training)
+        else:
+            x_aval = jax.ShapeDtypeStruct((batch,) + tuple(sequences.shape[2:]), sequences.dtype)
+            step = _staged_step(self.cell, x_aval, [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in states],
+                                state_tree, training)
+        has_mask = mask is not None
+        n_states, n_masks = len(states), len(step.masks)
+        options = dict(go_backwards=self.go_backwards, unroll=self.unroll, return_sequences=self.return_sequences,
+                       zero_output_for_mask=self.zero_output_for_mask)
+
+        def fn(x, *rest):
+            m = rest[0] if has_mask else None
+            rest = rest[1:] if has_mask else rest
+            init = jax.tree_util.tree_unflatten(state_tree, rest[:n_states])
+            drop, w = rest[n_states:n_states + n_masks], rest[n_states + n_masks:]
+            init = _as_tuples(init)
+            out, final = run(lambda p, s: step.recur(w, drop, p, s), step.project(w, drop, x), init, m, **options)
+            return (out,) + tuple(jax.tree_util.tree_leaves(final))
+
+        inputs = [sequences] + ([cast(mask, "bool")] if has_mask else []) + states + step.masks + step.weights
+        key = None if step.key is None else (step.key, has_mask, n_states, state_tree, tuple(sorted(options.items())))
+        outs = call_jax(fn, inputs, name=self.name, constant=range(1 + has_mask + n_states, 1 + has_mask + n_states + n_masks), key=key)
+        output, final = outs[0], list(outs[1:])
+        if self.stateful:
+            for v, s in zip(self.states, final):
+                v.assign(s)
+        if not self.return_state:
+            return output
+        return [output] + list(jax.tree_util.tree_unflatten(state_tree, final))
+
+    def get_config(self):
+        return {**super().get_config(), "return_sequences": self.return_sequences,
+                "return_state": self.return_state, "go_backwards": self.go_backwards, "stateful": self.stateful,
+                "unroll": self.unroll, "zero_output_for_mask": self.zero_output_for_mask,
+                "cell": serialize_keras_object(self.cell)}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        cell = deserialize_keras_object(config.pop("cell"), custom_objects=custom_objects)
+        return cls(cell, **config)
+
+
+def _as_tuples(tree):
+    """Lists in a state structure as tuples (the scan's carry keeps one structure)."""
+    if isinstance(tree, (list, tuple)):
+        return tuple(_as_tuples(t) for t in tree)
+    return tree
