@@ -19,6 +19,11 @@ from minikeras.layers.pooling import (  # noqa: F401
     AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from minikeras.layers.pooling1d import (  # noqa: F401
     AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, MaxPool1D, MaxPooling1D)
+from minikeras.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
+from minikeras.layers.rnn import RNN  # noqa: F401
+from minikeras.layers.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401
+from minikeras.layers.stacked_cells import StackedRNNCells  # noqa: F401
+from minikeras.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401
 from minikeras.layers.reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
 from minikeras.layers.simple import Identity, Lambda, Rescaling, SpatialDropout2D  # noqa: F401
 from minikeras.saving.registry import register_builtin_namespace
