@@ -16,6 +16,8 @@ import inspect
 import jax
 import jax.numpy as jnp
 
+from minikeras import _context
+from minikeras.backend import is_tracer
 from minikeras.layers.base import Layer
 from minikeras.layers.rnn_cells import DropoutCell, flat_states
 from minikeras.layers.rnn_loop import run
@@ -97,14 +99,22 @@ def _staged_step(cell, x_aval, state_avals, state_tree, training):
         out, new = cell(x, jax.tree_util.tree_unflatten(state_tree, list(states)), **kwargs)
         return out, _leaves(new)[0]
 
-    staged = stage(step_fn, [x_aval] + list(state_avals), carried=weights)
+    # Read first: inside mk.function that lifts the weights, so ``stage`` puts them back after;
+    # outside, the values are put back here.
+    values = [to_array(v) for v in weights]
+    try:
+        staged = stage(step_fn, [x_aval] + list(state_avals), carried=weights)
+    finally:
+        if not _context.traces:
+            for v, value in zip(weights, values):
+                v.assign(value)
 
     def project(w, m, x):
         return x
 
     def recur(w, m, x, states):
         outs, _ = staged.call(x, *_leaves(states)[0], *w)
-        return outs[0], jax.tree_util.tree_unflatten(state_tree, outs[1:])
+        return outs[0], _as_tuples(jax.tree_util.tree_unflatten(state_tree, outs[1:]))
 
     return _Step(weights, [], None, project, recur)
 
@@ -186,14 +196,11 @@ class RNN(Layer):
             self.cell.build((sequences_shape[0],) + tuple(sequences_shape[2:]))
             self.cell.built = True
         if self.stateful:
+            if sequences_shape[0] is None:
+                raise ValueError("When using `stateful=True` in a RNN, the batch size must be static. Found "
+                                 f"dynamic batch size: sequence.shape={tuple(sequences_shape)}")
             if self.states is not None:
                 self.reset_states()
-            else:
-                if sequences_shape[0] is None:
-                    raise ValueError("When using `stateful=True` in a RNN, the batch size must be static. Found "
-                                     f"dynamic batch size: sequence.shape={tuple(sequences_shape)}")
-                self.states = [Variable(s, trainable=False, name="rnn_state")
-                               for s in self.get_initial_state(sequences_shape[0])]
         self.built = True
 
     def get_initial_state(self, batch_size):
@@ -240,10 +247,19 @@ class RNN(Layer):
                         f"Layer '{self.name}': an initial state should have shape (batch, units) = "
                         f"{(sequences.shape[0], n)}, received initial_state with shape {tuple(state.shape)}")
 
+    def _state_variables(self, batch_size):
+        """A stateful layer's states, made on its first call on values (an abstract evaluation of
+        shapes, as a model's build, makes none and keeps none)."""
+        if self.states is None:
+            self.states = [Variable(s, trainable=False, name="rnn_state") for s in self.get_initial_state(batch_size)]
+        return list(self.states)
+
     def call(self, sequences, initial_state=None, mask=None, training=None):
         self._check_call(sequences, initial_state, mask)
+        keeps_state = self.stateful and (bool(_context.traces) or not is_tracer(sequences._value))
         if initial_state is None:
-            initial_state = list(self.states) if self.stateful else self.get_initial_state(sequences.shape[0])
+            initial_state = (self._state_variables(sequences.shape[0]) if keeps_state
+                             else self.get_initial_state(sequences.shape[0]))
         initial_state = flat_states(initial_state)
         states, state_tree = _leaves(initial_state)
         states = [cast(s if isinstance(s, (Tensor, Variable)) else Tensor(to_array(s)), self.dtype)
@@ -274,7 +290,7 @@ class RNN(Layer):
         key = None if step.key is None else (step.key, has_mask, n_states, state_tree, tuple(sorted(options.items())))
         outs = call_jax(fn, inputs, name=self.name, constant=range(1 + has_mask + n_states, 1 + has_mask + n_states + n_masks), key=key)
         output, final = outs[0], list(outs[1:])
-        if self.stateful:
+        if keeps_state:
             for v, s in zip(self.states, final):
                 v.assign(s)
         if not self.return_state:
