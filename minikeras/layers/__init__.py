@@ -3,10 +3,12 @@ import sys
 
 from minikeras.layers.base import Layer  # noqa: F401
 from minikeras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
+from minikeras.layers.attention import AdditiveAttention, Attention  # noqa: F401
 from minikeras.layers.conv import Conv2D  # noqa: F401
 from minikeras.layers.conv1d import Conv1D  # noqa: F401
 from minikeras.layers.conv_transpose import Conv2DTranspose  # noqa: F401
 from minikeras.layers.core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
+from minikeras.layers.einsum_dense import EinsumDense  # noqa: F401
 from minikeras.layers.embedding import Embedding  # noqa: F401
 from minikeras.layers.input_layer import Input, InputLayer  # noqa: F401
 from minikeras.layers.masking import Masking  # noqa: F401
@@ -14,6 +16,7 @@ from minikeras.layers.merge import (  # noqa: F401
     Add, Average, Concatenate, Dot, Maximum, Merge, Minimum, Multiply, Subtract, add, average, concatenate, dot, maximum,
     minimum, multiply, subtract)
 from minikeras.layers.layer_normalization import LayerNormalization  # noqa: F401
+from minikeras.layers.multi_head_attention import MultiHeadAttention  # noqa: F401
 from minikeras.layers.normalization import BatchNormalization  # noqa: F401
 from minikeras.layers.pooling import (  # noqa: F401
     AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
@@ -24,6 +27,16 @@ from minikeras.layers.rnn import RNN  # noqa: F401
 from minikeras.layers.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401
 from minikeras.layers.stacked_cells import StackedRNNCells  # noqa: F401
 from minikeras.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401
+from minikeras.layers.preprocessing.category_encoding import CategoryEncoding  # noqa: F401
+from minikeras.layers.preprocessing.discretization import Discretization  # noqa: F401
+from minikeras.layers.preprocessing.hashing import Hashing  # noqa: F401
+from minikeras.layers.preprocessing.integer_lookup import IntegerLookup  # noqa: F401
+from minikeras.layers.preprocessing.normalization import Normalization  # noqa: F401
+from minikeras.layers.preprocessing.string_lookup import StringLookup  # noqa: F401
+from minikeras.layers.preprocessing.text_vectorization import TextVectorization  # noqa: F401
+from minikeras.layers.preprocessing import (  # noqa: F401
+    CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
+    Resizing)
 from minikeras.layers.reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
 from minikeras.layers.simple import Identity, Lambda, Rescaling, SpatialDropout2D  # noqa: F401
 from minikeras.saving.registry import register_builtin_namespace

@@ -76,6 +76,9 @@ class GlobalAveragePooling1D(Layer):
     def call(self, inputs, mask=None):
         if mask is None:
             return reduce_mean(inputs, axis=1, keepdims=self.keepdims)
+        if tuple(mask.shape) != tuple(inputs.shape[:2]):
+            raise ValueError(f"GlobalAveragePooling1D '{self.name}': `mask` must have shape (batch, steps) = "
+                             f"{tuple(inputs.shape[:2])}. Received: mask.shape={tuple(mask.shape)}")
         keep = expand_dims(cast(mask, "bool"), 2)
         total = reduce_sum(where(keep, inputs, zeros_like(inputs)), axis=1, keepdims=self.keepdims)
         return total / reduce_sum(cast(keep, inputs.dtype), axis=1, keepdims=self.keepdims)
