@@ -1,0 +1,52 @@
+"""The base of the preprocessing layers that compute on the host with NumPy (string lookups,
+text vectorization, hashing): strings cannot enter compiled code, so these layers run eagerly,
+before the compiled part of a model, and refuse to run inside a trace."""
+import numpy as np
+
+from minikeras import _context
+from minikeras.dtypes import string_refusal
+from minikeras.layers.base import Layer
+from minikeras.string_tensor import StringTensor, bytes_array, is_string_value
+from minikeras.tensor import Tensor, Variable, to_array
+
+
+def host_array(value):
+    """A layer input as NumPy (strings: an object array of bytes)."""
+    if isinstance(value, StringTensor) or is_string_value(value):
+        return bytes_array(value)
+    if isinstance(value, Variable):
+        value = value.value()
+    if isinstance(value, Tensor):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+def out_tensor(array):
+    """A NumPy result as an mk Tensor (object arrays as string Tensors)."""
+    if array.dtype == object:
+        return StringTensor.of_bytes(array)
+    return Tensor(to_array(array))
+
+
+def as_input_tensor(value):
+    """A layer input as one Tensor: a list or array is one array (strings: a string Tensor)."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, Variable):
+        return value.value()
+    return out_tensor(host_array(value))
+
+
+class HostLayer(Layer):
+    """A layer whose ``call`` computes with NumPy on the host; inputs may be strings."""
+
+    runs_on_host = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        if _context.traces:
+            raise string_refusal(f"{type(self).__name__} '{self.name}' runs on the host and was called inside a "
+                                 "compiled function")
+        return super().__call__(inputs, *args, **kwargs)
+
+    def _convert_inputs(self, inputs):
+        return as_input_tensor(inputs)
