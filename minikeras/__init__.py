@@ -17,10 +17,11 @@ from minikeras import nn  # noqa: F401
 from minikeras.dtypes import (  # noqa: F401
     DType, as_dtype, bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint32)
 from minikeras.programs.function import function  # noqa: F401
-from minikeras.ops import random  # noqa: F401
+from minikeras import random  # noqa: F401
 from minikeras.ops.array import (  # noqa: F401
     broadcast_to, concat, expand_dims, gather, identity, one_hot, pad, reshape, split, squeeze, stack,
     stop_gradient, tile, transpose, unstack)
+from minikeras.ops.add_n import add_n  # noqa: F401
 from minikeras.ops.clip import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm  # noqa: F401
 from minikeras.ops.control import case, cond, custom_gradient, grad_pass_through, switch_case  # noqa: F401
 from minikeras.ops.loops import while_loop  # noqa: F401
@@ -56,5 +57,7 @@ from minikeras.layers import Input  # noqa: F401,E402
 from minikeras import distribute  # noqa: F401,E402
 from minikeras import autograph  # noqa: F401,E402
 from minikeras.device import device  # noqa: F401,E402
+
+newaxis = None  # x[..., mk.newaxis] adds an axis, as tf.newaxis
 
 from minikeras.version import __version__  # noqa: F401,E402

@@ -1,7 +1,7 @@
 """``mk.device``: where new eager values live, as ``tf.device`` (over ``jax.default_device``).
 
     with mk.device("cpu:1"):
-        x = mk.constant([1.0, 2.0])     # x.device is CpuDevice(id=1)
+        x = mk.constant([1.0, 2.0])     # x.device is '/job:localhost/replica:0/task:0/device:CPU:1'
         w = mk.Variable(mk.zeros(3))    # so is w's value
         y = x * 2.0                     # and the op runs there
 
@@ -60,7 +60,7 @@ def device(name):
     >>> with mk.device("cpu:0"):
     ...     x = mk.constant(1.0)
     >>> x.device
-    CpuDevice(id=0)
+    '/job:localhost/replica:0/task:0/device:CPU:0'
     """
     if name is None:
         yield

@@ -59,6 +59,24 @@ def to_array(value, dtype=None):
     return array
 
 
+def device_name(array):
+    """TF's full name of the device holding a jax array ('' for a tracer)."""
+    if is_tracer(array):
+        return ""
+    device = next(iter(array.devices()))
+    return f"/job:localhost/replica:0/task:{device.process_index}/device:{device.platform.upper()}:{device.id}"
+
+
+def check_compatible(shape, wanted):
+    """Raises TF's ValueError unless ``wanted`` (a shape with None sizes, or None) fits ``shape``."""
+    if wanted is None:
+        return
+    wanted = tuple(None if d is None else int(d) for d in (wanted.as_list() if hasattr(wanted, "as_list")
+                                                          else wanted))
+    if len(wanted) != len(shape) or any(w is not None and d is not None and w != d for d, w in zip(shape, wanted)):
+        raise ValueError(f"Tensor's shape {tuple(shape)} is not compatible with supplied shape {wanted}.")
+
+
 def _short(value):
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -176,10 +194,19 @@ class Tensor(_Described):
 
     @property
     def device(self):
-        """The jax device holding this tensor's value."""
-        if is_tracer(self._value):
-            raise RuntimeError("A traced mk.Tensor inside mk.function has no device yet")
-        return next(iter(self._value.devices()))
+        """TF's name of the device holding this tensor's value,
+        '/job:localhost/replica:0/task:0/device:CPU:0'; '' for a traced Tensor (TF's graph
+        tensors say the same)."""
+        return device_name(self._value)
+
+    def set_shape(self, shape):
+        """Checks that ``shape`` (None for any size, or None for any rank) is compatible with
+        this Tensor's shape, as TF's eager ``set_shape``.
+
+        Raises:
+          ValueError: the shapes differ in rank or in a known size.
+        """
+        check_compatible(static_shape(self._value.shape), shape)
 
     def __repr__(self):
         text = _format_value(self._value)
@@ -333,6 +360,11 @@ class Variable(_Described):
         self._uid = next(_variable_counter)
         if _context.traces:
             _context.traces[-1].on_create(self)
+
+    @property
+    def device(self):
+        """TF's name of the device holding this Variable's value (see ``Tensor.device``)."""
+        return device_name(self._value)
 
     # -- reading ------------------------------------------------------------------------
     def _read_array(self):

@@ -78,7 +78,12 @@ _split = jax.jit(lambda data: jax.random.split(jax.random.wrap_key_data(data)))
 
 def next_key(seed=None):
     """A fresh jax PRNG key; advances the global generator (inside ``mk.function`` too)."""
-    generator = get_global_generator()
+    return key_from(get_global_generator(), seed)
+
+
+def key_from(generator, seed=None):
+    """A fresh jax PRNG key from ``generator``, a Variable holding a key's data (uint32, shape
+    (2,)), which it advances; inside ``mk.function`` the compiled program advances it."""
     data = generator._read_array()
     if isinstance(data, jax.core.Tracer):
         state, key_data = split_key_data(data)  # the same bits as jax.random.split, less to compile
