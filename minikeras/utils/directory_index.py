@@ -1,0 +1,108 @@
+"""Files of a directory of class folders, labelled and split as Keras 3's ``index_directory``
+and ``get_training_or_validation_split`` do (used by ``text_dataset_from_directory``).
+
+Class names are the sorted sub-folders (or ``class_names`` in its order); files are listed
+sorted, per class, then shuffled with ``np.random.RandomState(seed)`` (paths and labels with
+the same seed), and the validation split takes the last ``int(validation_split * n)`` files:
+for a given seed the same files go to training and validation as in Keras.
+"""
+import os
+
+import numpy as np
+
+
+def check_validation_split_arg(validation_split, subset, shuffle, seed):
+    if validation_split and not 0 < validation_split < 1:
+        raise ValueError(f"`validation_split` must be between 0 and 1, received: {validation_split}")
+    if (validation_split or subset) and not (validation_split and subset):
+        raise ValueError("If `subset` is set, `validation_split` must be set, and inversely.")
+    if subset not in ("training", "validation", "both", None):
+        raise ValueError(f'`subset` must be either "training", "validation" or "both", received: {subset}')
+    if validation_split and shuffle and seed is None:
+        raise ValueError("If using `validation_split` and shuffling the data, you must provide a `seed` argument, to "
+                         "make sure that there is no overlap between the training and validation subset.")
+
+
+def _valid_files(directory, follow_links, formats):
+    for root, _, files in sorted(os.walk(directory, followlinks=follow_links), key=lambda x: x[0]):
+        for name in sorted(files):
+            if name.lower().endswith(formats):
+                yield root, name
+
+
+def index_directory(directory, labels, formats, class_names=None, shuffle=True, seed=None, follow_links=False,
+                    verbose=True, what="files"):
+    """``(file_paths, labels, class_names)`` for ``directory`` (see the module docstring).
+
+    Raises:
+      ValueError: ``directory`` is missing, or has no class folders when labels are inferred,
+        or ``class_names`` is not a subset of them.
+    """
+    if not os.path.isdir(directory):
+        raise ValueError(f"The directory {directory!r} does not exist or is not a directory")
+    if labels == "inferred":
+        subdirs = [d for d in sorted(os.listdir(directory))
+                   if os.path.isdir(os.path.join(directory, d)) and not d.startswith(".")]
+        if not subdirs:
+            raise ValueError(f"No class folders found in directory {directory!r}: with labels='inferred' each class "
+                             f"needs a sub-folder holding its {what} (e.g. {directory}/pos/1.txt, {directory}/neg/2.txt)"
+                             f"; received a directory with {len(os.listdir(directory))} entries and no sub-folders")
+        if class_names is not None:
+            if not set(class_names).issubset(set(subdirs)):
+                raise ValueError(f"The `class_names` passed did not match the names of the subdirectories of the "
+                                 f"target directory. Expected: {subdirs} (or a subset of it), but received: "
+                                 f"class_names={class_names}")
+            subdirs = list(class_names)
+    else:
+        subdirs = [""]
+        if class_names is not None:
+            if labels is None:
+                raise ValueError("When `labels=None` (no labels), argument `class_names` cannot be specified.")
+            raise ValueError("When argument `labels` is specified, argument `class_names` cannot be specified (the "
+                             "`class_names` will be the sorted list of labels).")
+    class_indices = {name: i for i, name in enumerate(subdirs)}
+    filenames, label_list = [], []
+    for subdir in subdirs:
+        folder = os.path.join(directory, subdir)
+        for root, name in _valid_files(folder, follow_links, formats):
+            filenames.append(os.path.join(subdir, os.path.relpath(os.path.join(root, name), folder)))
+            label_list.append(class_indices[subdir])
+    if labels == "inferred":
+        labels = np.asarray(label_list, dtype="int32")
+        names = subdirs
+    elif labels is None:
+        names = None
+    else:
+        if len(labels) != len(filenames):
+            raise ValueError(f"Expected the lengths of `labels` to match the number of files in the target directory. "
+                             f"len(labels) is {len(labels)} while we found {len(filenames)} files in directory "
+                             f"{directory}.")
+        names = [str(label) for label in sorted(set(labels))]
+    if verbose:
+        print(f"Found {len(filenames)} files." if labels is None else
+              f"Found {len(filenames)} files belonging to {len(names)} classes.")
+    file_paths = [os.path.join(directory, name) for name in filenames]
+    if shuffle:
+        if seed is None:
+            seed = np.random.randint(1e6)
+        np.random.RandomState(seed).shuffle(file_paths)
+        if labels is not None:
+            labels = np.array(labels)
+            np.random.RandomState(seed).shuffle(labels)
+    return file_paths, labels, names
+
+
+def training_or_validation_split(samples, labels, validation_split, subset, verbose=True):
+    """The training (first) or validation (last ``int(validation_split * n)``) part."""
+    if not validation_split:
+        return samples, labels
+    num_val = int(validation_split * len(samples))
+    if subset == "training":
+        if verbose:
+            print(f"Using {len(samples) - num_val} files for training.")
+        return samples[:len(samples) - num_val], None if labels is None else labels[:len(samples) - num_val]
+    if subset == "validation":
+        if verbose:
+            print(f"Using {num_val} files for validation.")
+        return samples[len(samples) - num_val:], None if labels is None else labels[len(samples) - num_val:]
+    raise ValueError(f'`subset` must be either "training" or "validation", received: {subset}')
