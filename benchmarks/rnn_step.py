@@ -1,0 +1,238 @@
+"""LSTM(128) / GRU(128) sequence classifiers: training samples/s of minikeras's ``mk.function``
+tape step and ``fit`` against a hand-written ``jax.jit`` + ``lax.scan`` step and TensorFlow's
+``@tf.function`` step on Keras layers (run in a process of its own), time per step against the
+sequence length, and the first call (trace + compile) of each.
+
+    python benchmarks/rnn_step.py                       # LSTM and GRU, length 100, batch 64
+    python benchmarks/rnn_step.py --lengths 25 50 100 200
+    python benchmarks/rnn_step.py --tf-python /path/to/python-with-tensorflow
+    python benchmarks/rnn_step.py --units 8 --length 6 --steps 3 --lengths 4 8   # smoke run
+
+The model: ``[LSTM|GRU](units)`` on (batch, length, features) -> ``Dense(10, softmax)``,
+sparse categorical cross-entropy, Adam(1e-3); the same initial weights in every contender.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_TF_PYTHON = "/work/tfvenv/bin/python"
+
+
+def data(args, length, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(args.steps, args.batch, length, args.features)).astype("float32")
+    y = rng.integers(0, 10, size=(args.steps, args.batch)).astype("int32")
+    return x, y
+
+
+def timed(first, run, steps, batch):
+    start = time.perf_counter()
+    first()
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    run()
+    per_step = (time.perf_counter() - start) / steps
+    return {"first_call_s": compile_s, "step_ms": 1e3 * per_step, "samples_per_s": batch / per_step}
+
+
+# -- minikeras ------------------------------------------------------------------------------------
+def minikeras_model(kind, args):
+    import minikeras as mk
+    recurrent = mk.layers.LSTM if kind == "lstm" else mk.layers.GRU
+    model = mk.Sequential([recurrent(args.units), mk.layers.Dense(10, activation="softmax")])
+    model.build((None, None, args.features))
+    return model
+
+
+def minikeras_tape(kind, args, length):
+    import minikeras as mk
+    model = minikeras_model(kind, args)
+    optimizer = mk.optimizers.Adam(1e-3)
+    loss_fn = mk.losses.SparseCategoricalCrossentropy()
+
+    @mk.function
+    def step(x, y):
+        with mk.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    x, y = data(args, length)
+    xs = [mk.constant(a) for a in x]
+    ys = [mk.constant(a) for a in y]
+
+    def run():
+        for a, b in zip(xs, ys):
+            loss = step(a, b)
+        loss.numpy()
+    return timed(lambda: step(xs[0], ys[0]).numpy(), run, args.steps, args.batch)
+
+
+def minikeras_fit(kind, args, length):
+    import minikeras as mk
+    model = minikeras_model(kind, args)
+    model.compile(optimizer=mk.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
+    x, y = data(args, length)
+    x, y = x.reshape((-1,) + x.shape[2:]), y.reshape(-1)
+    first = lambda: model.fit(x[:args.batch], y[:args.batch], batch_size=args.batch, epochs=1, verbose=0)  # noqa
+    run = lambda: model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, shuffle=False)  # noqa
+    return timed(first, run, args.steps, args.batch)
+
+
+# -- hand-written jax -----------------------------------------------------------------------------
+def jax_step(kind, args, length):
+    """The same model in plain jax: the input projection for all steps, then lax.scan."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    rng = np.random.default_rng(0)
+    gates = 4 if kind == "lstm" else 3
+    u, f = args.units, args.features
+    params = {"k": rng.normal(size=(f, gates * u)).astype("float32") * 0.1,
+              "r": rng.normal(size=(u, gates * u)).astype("float32") * 0.1,
+              "b": np.zeros((gates * u,) if kind == "lstm" else (2, gates * u), "float32"),
+              "w": rng.normal(size=(u, 10)).astype("float32") * 0.1, "c": np.zeros((10,), "float32")}
+
+    def lstm_step(r, carry, p):
+        h, c = carry
+        z = p + h @ r
+        i, fg, g, o = jnp.split(z, 4, axis=-1)
+        c = jax.nn.sigmoid(fg) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        return (h, c), None
+
+    def gru_step(r, b, h, p):
+        inner = h @ r + b
+        xz, xr, xh = jnp.split(p, 3, axis=-1)
+        rz, rr, rh = jnp.split(inner, 3, axis=-1)
+        z, rg = jax.nn.sigmoid(xz + rz), jax.nn.sigmoid(xr + rr)
+        h = z * h + (1 - z) * jnp.tanh(xh + rg * rh)
+        return h, None
+
+    def loss_fn(params, x, y):
+        bias = params["b"] if kind == "lstm" else params["b"][0]
+        proj = jnp.swapaxes(x @ params["k"] + bias, 0, 1)
+        zeros = jnp.zeros((x.shape[0], u), x.dtype)
+        if kind == "lstm":
+            (h, _), _ = jax.lax.scan(lambda c, p: lstm_step(params["r"], c, p), (zeros, zeros), proj)
+        else:
+            h, _ = jax.lax.scan(lambda c, p: gru_step(params["r"], params["b"][1], c, p), zeros, proj)
+        logits = h @ params["w"] + params["c"]
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+    optimizer = optax.adam(1e-3)
+    state = [params, optimizer.init(params)]
+
+    @jax.jit
+    def step(params, opt_state, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    x, y = data(args, length)
+    xs, ys = [jnp.asarray(a) for a in x], [jnp.asarray(a) for a in y]
+
+    def one(i):
+        state[0], state[1], loss = step(state[0], state[1], xs[i], ys[i])
+        return loss
+
+    def run():
+        for i in range(len(xs)):
+            loss = one(i)
+        loss.block_until_ready()
+    return timed(lambda: one(0).block_until_ready(), run, args.steps, args.batch)
+
+
+# -- TensorFlow (in its own process) --------------------------------------------------------------
+def tf_child(kind, args, length):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+    tf.keras.utils.set_random_seed(0)
+    recurrent = tf.keras.layers.LSTM if kind == "lstm" else tf.keras.layers.GRU
+    model = tf.keras.Sequential([tf.keras.Input((None, args.features)), recurrent(args.units),
+                                 tf.keras.layers.Dense(10, activation="softmax")])
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy()
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    x, y = data(args, length)
+    xs, ys = [tf.constant(a) for a in x], [tf.constant(a) for a in y]
+
+    def run():
+        for a, b in zip(xs, ys):
+            loss = step(a, b)
+        loss.numpy()
+    return timed(lambda: step(xs[0], ys[0]).numpy(), run, args.steps, args.batch)
+
+
+def tensorflow(kind, args, length):
+    python = args.tf_python or (DEFAULT_TF_PYTHON if os.path.exists(DEFAULT_TF_PYTHON) else sys.executable)
+    command = [python, __file__, "--tf-child", kind, "--length", str(length), "--steps", str(args.steps),
+               "--batch", str(args.batch), "--units", str(args.units), "--features", str(args.features)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+CONTENDERS = {"minikeras tape step": minikeras_tape, "minikeras fit": minikeras_fit, "jax.jit + lax.scan": jax_step,
+              "TensorFlow @tf.function": tensorflow}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kinds", nargs="+", default=["lstm", "gru"], choices=["lstm", "gru"])
+    parser.add_argument("--length", type=int, default=100)
+    parser.add_argument("--lengths", type=int, nargs="*", default=[], help="also time the tape step at these")
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--features", type=int, default=32)
+    parser.add_argument("--units", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=50, help="timed steps per contender")
+    parser.add_argument("--tf-python", default=None, help="a Python with TensorFlow (default: the tfvenv's)")
+    parser.add_argument("--no-tf", action="store_true")
+    parser.add_argument("--tf-child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.tf_child:
+        print(json.dumps(tf_child(args.tf_child, args, args.length)))
+        return
+    for kind in args.kinds:
+        print(f"{kind.upper()}({args.units}), length {args.length}, {args.features} features, batch {args.batch}")
+        rows = {}
+        for name, contender in CONTENDERS.items():
+            if args.no_tf and name.startswith("TensorFlow"):
+                continue
+            rows[name] = contender(kind, args, args.length)
+        jax_rate = rows["jax.jit + lax.scan"]["samples_per_s"]
+        tf_rate = rows.get("TensorFlow @tf.function", {}).get("samples_per_s")
+        print(f"  {'contender':26s} {'samples/s':>10s} {'ms/step':>8s} {'first call s':>12s} {'vs jax':>7s} "
+              f"{'vs TF':>6s}")
+        for name, row in rows.items():
+            if "error" in row:
+                print(f"  {name:26s} unavailable: {row['error']}")
+                continue
+            vs_tf = f"{row['samples_per_s'] / tf_rate:6.2f}" if tf_rate else "     -"
+            print(f"  {name:26s} {row['samples_per_s']:10.0f} {row['step_ms']:8.2f} {row['first_call_s']:12.2f} "
+                  f"{row['samples_per_s'] / jax_rate:7.2f} {vs_tf}")
+        for length in args.lengths:
+            tape = minikeras_tape(kind, args, length)
+            ref = jax_step(kind, args, length)
+            print(f"  length {length:4d}: tape step {tape['step_ms']:8.2f} ms, jax {ref['step_ms']:8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
