@@ -1,0 +1,155 @@
+"""``mk.image.resize`` and the crops and pads around it (``tf.image``'s semantics).
+
+The resize is separable: one ``(out, in)`` matrix per axis for bilinear, bicubic and area
+(``_weights``, TensorFlow's sampling), an index gather for nearest, ``jax.image.resize`` for the
+Lanczos kernels and antialiasing. Each is one differentiable op whose gradient is its
+transpose (``_linear``).
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras.image import _weights
+from minikeras.image._linear import linear_image_op
+from minikeras.ops.array import concat, expand_dims, squeeze
+from minikeras.ops.elementwise import cast
+from minikeras.ops.creation import fill
+from minikeras.tensor import Tensor, Variable, to_array
+
+METHODS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5")
+_JAX_METHODS = {"bilinear": "linear", "bicubic": "cubic", "lanczos3": "lanczos3", "lanczos5": "lanczos5"}
+
+
+@functools.lru_cache(maxsize=256)
+def _matrix(method, in_size, out_size):
+    return _weights.MATRICES[method](in_size, out_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _indices(in_size, out_size):
+    return _weights.nearest_indices(in_size, out_size)
+
+
+def _resize_forward(images, *, size, method, antialias):
+    batch, height, width, channels = images.shape
+    out_h, out_w = size
+    if method == "nearest":
+        rows = images if out_h == height else jnp.take(images, _indices(height, out_h), axis=1)
+        return rows if out_w == width else jnp.take(rows, _indices(width, out_w), axis=2)
+    if method in _weights.MATRICES and not antialias:
+        rows = jnp.einsum("yh,bhwc->bywc", _matrix(method, height, out_h), images)
+        return jnp.einsum("xw,bywc->byxc", _matrix(method, width, out_w), rows)
+    return jax.image.resize(images, (batch, out_h, out_w, channels), _JAX_METHODS[method], antialias=antialias)
+
+
+_resize = linear_image_op("resize", _resize_forward)
+
+
+def as_image_tensor(images):
+    """``images`` as a Tensor (a Variable is read)."""
+    if isinstance(images, Tensor):
+        return images
+    if isinstance(images, Variable):
+        return images.value()
+    return Tensor(to_array(images))
+
+
+def check_rank(images, what):
+    """Raises ValueError unless ``images`` is one image (rank 3) or a batch (rank 4)."""
+    if images.ndim not in (3, 4):
+        raise ValueError(f"{what}: invalid images rank: expected rank 3 (single image) or rank 4 (batch of images). "
+                         f"Received input with shape: images.shape={tuple(images.shape)}")
+
+
+def batched(fn, images, *args, **kwargs):
+    """``fn`` (which takes a batch) applied to one image or a batch."""
+    if images.ndim == 3:
+        return squeeze(fn(expand_dims(images, 0), *args, **kwargs), 0)
+    return fn(images, *args, **kwargs)
+
+
+def _check_size(size, what):
+    try:
+        size = tuple(int(n) for n in (size.numpy() if hasattr(size, "numpy") else size))
+    except TypeError:
+        size = None
+    if size is None or len(size) != 2 or min(size) <= 0:
+        raise ValueError(f"{what}: `size` must be 2 positive integers (height, width). Received: size={size!r}")
+    return size
+
+
+def resize_batch(images, size, method="bilinear", antialias=False):
+    """Resizes a batch (rank 4) to ``size``; floats out for every method but 'nearest'."""
+    if method != "nearest" and images.dtype != jnp.float32:
+        images = cast(images, "float32")
+    if tuple(images.shape[1:3]) == tuple(size) and method == "nearest":
+        return images
+    return _resize(images, size=tuple(size), method=method, antialias=bool(antialias))
+
+
+def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
+    """Resizes images to ``size`` = (height, width), as ``tf.image.resize``.
+
+    Args:
+      images: one image (height, width, channels) or a batch (batch, height, width, channels).
+      method: 'bilinear', 'nearest', 'bicubic', 'area', 'lanczos3' or 'lanczos5'.
+      preserve_aspect_ratio: scale by the smaller of the two ratios, so that the result fits
+        inside ``size`` with the input's aspect ratio.
+      antialias: widen the kernel when downsampling (bilinear, bicubic, Lanczos).
+
+    Returns:
+      float32 images (``method='nearest'`` keeps the dtype).
+
+    >>> mk.image.resize(np.zeros((4, 6, 3)), (2, 3)).shape
+    (2, 3, 3)
+    """
+    images = as_image_tensor(images)
+    check_rank(images, "mk.image.resize")
+    method = str(getattr(method, "value", method)).lower()
+    if method not in METHODS:
+        raise ValueError(f"mk.image.resize: invalid value for argument `method`. Expected one of {METHODS}. "
+                         f"Received: method={method!r}")
+    size = _check_size(size, "mk.image.resize")
+    if preserve_aspect_ratio:
+        height, width = images.shape[-3:-1]
+        factor = min(size[0] / height, size[1] / width)
+        size = (max(int(round(height * factor)), 1), max(int(round(width * factor)), 1))
+    return batched(resize_batch, images, size, method, antialias)
+
+
+def crop_box_to_aspect_ratio(height, width, target_height, target_width):
+    """The largest centred (top, left, height, width) box of the target's aspect ratio."""
+    crop_height = max(min(height, int(float(width * target_height) / target_width)), 1)
+    crop_width = max(min(width, int(float(height * target_width) / target_height)), 1)
+    return (int(float(height - crop_height) / 2), int(float(width - crop_width) / 2), crop_height, crop_width)
+
+
+def pad_to_aspect_ratio(images, target_height, target_width, fill_value):
+    """Pads a batch evenly on its short side to the target's aspect ratio (Keras's rule)."""
+    height, width = images.shape[1:3]
+    pad_height = max(height, int(float(width * target_height) / target_width))
+    pad_width = max(width, int(float(height * target_width) / target_height))
+    top, left = int(float(pad_height - height) / 2), int(float(pad_width - width) / 2)
+    if top > 0:
+        band = fill((images.shape[0], top, width, images.shape[3]), np.asarray(fill_value, images.dtype.name))
+        return concat([band, images, band], axis=1)
+    if left > 0:
+        band = fill((images.shape[0], height, left, images.shape[3]), np.asarray(fill_value, images.dtype.name))
+        return concat([band, images, band], axis=2)
+    return images
+
+
+def keras_resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspect_ratio=False,
+                 pad_to_aspect_ratio_=False, fill_value=0.0):
+    """``keras.ops.image.resize`` on a batch: optional centred crop or pad to the target's aspect
+    ratio, then the resize (float32 out, the dtype kept for 'nearest')."""
+    target_height, target_width = size
+    if crop_to_aspect_ratio:
+        top, left, crop_height, crop_width = crop_box_to_aspect_ratio(images.shape[1], images.shape[2],
+                                                                      target_height, target_width)
+        images = images[:, top:top + crop_height, left:left + crop_width, :]
+    elif pad_to_aspect_ratio_:
+        images = pad_to_aspect_ratio(images, target_height, target_width, fill_value)
+    return resize_batch(images, size, interpolation, antialias)

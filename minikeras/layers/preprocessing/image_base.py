@@ -1,0 +1,101 @@
+"""What Keras 3's image preprocessing layers share: one image (rank 3) or a batch (rank 4),
+channels last or first, and for the random ones a draw from ``mk.random``'s generator.
+
+The random layers draw with ``mk.random``'s global generator (``ops.random.next_key``, as
+Dropout does; a layer's ``seed`` is folded into its draws): the draws advance with every
+call, compiled or not, repeat after ``mk.random.set_seed``, and the generator's state is saved
+with the weights, so a checkpoint restores the next augmentations exactly. They transform only
+when called with ``training=True`` (``fit`` does); otherwise they return the input, cast to
+the layer's dtype as Keras does.
+"""
+import jax
+
+from minikeras.image.resizing import as_image_tensor
+from minikeras.layers.base import Layer
+from minikeras.ops.array import expand_dims, squeeze, transpose
+from minikeras.ops.elementwise import cast
+from minikeras.ops.random import next_key
+
+DATA_FORMATS = ("channels_last", "channels_first")
+
+
+class ImagePreprocessingLayer(Layer):
+    """Base of the image layers: ``transform(batch, training)`` sees a channels-last batch.
+
+    Args:
+      data_format: 'channels_last' (default: (batch, height, width, channels)) or
+        'channels_first'.
+    """
+
+    keeps_dtype = False  # Resizing returns integer images as integers; the others return floats
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        data_format = "channels_last" if data_format is None else str(data_format).lower()
+        if data_format not in DATA_FORMATS:
+            raise ValueError(f"{type(self).__name__}: the `data_format` argument must be one of {DATA_FORMATS}. "
+                             f"Received: data_format={data_format!r}")
+        self.data_format = data_format
+
+    def _check_input(self, inputs):
+        shape = getattr(inputs, "shape", None)
+        if shape is not None and len(shape) not in (3, 4):
+            raise ValueError(
+                f"{type(self).__name__} '{self.name}' expects images of rank 3 (height, width, channels) or 4 "
+                f"(batch, height, width, channels); received input of rank {len(shape)}, shape {tuple(shape)}")
+
+    def call(self, inputs, training=None):
+        images = as_image_tensor(inputs)
+        if not self.keeps_dtype and images.dtype != self.dtype:
+            images = cast(images, self.dtype)
+        single = images.ndim == 3
+        if single:
+            images = expand_dims(images, 0)
+        if self.data_format == "channels_first":
+            images = transpose(images, (0, 2, 3, 1))
+        images = self.transform(images, bool(training))
+        if self.data_format == "channels_first":
+            images = transpose(images, (0, 3, 1, 2))
+        return squeeze(images, 0) if single else images
+
+    def transform(self, images, training):
+        """The layer's work on a channels-last batch (batch, height, width, channels)."""
+        raise NotImplementedError
+
+    def _spatial_axes(self, input_shape):
+        """The (height, width) axes of ``input_shape`` (rank 3 or 4) in this layer's format."""
+        first = len(input_shape) - 3
+        return (first, first + 1) if self.data_format == "channels_last" else (first + 1, first + 2)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format}
+
+
+class RandomImageLayer(ImagePreprocessingLayer):
+    """A random layer: transforms when ``training`` is True or not given (Keras's default for
+    these layers: a direct call augments); ``fit`` passes True, ``evaluate``/``predict`` False."""
+
+    def call(self, inputs, training=None):
+        return super().call(inputs, training=training is not False)
+
+
+def uniform(seed, shape, low, high):
+    """float32 draws in [low, high) from ``mk.random``'s generator, as a jax array (for the
+    transform matrices, which carry no gradient)."""
+    return jax.random.uniform(next_key(seed), shape, "float32", low, high)
+
+
+def symmetric_factor(factor, bounds, message):
+    """Keras's factor: a number f gives (max(-|f|, bounds[0]), |f|); a pair is sorted."""
+    if isinstance(factor, (tuple, list)):
+        if len(factor) != 2 or factor[0] > bounds[1] or factor[1] < bounds[0]:
+            raise ValueError(f"{message}Received: factor={factor}")
+        return tuple(sorted(factor))
+    if isinstance(factor, (int, float)) and not isinstance(factor, bool):
+        if factor < bounds[0] or factor > bounds[1]:
+            raise ValueError(f"{message}Received: factor={factor}")
+        return (max(-abs(factor), bounds[0]), abs(factor))
+    raise ValueError(f"{message}Received: factor={factor}")
