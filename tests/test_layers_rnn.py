@@ -175,3 +175,9 @@ def test_bad_input():
         L.Bidirectional(L.Dense(2))
     with pytest.raises(ValueError, match="Invalid merge mode"):
         L.Bidirectional(L.LSTM(2), merge_mode="max")
+
+
+def test_global_max_pooling_1d():
+    assert_close(L.GlobalMaxPooling1D()(X).numpy(), X.max(axis=1))
+    assert L.GlobalMaxPooling1D(keepdims=True)(X).shape == (2, 1, 3)
+    assert L.GlobalMaxPooling1D.from_config(L.GlobalMaxPooling1D(keepdims=True).get_config()).keepdims

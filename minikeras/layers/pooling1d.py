@@ -6,7 +6,7 @@ from minikeras.ops import nn
 from minikeras.ops.array import expand_dims, reshape
 from minikeras.ops.creation import zeros_like
 from minikeras.ops.math import cast, where
-from minikeras.ops.reduce import reduce_mean, reduce_sum
+from minikeras.ops.reduce import reduce_max, reduce_mean, reduce_sum
 
 
 class _Pooling1D(Layer):
@@ -98,3 +98,32 @@ class GlobalAveragePooling1D(Layer):
 MaxPool1D = MaxPooling1D
 AvgPool1D = AveragePooling1D
 GlobalAvgPool1D = GlobalAveragePooling1D
+
+
+class GlobalMaxPooling1D(Layer):
+    """The maximum over the steps: (batch, steps, channels) -> (batch, channels) (keepdims:
+    (batch, 1, channels)).
+
+    >>> mk.layers.GlobalMaxPooling1D()(mk.ones((2, 5, 3))).shape
+    (2, 3)
+    """
+
+    input_ndim = 3
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last"):
+            raise ValueError(f"GlobalMaxPooling1D supports data_format='channels_last' only, received {data_format!r}")
+        self.keepdims = bool(keepdims)
+
+    def call(self, inputs):
+        return reduce_max(inputs, axis=1, keepdims=self.keepdims)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], 1, input_shape[2]) if self.keepdims else (input_shape[0], input_shape[2])
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": "channels_last", "keepdims": self.keepdims}
+
+
+GlobalMaxPool1D = GlobalMaxPooling1D
