@@ -239,3 +239,16 @@ def test_bad_input_names_the_layer_the_argument_and_the_shapes():
     with pytest.raises(ValueError, match=r"GlobalAveragePooling1D 'gap': `mask` must have shape \(batch, steps\) = "
                                          r"\(2, 5\). Received: mask.shape=\(2, 4\)"):
         L.GlobalAveragePooling1D(name="gap")(v, mask=np.ones((2, 4), bool))
+
+
+def test_fit_and_evaluate_leave_masked_steps_out_of_the_loss_and_the_metrics():
+    data = np.load(os.path.join(HERE, "masked_training.npz"))
+    model = mk.Sequential([mk.Input((6,), dtype="int32"), L.Embedding(7, 4, mask_zero=True), L.Dense(5)])
+    model.set_weights([data["w0"], data["w1"], data["w2"]])
+    model.compile(optimizer=mk.optimizers.SGD(0.5),
+                  loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    assert_close(model.evaluate(data["x"], data["y"], batch_size=4, verbose=0), data["evaluate"], rtol=1e-5,
+                 what="Keras's masked loss and accuracy")
+    model.train_on_batch(data["x"], data["y"])
+    for i, w in enumerate(model.weights):
+        assert_close(w.numpy(), data[f"trained{i}"], rtol=1e-5, atol=1e-6, what=f"{w.path} after one masked step")

@@ -143,9 +143,13 @@ class Loss:
         return self._dtype
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        in_mask = getattr(y_pred, "_keras_mask", None)  # a Keras mask on the predictions: masked entries do not count
         y_pred = to_tensor(y_pred, self._dtype)
         y_true = to_tensor(y_true) if self._integer_labels else to_tensor(y_true, self._dtype)
         losses, mask = self._call_with_mask(y_true, y_pred)
+        if in_mask is not None:
+            in_mask = cast(in_mask, "bool")
+            mask = in_mask if mask is None else cast(mask, "bool") & in_mask
         return reduce_weighted_values(losses, sample_weight=sample_weight, mask=mask, reduction=self.reduction,
                                       dtype=self._dtype, name=self.name)
 

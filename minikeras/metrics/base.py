@@ -201,6 +201,22 @@ def _compiled_wrapper_increments(fn, dtype, kwargs):
     return jax.jit(increments)
 
 
+def _masked_weights(sample_weight, mask, dtype):
+    """``sample_weight`` (None for ones) times ``mask`` as 0/1, their ranks aligned as Keras 3's
+    ``squeeze_or_expand_to_same_rank`` does."""
+    weights = jnp.asarray(to_array(mask)).astype(dtype)
+    if sample_weight is None:
+        return Tensor(weights)
+    given = jnp.asarray(to_array(sample_weight)).astype(dtype)
+    if given.ndim == weights.ndim + 1 and given.shape[-1] == 1:
+        given = given[..., 0]
+    elif weights.ndim == given.ndim + 1 and weights.shape[-1] == 1:
+        weights = weights[..., 0]
+    while given.ndim < weights.ndim:
+        given = given[..., None]
+    return Tensor(given * weights)
+
+
 def _array_or_none(x, dtype=None):
     return None if x is None else to_array(x, dtype)
 
@@ -258,6 +274,9 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        mask = getattr(y_pred, "_keras_mask", None)
+        if mask is not None:  # a Keras mask on the predictions: masked entries do not count (Keras 3)
+            sample_weight = _masked_weights(sample_weight, mask, self.dtype)
         if self._pure_jax_fn:
             compiled = _compiled_wrapper_increments(self._fn, self.dtype.name, tuple(sorted(self._fn_kwargs.items())))
             self._accumulate(*compiled(to_array(y_true), to_array(y_pred), _array_or_none(sample_weight, self.dtype)))
