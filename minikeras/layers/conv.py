@@ -1,10 +1,8 @@
 """Conv2D: 2-D convolution over channels_last images."""
 import jax
 
-from minikeras import activations
 from minikeras.layers.kernel_bias import KernelBiasLayer
-from minikeras.ops.nn import conv2d
-from minikeras.ops.nn_conv import conv2d_bias_relu
+from minikeras.ops.fused import conv2d_bias_activation
 from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor, to_array
 
@@ -89,12 +87,9 @@ class Conv2D(KernelBiasLayer):
                              f"received shape {inputs.shape}")
 
     def call(self, inputs):
-        if self.use_bias and self.activation is activations.relu:
-            # one op: on the CPU's native kernels the bias and ReLU run as the convolution's epilogue
-            return conv2d_bias_relu(inputs, self.kernel, self.bias, strides=self.strides,
-                                    padding=self.padding.upper(), dilations=self.dilation_rate)
-        return self._kernel_bias_output(conv2d(inputs, self.kernel, strides=self.strides,
-                                               padding=self.padding.upper(), dilations=self.dilation_rate))
+        return conv2d_bias_activation(inputs, self.kernel, self.bias if self.use_bias else None, self.activation,
+                                      strides=self.strides, padding=self.padding.upper(),
+                                      dilations=self.dilation_rate)
 
     def compute_output_shape(self, input_shape):
         rows, cols = (conv_output_length(n, k, s, self.padding, d) for n, k, s, d in

@@ -1,8 +1,7 @@
 """Adam (and AMSGrad), Keras 3's update rule."""
+from minikeras.ops.fused import fused_adam_step
 from minikeras.ops.math import cast, maximum, pow, sqrt, square
 from minikeras.optimizers.base import Optimizer
-from minikeras.tensor import Tensor, to_array
-from minikeras.xla_cpu import adam_native
 
 
 class Adam(Optimizer):
@@ -51,7 +50,13 @@ class Adam(Optimizer):
         m = self._momentums[index]
         v = self._velocities[index]
         alpha = lr * sqrt(1 - beta_2_power) / (1 - beta_1_power)
-        if self._native_update(variable, m, v, gradient, alpha):
+        fused = None if self.amsgrad else fused_adam_step(variable, m, v, gradient, alpha, self.beta_1, self.beta_2,
+                                                          self.epsilon)
+        if fused is not None:
+            new_variable, new_m, new_v = fused
+            self.assign(m, new_m)
+            self.assign(v, new_v)
+            self.assign(variable, new_variable)
             return
         self.assign_add(m, (gradient - m) * (1 - self.beta_1))
         self.assign_add(v, (square(gradient) - v) * (1 - self.beta_2))
@@ -60,21 +65,6 @@ class Adam(Optimizer):
             self.assign(v_hat, maximum(v_hat, v))
             v = v_hat
         self.assign_sub(variable, (m * alpha) / (sqrt(v) + self.epsilon))
-
-    def _native_update(self, variable, m, v, gradient, alpha):
-        """The same step on the native CPU kernel (``xla_cpu.adam_native``: the same bits, and no
-        XLA kernels to compile) where it applies; False where it does not."""
-        if (self.amsgrad or not all(isinstance(x, (int, float)) for x in (self.beta_1, self.beta_2, self.epsilon))
-                or not isinstance(gradient, Tensor) or not adam_native.supported(variable.shape, variable.dtype)
-                or not adam_native.available()):
-            return False
-        new_variable, new_m, new_v = adam_native.update(
-            to_array(variable), to_array(m), to_array(v), to_array(gradient), to_array(alpha),
-            self.beta_1, self.beta_2, self.epsilon)
-        self.assign(m, Tensor(new_m))
-        self.assign(v, Tensor(new_v))
-        self.assign(variable, Tensor(new_variable))
-        return True
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,

@@ -1,0 +1,62 @@
+"""Several steps of a layer or an optimizer as one op, where a fused or native kernel applies.
+
+Keras-level classes say what they compute (a convolution, a bias and an activation; an Adam step)
+and call these ops; the choice of kernel is made here, below them, as every other op makes it:
+
+- ``conv2d_bias_activation``: a ``Conv2D`` layer's output. With a bias and ReLU it is one op
+  (``nn_conv.conv2d_bias_relu``: on the native kernels the bias and ReLU are the epilogue of each
+  output tile), with the bits of the three ops it replaces.
+- ``fused_adam_step``: one Adam step of one variable on the native kernel (``xla_cpu.adam_native``:
+  the jax code's bits, and no XLA kernels to compile), or None where it does not apply.
+"""
+from minikeras.ops.nn import conv2d
+from minikeras.ops.nn_conv import conv2d_bias_relu
+from minikeras.tensor import Tensor, to_array
+from minikeras.xla_cpu import adam_native
+
+
+def _is_relu(activation):
+    # mk.activations.relu (with its defaults) is plain ReLU; it is named, not imported, because
+    # activations are built from ops and sit above them.
+    return getattr(activation, "__module__", None) == "minikeras.activations" and \
+        getattr(activation, "__qualname__", None) == "relu"
+
+
+def conv2d_bias_activation(input, filters, bias, activation, strides, padding, dilations=None):  # noqa: A002
+    """``activation(conv2d(input, filters, ...) + bias)`` (NHWC): what a ``Conv2D`` layer computes.
+
+    Args:
+      input, filters, strides, padding, dilations: as ``conv2d``.
+      bias: None, or one value per output channel.
+      activation: a function of a Tensor (``mk.activations.relu`` with a bias runs fused).
+    """
+    if bias is not None and _is_relu(activation):
+        return conv2d_bias_relu(input, filters, bias, strides=strides, padding=padding, dilations=dilations)
+    linear = conv2d(input, filters, strides=strides, padding=padding, dilations=dilations)
+    return activation(linear + bias if bias is not None else linear)
+
+
+def fused_adam_step(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon):
+    """One Adam step of one variable as one native kernel call, where it applies.
+
+    ``m' = m + (g - m)(1 - beta_1)``, ``v' = v + (g^2 - v)(1 - beta_2)``,
+    ``variable' = variable - m' alpha / (sqrt(v') + epsilon)``, the same bits as these ops.
+
+    Args:
+      variable, m, v: the Variables (or Tensors) of one shape.
+      gradient: a Tensor of that shape.
+      alpha: the step's bias-corrected learning rate, a scalar Tensor of the variable's dtype.
+      beta_1, beta_2, epsilon: the optimizer's hyperparameters.
+
+    Returns:
+      ``(variable', m', v')`` as Tensors; None where the kernel does not apply (hyperparameters
+      that are not Python numbers, another dtype or backend, a symbolic shape, no native build):
+      the caller then runs the step as separate ops.
+    """
+    if (not all(isinstance(x, (int, float)) for x in (beta_1, beta_2, epsilon))
+            or not isinstance(gradient, Tensor) or not adam_native.supported(variable.shape, variable.dtype)
+            or not adam_native.available()):
+        return None
+    new_variable, new_m, new_v = adam_native.update(
+        to_array(variable), to_array(m), to_array(v), to_array(gradient), to_array(alpha), beta_1, beta_2, epsilon)
+    return Tensor(new_variable), Tensor(new_m), Tensor(new_v)
