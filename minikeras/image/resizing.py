@@ -153,3 +153,18 @@ def keras_resize(images, size, interpolation="bilinear", antialias=False, crop_t
     elif pad_to_aspect_ratio_:
         images = pad_to_aspect_ratio(images, target_height, target_width, fill_value)
     return resize_batch(images, size, interpolation, antialias)
+
+
+def host_resize(image, size, method="bilinear"):
+    """One float32 NumPy image (height, width, channels) resized on the host, with the same
+    sampling as ``resize`` (for data pipelines: no device transfer, nothing to compile)."""
+    height, width = image.shape[:2]
+    out_h, out_w = size
+    if (height, width) == (out_h, out_w):
+        return image
+    if method == "nearest":
+        return image[_indices(height, out_h)][:, _indices(width, out_w)]
+    if method in _weights.MATRICES:
+        rows = np.tensordot(_matrix(method, height, out_h), image, axes=(1, 0))
+        return np.einsum("xw,ywc->yxc", _matrix(method, width, out_w), rows, optimize=True).astype(np.float32)
+    return np.asarray(jax.image.resize(image, (out_h, out_w, image.shape[2]), _JAX_METHODS[method], antialias=False))

@@ -1,0 +1,172 @@
+"""``mk.utils.image_dataset_from_directory``: a folder of class folders of images as a
+``mk.data.Dataset`` of (image batch, label batch), as Keras 3 builds it.
+
+The files are listed, labelled, shuffled and split by ``directory_index`` as Keras does. The
+dataset holds file indices; each batch is read, decoded (Pillow) and resized on the host with
+NumPy, using TensorFlow's sampling (``minikeras.image.resizing``), then handed over as one
+array: the images are float32, (batch, height, width, channels), values in [0, 255].
+"""
+import os
+
+import numpy as np
+
+from minikeras.data.dataset import AUTOTUNE, Dataset
+from minikeras.errors import InvalidArgumentError, NotFoundError
+from minikeras.image import codec
+from minikeras.image.resizing import METHODS, crop_box_to_aspect_ratio, host_resize
+from minikeras.utils.directory_index import check_validation_split_arg, index_directory, training_or_validation_split
+
+FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
+_CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
+_LABEL_MODES = ("int", "categorical", "binary", None)
+
+
+def load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio):
+    """One file as a float32 (height, width, channels) array, resized as Keras does.
+
+    Raises:
+      NotFoundError: the file cannot be read; InvalidArgumentError: it is not an image.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as error:
+        raise NotFoundError(None, "ReadFile", f"{path}; {error.strerror} [Op:ReadFile]") from error
+    image = codec.decode(data, channels, what=f"the image file '{path}'")
+    height, width = image_size
+    if crop_to_aspect_ratio:
+        top, left, crop_h, crop_w = crop_box_to_aspect_ratio(image.shape[0], image.shape[1], height, width)
+        image = image[top:top + crop_h, left:left + crop_w]
+    elif pad_to_aspect_ratio:
+        pad_h = max(image.shape[0], int(float(image.shape[1] * height) / width))
+        pad_w = max(image.shape[1], int(float(image.shape[0] * width) / height))
+        top, left = (pad_h - image.shape[0]) // 2, (pad_w - image.shape[1]) // 2
+        padded = np.zeros((pad_h, pad_w, image.shape[2]), image.dtype)
+        padded[top:top + image.shape[0], left:left + image.shape[1]] = image
+        image = padded
+    return host_resize(image.astype(np.float32), image_size, interpolation)
+
+
+def _labels(labels, label_mode, num_classes):
+    if label_mode == "binary":
+        return np.asarray(labels, np.float32)[:, None]
+    if label_mode == "categorical":
+        return np.eye(num_classes, dtype=np.float32)[np.asarray(labels)]
+    return np.asarray(labels, np.int32)
+
+
+def _dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer_size, seed, batch_size, names):
+    paths = list(paths)
+    index = np.arange(len(paths), dtype=np.int64)
+
+    def read(i):
+        rows = np.atleast_1d(i.numpy())
+        images = np.stack([load(paths[int(r)]) for r in rows])
+        return images if np.ndim(i.numpy()) else images[0]
+
+    ds = Dataset.from_tensor_slices((index, _labels(labels, label_mode, num_classes)) if label_mode else index)
+    if shuffle:
+        ds = ds.shuffle(buffer_size, seed=seed)
+    if batch_size is not None:
+        ds = ds.batch(batch_size)
+    ds = ds.map((lambda i, y: (read(i), y)) if label_mode else read)
+    ds = ds.prefetch(AUTOTUNE)
+    ds.class_names = names
+    ds.file_paths = paths
+    return ds
+
+
+def image_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None,
+                                 color_mode="rgb", batch_size=32, image_size=(256, 256), shuffle=True, seed=None,
+                                 validation_split=None, subset=None, interpolation="bilinear", follow_links=False,
+                                 crop_to_aspect_ratio=False, pad_to_aspect_ratio=False, data_format=None,
+                                 format="tf", verbose=True):
+    """A ``Dataset`` of ``(images, labels)`` batches from ``directory/<class>/*.png`` (Keras 3's).
+
+        train = mk.utils.image_dataset_from_directory("flowers", image_size=(180, 180), batch_size=32,
+                                                      validation_split=0.2, subset="training", seed=123)
+        train.class_names      # the sorted sub-folders: label i is class_names[i]
+
+    Args:
+      directory: a folder with one sub-folder per class (``labels='inferred'``); images are
+        .png, .jpg/.jpeg, .gif (first frame) and .bmp files.
+      labels: 'inferred', None (images only), or a list of labels for the files in sorted order.
+      label_mode: 'int' (int32), 'categorical' (one-hot float32), 'binary' (float32, shape (1,))
+        or None.
+      class_names: the classes' order (a subset of the sub-folders).
+      color_mode: 'grayscale' (1 channel), 'rgb' (3) or 'rgba' (4).
+      batch_size: images per batch (None: single images).
+      image_size: (height, width) every image is resized to.
+      shuffle, seed: shuffle the files (with ``seed``, the same order and split every run).
+      validation_split, subset: the fraction held out, and 'training', 'validation' or 'both'
+        (a list of the two datasets).
+      interpolation: the resize method ('bilinear', 'nearest', 'bicubic', 'area', 'lanczos3',
+        'lanczos5').
+      crop_to_aspect_ratio / pad_to_aspect_ratio: crop the centre (or pad with zeros) to the
+        target's aspect ratio before resizing, instead of stretching.
+      data_format: 'channels_last' only.
+
+    Returns:
+      A Dataset (or a [training, validation] list for ``subset='both'``) with ``class_names``
+      and ``file_paths`` attributes.
+
+    Raises:
+      ValueError: bad arguments, a directory without class folders or without images.
+      NotFoundError / InvalidArgumentError (when a batch is read): a file that cannot be read
+        or decoded, named in the message.
+    """
+    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple)):
+        raise ValueError(f"`labels` argument should be a list/tuple of integer labels, of the same size as the number "
+                         f"of image files in the target directory. If you wish to infer the labels from the "
+                         f"subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish to get "
+                         f"a dataset that only contains images (no labels), pass `labels=None`. Received: "
+                         f"labels={labels}")
+    if class_names and labels != "inferred":
+        raise ValueError(f"You can only pass `class_names` if `labels=\"inferred\"`. Received: labels={labels}, and "
+                         f"class_names={class_names}")
+    if label_mode not in _LABEL_MODES:
+        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
+                         f"label_mode={label_mode}")
+    if color_mode not in _CHANNELS:
+        raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. Received: color_mode={color_mode}')
+    if interpolation not in METHODS:
+        raise ValueError(f"`interpolation` must be one of {METHODS}. Received: interpolation={interpolation}")
+    if crop_to_aspect_ratio and pad_to_aspect_ratio:
+        raise ValueError("Only one of `crop_to_aspect_ratio` and `pad_to_aspect_ratio` can be set to `True`.")
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"image_dataset_from_directory supports data_format='channels_last' only, received "
+                         f"{data_format!r}")
+    if format != "tf":
+        raise ValueError(f'`format` must be "tf" (a minikeras Dataset). Received: format={format}')
+    image_size = tuple(int(n) for n in image_size)
+    if len(image_size) != 2 or min(image_size) <= 0:
+        raise ValueError(f"`image_size` must be (height, width), two positive integers. Received: {image_size}")
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    check_validation_split_arg(validation_split, subset, shuffle, seed)
+    if seed is None:
+        seed = np.random.randint(1e6)
+    paths, labels, names = index_directory(directory, labels, FORMATS, class_names=class_names, shuffle=shuffle,
+                                           seed=seed, follow_links=follow_links, verbose=verbose, what="images")
+    if label_mode == "binary" and len(names) != 2:
+        raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
+                         f"class_names={names}")
+    channels = _CHANNELS[color_mode]
+
+    def load(path):
+        return load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio)
+
+    buffer_size = batch_size * 8 if batch_size is not None else 1024
+    num_classes = len(names) if names else 0
+
+    def build(subset_name, shuffled):
+        part_paths, part_labels = training_or_validation_split(paths, labels, validation_split, subset_name, verbose)
+        if not part_paths:
+            kind = {"training": "training ", "validation": "validation "}.get(subset_name, "")
+            raise ValueError(f"No {kind}images found in directory {os.fspath(directory)}. Allowed formats: {FORMATS}")
+        return _dataset(part_paths, part_labels, label_mode, num_classes, load, shuffled, buffer_size, seed,
+                        batch_size, names)
+
+    if subset == "both":
+        return [build("training", shuffle), build("validation", False)]
+    return build(subset, shuffle)
