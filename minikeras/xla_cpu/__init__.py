@@ -1,7 +1,7 @@
 """minikeras' speed work for jax's CPU backend (XLA:CPU), in one place.
 
-What makes minikeras train small CNNs 3.4-3.9x faster than hand-written jax on the CPU (both
-with the malloc setting ``import minikeras`` makes) is specific to XLA:CPU and to the jax
+What makes minikeras train small CNNs faster than hand-written jax on the CPU (both with the
+malloc setting ``import minikeras`` makes; benchmarks/train_step.py measures it) is specific to XLA:CPU and to the jax
 version it was measured with, so it lives here, apart from the framework:
 
 - ``compiler``: ``jit``, the entry point every program minikeras compiles goes through
@@ -15,14 +15,14 @@ version it was measured with, so it lives here, apart from the framework:
 - ``dropout``: keep-masks from an unrolled threefry (``jax.random.bernoulli``'s bits).
 - ``conv_native``, ``matmul_native``, ``materialize``: minikeras' own CPU kernels, called from
   compiled programs through XLA's FFI: the convolutions (forward, input and filter gradients)
-  and the Dense weight gradient ``x.T @ g`` at 80-93% of GEMM speed where XLA's run at 40-89%,
+  and the Dense weight gradient ``x.T @ g`` closer to GEMM speed than XLA's own (benchmarks/conv.py),
   and an identity that keeps XLA from fusing a costly producer into each of its reads.
   ``native_build`` compiles their C++ sources (``*.cc``) for the machine on first use and keeps
   them in ``~/.minikeras/native``; without a C++ compiler, or with ``MINIKERAS_NATIVE=0``,
   everything runs on XLA's kernels instead, with the same results up to float32 rounding.
 - ``host_memory``: glibc keeps XLA's large per-step buffers (made at ``import minikeras``;
   ``mk.config.reuse_freed_host_memory``, ``MINIKERAS_REUSE_HOST_MEMORY=0``).
-- ``tuning``: every measured threshold of the above, with the jax version and machine; the
+- ``tuning``: every measured threshold of the above, with the jax version, machine and command; the
   table to re-measure (benchmarks/conv.py, benchmarks/pool_dropout.py) when jax changes.
 
 Each formulation in ``conv``, ``pool`` and ``dropout`` computes what its plain jax counterpart

@@ -6,8 +6,8 @@
 The same bits as ``mk.optimizers.Adam``'s jax code (the kernel runs its operations in the same
 order and rounding), computed in one pass, in place where XLA gives the outputs the inputs'
 buffers. What it saves is compile time: XLA:CPU compiles each variable's update as three loop
-kernels, and the MNIST CNN's eight variables' 24 kernels took ~0.4 s of its step's first call on a
-Zen 3 (1.7 s in all); a custom call compiles nothing. ``available()`` builds it on first use
+kernels (24 for the MNIST CNN's eight variables, a noticeable share of its step's first call);
+a custom call compiles nothing. ``available()`` builds it on first use
 (``native_build``); elsewhere (another backend, no compiler, ``MINIKERAS_NATIVE=0``,
 ``tuning.NATIVE_KERNELS`` False) Adam keeps its jax code.
 """

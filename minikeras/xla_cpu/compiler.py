@@ -2,9 +2,9 @@
 
 jax 0.10's XLA:CPU hands matmuls, reductions and convolutions to YNNPACK. For the convolutions
 of small CNNs that is the slow choice: YNNPACK runs them on one thread, and XLA's own (Eigen)
-convolution runs them on all cores. For the Keras MNIST CNN's second layer, Eigen's plain
-convolution is ~2x faster in wall time than the fastest formulation found for YNNPACK, and its
-filter gradient ~1.6x (benchmarks/conv.py); the training step gets ~20-25% faster. So every
+convolution runs them on all cores: for the Keras MNIST CNN's layers Eigen's convolution and its
+filter gradient beat the fastest formulation found for YNNPACK in wall time (benchmarks/conv.py;
+figures in benchmarks/LOG.md), and so does the whole training step. So every
 program minikeras compiles at run time (``mk.function``, ``fit``'s steps, the compiled
 backward pass of eager tapes, ``mk.distribute``) goes through ``jit``: on the CPU backend it is
 compiled with YNNPACK kept for matmuls and reductions and convolutions left to Eigen, and it is

@@ -20,29 +20,27 @@ First of all, stride-1 float32 convolutions run on minikeras' own kernels ('nati
 ``conv_native``), built for the machine on first use: the input and filter gradients where the
 input has a multiple of 16 channels, the forward pass where the output has (and its rows are at
 least ``tuning.CONV_NATIVE_FORWARD_MIN_WIDTH`` wide), and the filter gradient of a layer with few
-input channels where the output has (an MNIST CNN's first layer: 1.8-1.9 ms against 3.3-3.5 ms
-for 'chunked', and nine kernels fewer for XLA to compile). On the MNIST CNN's 32 -> 64 layer they are
-1.1-1.2x (forward) and 1.4-1.8x (gradients) faster than Eigen, 1.1-3.7x on CIFAR-style layers
-(benchmarks/conv.py). They are differentiable in reverse mode (``jax.custom_vjp``, with the other
-convolutions as rules), not in forward mode. Where they cannot be built (no C++ compiler;
-``MINIKERAS_NATIVE=0``) or do not apply, the rest holds.
+input channels where the output has (an MNIST CNN's first layer: faster than 'chunked', and
+fewer kernels for XLA to compile). They run closer to GEMM speed than Eigen does on these shapes
+(``benchmarks/conv.py --methods``). They are differentiable in reverse mode (``jax.custom_vjp``,
+with the other convolutions as rules), not in forward mode. Where they cannot be built (no C++
+compiler; ``MINIKERAS_NATIVE=0``) or do not apply, the rest holds.
 
 Which formulation is fastest depends on which library XLA:CPU gives the convolution to, which
 ``eigen`` says: True for XLA's own Eigen code, False for YNNPACK. By default it is the context
 value ``minikeras.xla_cpu.compiler.convolutions_on_eigen``, True while ``xla_cpu.jit`` traces
 one of the programs minikeras compiles (mk.function, fit), whose convolutions run on Eigen.
-There ``formulation`` picks (numbers from benchmarks/conv.py on a 2-core AVX-512 machine,
-jax 0.10; the thresholds are in ``xla_cpu.tuning``):
+There ``formulation`` picks (the thresholds, and the command that measured each, are in
+``xla_cpu.tuning``; the figures in benchmarks/LOG.md):
   * the plain convolution ('xla') for every forward pass not done as 'taps' (below): Eigen runs
-    it on every core, the MNIST CNN's 32 -> 64 layer at ~100% of GEMM speed, 4x what a plain
-    jax.jit program gets from YNNPACK;
+    it on every core, close to GEMM speed, where a plain jax.jit program gets YNNPACK's one core;
   * for the filter gradient of layers with more than 4 input channels, the plain convolution's
-    transpose summed over batch chunks of ~2 MiB of x and dy ('split'; 'xla' when the batch is
-    that small). Over the whole batch, Eigen's filter gradient is one GEMM with a tiny output and
-    a huge contraction, at ~50% of GEMM speed; per chunk it runs 1.3-1.7x faster on the MNIST
-    and CIFAR layers with >= 16x16 outputs (~1.05x on 8x8 ones);
+    transpose summed over batch chunks of ``tuning.CONV_SPLIT_BYTES`` of x and dy ('split'; 'xla'
+    when the batch is that small). Over the whole batch, Eigen's filter gradient is one GEMM with
+    a tiny output and a huge contraction, which runs far below GEMM speed; per chunk it runs
+    faster on layers with >= 16x16 outputs;
   * with 1-4 input channels and up to 5x5 taps, a convolution is a handful of multiply-adds per
-    output, which XLA fuses into one elementwise loop 2-5x faster than any convolution call
+    output, which XLA fuses into one elementwise loop faster than any convolution call
     ('taps'); likewise the input gradient of such a layer, and any strided input gradient, is a
     small matmul plus one fused scatter-add loop ('col2im'), and the filter gradient of such a
     layer is an im2col GEMM built per batch chunk ('chunked');
@@ -50,20 +48,21 @@ jax 0.10; the thresholds are in ``xla_cpu.tuning``):
 
 Elsewhere -- eager ops (one small program per op), and jax code that calls these functions under
 its own ``jax.jit`` -- convolutions run on YNNPACK, which is fast on other shapes:
-  * a convolution with all-zero padding (VALID) runs ~3x slower than the same convolution with
-    any padding, so it gets one extra zero row at the bottom and the extra output row is sliced
-    off (the slice fuses into the consumer). Zero-padding a SAME input explicitly and convolving
-    it that way ('prepadded') is up to ~2x faster again with a free second core (YNNPACK runs
-    that path on both cores, the SAME-padded one on one) but costs ~10-30% more CPU time, so it
-    is the choice only for big layers (>= 16 input channels, >= 1 GFLOP);
+  * a convolution with all-zero padding (VALID) runs several times slower than the same
+    convolution with any padding, so it gets one extra zero row at the bottom and the extra
+    output row is sliced off (the slice fuses into the consumer). Zero-padding a SAME input
+    explicitly and convolving it that way ('prepadded') is faster again with a free second core
+    (YNNPACK runs that path on both cores, the SAME-padded one on one) but costs more CPU time,
+    so it is the choice only for big layers (``tuning.CONV_PREPAD_CHANNELS``,
+    ``tuning.CONV_PREPAD_FLOPS``);
   * 'taps' and 'col2im' as above, for 3x3 kernels;
   * the strided input gradient jax derives is an lhs-dilated convolution, which misses the fast
     path; split by output phase it is s*s stride-1 convolutions that hit it;
   * the filter gradient jax derives is a convolution with a 24x24 "kernel" and a 3x3 output,
-    which YNNPACK runs at ~5% of GEMM speed (at ~0.5% with padding). As im2col patches^T @ dy it
-    is one GEMM; built per batch chunk ('chunked') the patches stay in cache and the program's
-    temporaries stay small (glibc hands XLA buffers over 32 MiB as fresh pages on every call,
-    and the page faults cost more than the copies).
+    which YNNPACK runs at a small fraction of GEMM speed. As im2col patches^T @ dy it is one
+    GEMM; built per batch chunk ('chunked') the patches stay in cache and the program's
+    temporaries stay small (glibc hands XLA large buffers as fresh pages on every call, and the
+    page faults cost more than the copies).
 """
 import functools
 import math
@@ -465,7 +464,7 @@ def _split_count(x_shape, dy_shape, itemsize=4):
 def _filter_grad_split(x, dy, filter_shape, strides, pads, dilations):
     """dw = the sum over batch chunks (at least 2, if the batch has 2 samples) of the plain
     filter gradient of each chunk. The chunks are unrolled: in a scan or fori_loop XLA:CPU runs
-    these convolutions ~100x slower."""
+    these convolutions far slower."""
     n = x.shape[0]
     chunks = max(min(2, n), _split_count(x.shape, dy.shape, x.dtype.itemsize))
     bounds = [n * i // chunks for i in range(chunks + 1)]
@@ -490,7 +489,7 @@ def _filter_grad_chunked(xp, dy, filter_shape, strides, dilations):
     x is transposed once to (chunks, C, B, H, W) so that each tap of a chunk is a plain strided
     copy and the taps stack along rows: patches^T (kh*kw*C, B*Ho*Wo) times dy (B*Ho*Wo, O) is a
     row-major GEMM (the orientation XLA:CPU runs fastest; contracting over the rows of both
-    operands runs ~1.5x slower).
+    operands runs slower).
     """
     kh, kw, c, o = filter_shape
     n, ho, wo = dy.shape[:3]

@@ -2,9 +2,9 @@
 // FFI handlers for the CPU. minikeras/xla_cpu/conv_native.py builds this file with the
 // machine's C++ compiler (-O3 -march=native) and calls the handlers from compiled programs.
 //
-// Why: XLA:CPU runs the gradients through Eigen at ~60% of its GEMM speed on 2 cores and the
-// forward pass at ~85%, while a direct loop nest vectorized over channels runs them at 80-95%:
-// every output tile stays in registers for a whole block of pixels and each step is one
+// Why: XLA:CPU runs the gradients through Eigen well below its GEMM speed, while a direct loop
+// nest vectorized over channels runs them close to it (benchmarks/conv.py --methods): every
+// output tile stays in registers for a whole block of pixels and each step is one
 // broadcast and a few fused multiply-adds from L1/L2, with no im2col copy.
 //
 //   forward:         y[b,h,w,co]  = sum_{i,j,ci} xpad[b, h+i, w+j, ci] * w[i, j, ci, co]
@@ -38,6 +38,7 @@ using minikeras::load;
 using minikeras::store;
 using minikeras::tile_step;
 using minikeras::v16;
+using minikeras::with_tile_size;
 
 namespace {
 
@@ -69,15 +70,6 @@ void filter_tile(const float* xi, const float* dyi, float* dwt, const Shape& s, 
     for (int v = 0; v < CV; ++v) add_to(out + t * s.c + 16 * v, acc[t][v]);
 }
 
-template <int CV, int TO>
-void filter_tile_any(int to, const float* xi, const float* dyi, float* dwt, const Shape& s, int64_t wp,
-                     int64_t r0, int64_t r1, int64_t i, int64_t j, int64_t c0, int64_t o0) {
-  if constexpr (TO > 0) {
-    if (to == TO) return filter_tile<CV, TO>(xi, dyi, dwt, s, wp, r0, r1, i, j, c0, o0);
-    filter_tile_any<CV, TO - 1>(to, xi, dyi, dwt, s, wp, r0, r1, i, j, c0, o0);
-  }
-}
-
 // Output-channel tile: with 2 input-channel vectors (AVX-512), 8 channels make 16 accumulators
 // and each step 2 loads + 8 broadcasts for 16 multiply-adds; with 1 vector, kSingleVectorTile.
 template <int CV>
@@ -93,7 +85,9 @@ void filter_chunk(const float* xi, const float* dyi, float* dwt, const Shape& s,
       for (int64_t j = 0; j < s.kw; ++j)
         for (int64_t o0 = 0; o0 < s.o; o0 += TO) {
           const int to = static_cast<int>(std::min<int64_t>(TO, s.o - o0));
-          filter_tile_any<CV, TO>(to, xi, dyi, dwt, s, wp, r0, r1, i, j, c0, o0);
+          with_tile_size<TO>(to, [&](auto t) {
+            filter_tile<CV, decltype(t)::value>(xi, dyi, dwt, s, wp, r0, r1, i, j, c0, o0);
+          });
         }
   }
 }
@@ -120,15 +114,6 @@ void few_filter_tile(const float* xi, const float* dyi, float* dw, const Shape& 
     for (int v = 0; v < OV; ++v) add_to(out + t * s.o + 16 * v, acc[t][v]);
 }
 
-template <int T, int OV>
-void few_filter_tile_any(int taps, const float* xi, const float* dyi, float* dw, const Shape& s, int64_t wp,
-                         int64_t r0, int64_t r1, int64_t i, int64_t o0) {
-  if constexpr (T > 0) {
-    if (taps == T) return few_filter_tile<T, OV>(xi, dyi, dw, s, wp, r0, r1, i, o0);
-    few_filter_tile_any<T - 1, OV>(taps, xi, dyi, dw, s, wp, r0, r1, i, o0);
-  }
-}
-
 void few_filter_chunk(const float* xi, const float* dyi, float* dw, const Shape& s, int64_t wp) {
   const int taps = static_cast<int>(s.kw * s.c);
   // two output vectors per step where the accumulators fit the registers, else one
@@ -139,8 +124,14 @@ void few_filter_chunk(const float* xi, const float* dyi, float* dw, const Shape&
     for (int64_t i = 0; i < s.kh; ++i) {
       int64_t o0 = 0;
       if (pairs)
-        for (; o0 + 32 <= s.o; o0 += 32) few_filter_tile_any<kPairTaps, 2>(taps, xi, dyi, dw, s, wp, r0, r1, i, o0);
-      for (; o0 < s.o; o0 += 16) few_filter_tile_any<kFewTaps, 1>(taps, xi, dyi, dw, s, wp, r0, r1, i, o0);
+        for (; o0 + 32 <= s.o; o0 += 32)
+          with_tile_size<kPairTaps>(taps, [&](auto t) {
+            few_filter_tile<decltype(t)::value, 2>(xi, dyi, dw, s, wp, r0, r1, i, o0);
+          });
+      for (; o0 < s.o; o0 += 16)
+        with_tile_size<kFewTaps>(taps, [&](auto t) {
+          few_filter_tile<decltype(t)::value, 1>(xi, dyi, dw, s, wp, r0, r1, i, o0);
+        });
     }
   }
 }
@@ -246,15 +237,6 @@ void input_tile(const float* dyp, const float* wt, float* dxr, const Shape& s, i
     for (int v = 0; v < CV; ++v) store(dxr + (w0 + p) * s.c + c0 + 16 * v, acc[p][v]);
 }
 
-template <int CV, int TP>
-void input_tile_any(int tp, const float* dyp, const float* wt, float* dxr, const Shape& s, int64_t wq,
-                    int64_t h, int64_t w0, int valid, int64_t c0) {
-  if constexpr (TP > 0) {
-    if (tp == TP) return input_tile<CV, TP>(dyp, wt, dxr, s, wq, h, w0, valid, c0);
-    input_tile_any<CV, TP - 1>(tp, dyp, wt, dxr, s, wq, h, w0, valid, c0);
-  }
-}
-
 // pixels per tile: 12 x 2 vectors = 24 accumulators (AVX-512), else kSingleVectorTile x 1
 constexpr int kInputTileMax = kWideTiles ? 12 : kSingleVectorTile;
 
@@ -283,9 +265,13 @@ void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* d
         int64_t c0 = 0;  // the last tile only as wide as what is left of the row
         if constexpr (kWideTiles)
           for (; c0 + 32 <= s.c; c0 += 32)
-            input_tile_any<2, kInputTileMax>(valid, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+            with_tile_size<kInputTileMax>(valid, [&](auto t) {
+              input_tile<2, decltype(t)::value>(dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+            });
         for (; c0 < s.c; c0 += 16)
-          input_tile_any<1, kInputTileMax>(valid, dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+          with_tile_size<kInputTileMax>(valid, [&](auto t) {
+            input_tile<1, decltype(t)::value>(dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
+          });
       }
   });
 }
@@ -328,15 +314,6 @@ void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, in
     for (int v = 0; v < NV; ++v) store(yr + (w0 + p) * s.o + o0 + 16 * v, acc[p][v]);
 }
 
-template <int NV, int TP>
-void forward_tile_any(int tp, const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h,
-                      int64_t w0, int valid, int64_t o0, const Epilogue& epilogue) {
-  if constexpr (TP > 0) {
-    if (tp == TP) return forward_tile<NV, TP>(xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
-    forward_tile_any<NV, TP - 1>(tp, xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
-  }
-}
-
 // Pixels per tile: 4 vectors x 6 pixels, or 2 x 12 (AVX-512), or 1 x kSingleVectorTile.
 template <int NV>
 constexpr int kForwardTileMax = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;
@@ -348,7 +325,9 @@ void forward_row(const float* xi, const float* w, float* yr, const Shape& s, int
   const int tp = tile_width(s.wo, TPMAX);
   for (int64_t w0 = 0; w0 < s.wo; w0 += tp) {
     const int valid = static_cast<int>(std::min<int64_t>(tp, s.wo - w0));  // the last tile may be narrower
-    forward_tile_any<NV, TPMAX>(valid, xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
+    with_tile_size<TPMAX>(valid, [&](auto t) {
+      forward_tile<NV, decltype(t)::value>(xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
+    });
   }
 }
 

@@ -6,8 +6,8 @@
         dw = filter_grad(x, dy, w_shape, pads)     # = the transpose of conv(x, .) applied to dy
         dx = input_grad(dy, w, x_shape, pads)      # = the transpose of conv(., w) applied to dy
 
-XLA:CPU runs the two gradients through Eigen at ~60% of its GEMM speed and the forward pass at
-~85%; the kernels in ``conv_native.cc`` run them at 80-95% (benchmarks/conv.py). They cover
+XLA:CPU runs the two gradients through Eigen well below its GEMM speed; the kernels in
+``conv_native.cc`` run them closer to it (``benchmarks/conv.py --methods``). They cover
 stride-1, undilated float32 convolutions whose padding is at most the filter's size less one on
 each side and whose vectorized channels (input channels for the gradients, output channels for
 the forward pass) are a multiple of 16: every 3x3 or 5x5 'SAME' or 'VALID' layer past the first

@@ -14,10 +14,9 @@ split/folded keys, and checkable against jax.
 
 Why not simply call ``jax.random.bernoulli``: on CPU jax lowers threefry as a rolled 5-step
 ``fori_loop``, so each step round-trips full-size arrays through memory; unrolled, the 20 rounds
-fuse into one elementwise loop and the same bits come ~15x faster (1.2M elements: ~1.6 ms vs
-~26 ms CPU time measured here). jax's 'rbg'/'unsafe_rbg' keys are no faster on CPU (XLA's
-RngBitGenerator), and a cheaper ad-hoc hash saves only ~1 ms per million elements while giving
-up the pedigree and the equality with jax's own masks.
+fuse into one elementwise loop and the same bits come many times faster
+(``benchmarks/pool_dropout.py``). jax's 'rbg'/'unsafe_rbg' keys are no faster on CPU (XLA's
+RngBitGenerator), and a cheaper ad-hoc hash would save little while giving up the pedigree and the equality with jax's own masks.
 
 ``scaled_mask`` draws float32 masks, and ``split_key_data`` splits keys, on native kernels
 (``random_native``: the same bits, and nothing for XLA to compile) where they are built.
@@ -74,8 +73,8 @@ def split_key_data(data):
     On the CPU it is a native kernel (``random_native.split``) where one is built, else jax's
     threefry unrolled and materialized: jax's split runs threefry over the counters 0 and 1 as a
     rolled loop there, which XLA:CPU compiles as a while loop of four kernels; unrolled it is one,
-    and native none (the global generator's draw inside a compiled step: the MNIST CNN's two
-    draws cost ~0.05 s of compile as unrolled kernels). Elsewhere it is jax's split itself.
+    and native none (less to compile for the global generator's draws inside a compiled step).
+    Elsewhere it is jax's split itself.
     """
     if random_native.split_supported(data) and random_native.available():
         return random_native.split(data)
@@ -92,9 +91,9 @@ def random_bits(key, shape):
     shape = tuple(int(d) for d in shape)
     k0, k1 = _threefry_key_words(key)
     # The counters are a NumPy constant: inside a trace that computes constants eagerly
-    # (mk.function's), jax ops here would each compile a program of their own (~30 ms for the
-    # MNIST CNN's). Under a plain jax.jit the constant is embedded where an iota would be
-    # computed: the same bits, ~45 ms more compile time once per shape (1.2 M elements).
+    # (mk.function's), jax ops here would each compile a program of their own. Under a plain
+    # jax.jit the constant is embedded where an iota would be computed: the same bits, a little
+    # more compile time once per shape.
     lo = np.arange(int(np.prod(shape)), dtype=np.uint32).reshape(shape)
     b0, b1 = threefry2x32(k0, k1, np.uint32(0), lo)
     return b0 ^ b1

@@ -10,8 +10,8 @@
 //                      dp = t + sum(-t * q)
 //
 // Why: XLA:CPU compiles each loop fusion of these into code for many vector widths and tails; for
-// the MNIST CNN's 128 x 10 probabilities that was ~0.4 s of the step's first call on a Zen 3 (ten
-// kernels), for a few microseconds of work. A custom call compiles nothing.
+// the MNIST CNN's 128 x 10 probabilities that was ten kernels and a noticeable share of the step's
+// first call, for a few microseconds of work. A custom call compiles nothing.
 //
 // Each computes what XLA computes for the jax formulas: exp (a Cephes-style range reduction and
 // polynomial, with the multiply-adds XLA:CPU contracts into fused multiply-adds written out as

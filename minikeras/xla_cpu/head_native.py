@@ -11,7 +11,7 @@ each native where it applies and the jax formula elsewhere.
 They run where the work is microseconds and XLA's compile is not: a classifier's head, float32
 arrays of fewer than ``tuning.HEAD_NATIVE_MAX_ELEMENTS`` (4096) elements in rows shorter than
 ``tuning.HEAD_NATIVE_MAX_CLASSES`` (32) along the last axis, on the CPU backend. XLA:CPU compiles
-these as ten loop kernels: ~0.4 s of the MNIST CNN step's first call on a Zen 3; custom calls
+these as ten loop kernels, a noticeable share of the MNIST CNN step's first call; custom calls
 compile nothing. Each has the bits of XLA:CPU's code for its jax formula (its exp written out,
 row sums in order, divisions by a row's sum as multiplications by the reciprocal), but for the
 softmax gradient of a few row lengths (6 and 8, whose sums XLA vectorizes otherwise) and the

@@ -2,31 +2,27 @@
 
 XLA:CPU allocates each compiled program's temporaries as one block with ``malloc``. glibc
 serves every block over 32 MiB with fresh ``mmap``'d pages and unmaps it again on ``free``, so
-a training step with more than 32 MiB of temporaries (the MNIST CNN at batch 128 has ~90 MiB)
-page-faults through all of them on every call: the kernel zero-fills each 4 KiB page again.
-Serving large blocks from the heap instead, and not trimming the heap right after each step,
-lets the next step reuse the same pages: 10-25% faster CNN steps on a 2-core CPU from that
-alone (``benchmarks/train_step.py`` against ``train_step.py --default-malloc``).
+a training step with more temporaries than that (a CNN's step at batch 128) page-faults through
+all of them on every call: the kernel zero-fills each 4 KiB page again. Serving large blocks
+from the heap instead, and not trimming the heap right after each step, lets the next step
+reuse the same pages (``benchmarks/train_step.py`` against ``train_step.py --default-malloc``,
+which prints each contender's page faults per step).
 
 That holds for the main heap only. glibc gives other threads arenas of their own, made of heaps
 of at most 64 MiB, and XLA allocates a step's temporaries on one of its own threads: for the
-MNIST CNN's ~59 MiB block glibc mapped a fresh heap on every step and unmapped it after (seen
-with ``strace``, the trim threshold notwithstanding), so the step page-faulted through it
-anyway (1,200-6,700 minor faults per step against 350-650, and 35.8-39.3 ms against 30.4-32.4
-ms per step, four pairs of fresh processes, 100 steps each). So the call also limits glibc to
-one arena: every thread allocates from the main heap, which is kept. Threads that have
-allocated before the call keep their arenas, so it must come before the first jax computation:
-``import minikeras`` makes it.
+MNIST CNN's block glibc mapped a fresh heap on every step and unmapped it after (seen with
+``strace``, the trim threshold notwithstanding), so the step page-faulted through it anyway. So
+the call also limits glibc to one arena: every thread allocates from the main heap, which is
+kept. Threads that have allocated before the call keep their arenas, so it must come before the
+first jax computation: ``import minikeras`` makes it.
 
-The price is memory: the process keeps up to ``retain_bytes`` of freed heap, and large blocks
-can no longer be handed back individually (the MNIST main job, one epoch on 12,800 images:
-peak RSS 0.87 GB without the call, 0.97 GB with it; 1.47 GB when each thread still had its own
-arena, whose kept heaps added up; the default is ``tuning.HOST_MEMORY_RETAIN_BYTES``, and with
-128 MiB instead of 1 GiB only about half of the speed-up was left). The setting is
-process-wide. ``import minikeras`` makes it (``apply_at_import``), since a TensorFlow program
-ported by renaming would otherwise run the MNIST CNN's step at 0.94x TensorFlow's speed instead
-of 1.46x (TensorFlow's own allocator keeps its buffers, so it needs no such setting); set the
-environment variable ``MINIKERAS_REUSE_HOST_MEMORY=0`` before the import to leave glibc as it is.
+The price is memory: the process keeps up to ``retain_bytes`` of freed heap (the default is
+``tuning.HOST_MEMORY_RETAIN_BYTES``, whose row says what was measured), and large blocks can no
+longer be handed back individually. The setting is process-wide. ``import minikeras`` makes it
+(``apply_at_import``), since a TensorFlow program ported by renaming would otherwise run CNN
+steps well below TensorFlow's speed (TensorFlow's own allocator keeps its buffers, so it needs
+no such setting); set the environment variable ``MINIKERAS_REUSE_HOST_MEMORY=0`` before the
+import to leave glibc as it is. ``active()`` says whether the setting was made.
 """
 import ctypes
 import ctypes.util

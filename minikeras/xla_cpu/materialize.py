@@ -5,8 +5,7 @@ element several times, or when there are several consumers, and then computes th
 again for every read. Usually that is the right trade; for a producer that is costly per
 element, such as a dropout mask drawn by the unrolled threefry, it is not: the MNIST CNN's
 max-pool gradient reads each window's cotangent four times, and its fused loop drew each mask
-bit four times (the loop alone, timed in one process: 5.4 ms, and 3.9 ms with the cotangent
-materialized first); and the mask itself was drawn twice, in the forward multiply and in its
+bit four times (slower than materializing the cotangent first); and the mask itself was drawn twice, in the forward multiply and in its
 gradient. So ``xla_cpu.pool`` materializes the pool gradient's cotangent and ``ops.nn`` the
 dropout mask. ``lax.optimization_barrier`` does not help: XLA:CPU removes barriers before it
 fuses.

@@ -2,8 +2,8 @@
 // for the CPU. minikeras/xla_cpu/matmul_native.py builds this file (-O3 -march=native) and calls
 // it for the weight gradient of a Dense layer, x^T g, whose contraction runs over the batch rows.
 //
-// Why: XLA:CPU runs a product contracting the rows of both operands at ~40% of its GEMM speed
-// (the MNIST CNN's 9216 -> 128 layer: 1.7 ms), and transposing an operand first does not help,
+// Why: XLA:CPU runs a product contracting the rows of both operands well below its GEMM speed,
+// and transposing an operand first does not help,
 // since XLA fuses the transpose back into the product or into its consumer. Here a 6 x 64 (or
 // 12 x 32, 12 x 16) tile of C stays in registers while k runs over the batch: per row of the
 // batch, 4 loads of B and 6 broadcasts of A feed 24 fused multiply-adds, all from L1.
@@ -24,6 +24,7 @@ using minikeras::load;
 using minikeras::store;
 using minikeras::tile_step;
 using minikeras::v16;
+using minikeras::with_tile_size;
 
 namespace {
 
@@ -38,15 +39,6 @@ void tile(const float* a, const float* b, float* c, int64_t k_size, int64_t m, i
     for (int v = 0; v < NV; ++v) store(c + (m0 + t) * n + n0 + 16 * v, acc[t][v]);
 }
 
-template <int NV, int TM>
-void tile_any(int tm, const float* a, const float* b, float* c, int64_t k_size, int64_t m, int64_t n, int64_t m0,
-              int64_t n0) {
-  if constexpr (TM > 0) {
-    if (tm == TM) return tile<NV, TM>(a, b, c, k_size, m, n, m0, n0);
-    tile_any<NV, TM - 1>(tm, a, b, c, k_size, m, n, m0, n0);
-  }
-}
-
 template <int NV>
 constexpr int kTileRows = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;  // 24 accumulators (AVX-512)
 
@@ -55,7 +47,8 @@ void row_block(const float* a, const float* b, float* c, int64_t k_size, int64_t
                int64_t m_end, int64_t n0) {
   constexpr int TM = kTileRows<NV>;
   for (int64_t m0 = m_begin; m0 < m_end; m0 += TM)
-    tile_any<NV, TM>(static_cast<int>(std::min<int64_t>(TM, m_end - m0)), a, b, c, k_size, m, n, m0, n0);
+    with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, m_end - m0)),
+                       [&](auto t) { tile<NV, decltype(t)::value>(a, b, c, k_size, m, n, m0, n0); });
 }
 
 constexpr int64_t kBlockRows = 96;  // rows of C per unit of work shared among the threads

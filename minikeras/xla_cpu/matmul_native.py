@@ -1,9 +1,9 @@
 """``matmul_tn(a, b)`` = ``a.T @ b`` for 2-D float32 arrays, as a native CPU kernel (``matmul_native.cc``).
 
 The weight gradient of a Dense layer is ``x.T @ g``: a product contracting the rows of both
-operands, which XLA:CPU runs at ~40% of its GEMM speed (and transposing an operand first does not
-help: XLA fuses the transpose back). The kernel runs it at ~85% where ``b`` has a multiple of 16
-columns; ``supported`` says where it applies and ``available()`` builds it on first use
+operands, which XLA:CPU runs well below its GEMM speed (and transposing an operand first does not
+help: XLA fuses the transpose back). The kernel runs it close to GEMM speed where ``b`` has a
+multiple of 16 columns; ``supported`` says where it applies and ``available()`` builds it on first use
 (``native_build``). Elsewhere, or where it cannot be built, ``matmul_tn`` is ``a.T @ b`` in XLA.
 It is differentiable in reverse mode (``jax.custom_vjp``); under ``vmap`` it runs per element.
 """

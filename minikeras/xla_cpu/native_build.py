@@ -40,7 +40,7 @@ import jax
 import jaxlib
 
 # Every source minikeras builds: when one is first needed, all that are missing are built at
-# once, in parallel (each takes ~2-3 s, mostly parsing the FFI headers), so that a first run
+# once, in parallel (each takes seconds, mostly parsing the FFI headers), so that a first run
 # waits for one build's time, not for one after another as each kernel is first used.
 SOURCES = ("conv_native.cc", "matmul_native.cc", "materialize.cc", "adam_native.cc", "random_native.cc",
            "head_native.cc")

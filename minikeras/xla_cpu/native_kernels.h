@@ -11,6 +11,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <type_traits>
+#include <utility>
 
 #include "xla/ffi/api/ffi.h"
 
@@ -20,7 +22,7 @@ namespace minikeras {
 // register). With AVX-512 a GCC/Clang vector extension of 64 bytes, one register. Elsewhere the
 // same 16 floats as two AVX or four SSE/NEON vectors in a struct: a 64-byte vector extension
 // would be "expanded piecewise" there, and GCC then keeps such vectors in memory rather than in
-// registers (on a Zen 3 with AVX2 the kernels ran at 4-7 GFLOP/s that way, ~100x too slow).
+// registers (the kernels ran about a hundred times too slow that way on AVX2).
 #if defined(__AVX512F__)
 typedef float v16 __attribute__((vector_size(64)));
 inline v16 load(const float* p) {
@@ -112,6 +114,17 @@ inline void tile_step(v16 (&acc)[T][V], const float* vectors, const float* scala
 // started: it takes indices itself until none is left, then waits only for those being worked
 // on. So a busy pool (both of XLA's threads inside such calls at once, say) costs speed,
 // never a deadlock, and no thread of our own competes with XLA's for the cores.
+// Calls tile(std::integral_constant<int, N>{}) for the run-time size n in [1, MAX], so that a tile
+// whose size is known only at run time (a row's last, narrower tile) runs the instantiation compiled
+// for that size, its accumulators in registers; n outside [1, MAX] calls nothing.
+template <int MAX, typename Tile>
+inline void with_tile_size(int n, Tile&& tile) {
+  if constexpr (MAX > 0) {
+    if (n == MAX) return tile(std::integral_constant<int, MAX>{});
+    with_tile_size<MAX - 1>(n, std::forward<Tile>(tile));
+  }
+}
+
 template <typename Work>
 inline void for_each_index(xla::ffi::ThreadPool& pool, int64_t n, int64_t helpers, Work work) {
   struct State {

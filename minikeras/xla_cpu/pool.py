@@ -20,10 +20,10 @@ NaN inputs are not given XLA's exact (order-dependent) treatment.
 
 Why: the forwards are ``lax.reduce_window`` (fast on XLA:CPU, and when fused with a preceding
 bias/relu it beats a hand-written max of window taps, whose fused loop stops vectorizing); the
-max-pool gradient is not: jax's select_and_scatter runs ~25x slower on CPU (2x2 pool of
-(128, 24, 24, 64): ~130 ms) than the elementwise form here (~5 ms). When windows tile the input
+max-pool gradient is not: jax's select_and_scatter runs many times slower on CPU than the
+elementwise form here (``benchmarks/pool_dropout.py``). When windows tile the input
 (ksize == strides) the gradient is a reshape plus one fused pass that finds each window's first
-maximum with elementwise ops (a reduce over the window axes is ~5x slower); overlapping windows
+maximum with elementwise ops (a reduce over the window axes is slower); overlapping windows
 use one strided slice per window tap and scatter back with interior-padded adds, which XLA also
 fuses into one loop.
 """
@@ -81,7 +81,7 @@ def _tile_taps(x6):
 
 def _first_max_index(taps, y6):
     """Per window, the row-major index of its first maximum (elementwise over the taps, so it
-    fuses into the consumer; a reduce over the window axes runs ~5x slower)."""
+    fuses into the consumer; a reduce over the window axes runs slower)."""
     first = np.int32(len(taps))
     for t in reversed(range(len(taps))):
         first = jnp.where(taps[t] == y6, np.int32(t), first)

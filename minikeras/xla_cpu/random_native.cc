@@ -12,8 +12,7 @@
 // (bits >> 9) < threshold (computed by the caller).
 //
 // Why: XLA:CPU compiles the unrolled threefry as one big loop fusion per mask (and one per key
-// split), and the MNIST CNN's two masks cost ~0.3 s of its step's 1.3-1.6 s compile on a Zen 3,
-// its two splits ~0.05 s more; a custom call compiles nothing. The mask's loop runs kChains
+// split), a noticeable share of the MNIST CNN step's compile; a custom call compiles nothing. The mask's loop runs kChains
 // vectors of counters at once: each vector's 20 rounds are a chain of dependent instructions, and
 // a single chain leaves most of the vector units idle (written with one chain, the kernel took
 // twice XLA's time).
