@@ -12,6 +12,7 @@ from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
 from minikeras.programs.trace import trace
+from minikeras.string_tensor import is_string_value, string_tensor
 from minikeras.symbolic import KerasTensor, Node, any_symbolic, flatten, output_spec
 from minikeras.tensor import Tensor, Variable, to_array
 
@@ -370,6 +371,8 @@ class Layer(Module):
         def convert(x):
             if isinstance(x, (Tensor, Variable)):
                 tensor = x if isinstance(x, Tensor) else x.value()
+            elif is_string_value(x):  # a model may start with string preprocessing layers
+                return string_tensor(x)
             else:
                 tensor = Tensor(to_array(x))
             if tensor.dtype.kind == "f" and tensor.dtype != self._dtype:
@@ -377,6 +380,8 @@ class Layer(Module):
                 tensor = cast(tensor, self._dtype)
                 mask_flow.set_mask(tensor, mask)
             return tensor
+        if isinstance(inputs, (list, tuple)) and is_string_value(inputs):
+            return string_tensor(inputs)  # a list of strings is one string Tensor, as in Keras
         if isinstance(inputs, (list, tuple)):
             return type(inputs)(convert(x) for x in inputs)
         if isinstance(inputs, dict):

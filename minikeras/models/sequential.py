@@ -2,6 +2,7 @@
 from minikeras.layers.base import Layer
 from minikeras.layers.input_layer import InputLayer
 from minikeras.layers.mask_flow import set_mask
+from minikeras.trainers import host_prefix
 from minikeras.models.model import Functional, Model
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 from minikeras.symbolic import is_symbolic
@@ -79,7 +80,17 @@ class Sequential(Model):
             raise ValueError(f"Sequential '{self.name}' cannot be built without an input shape: pass input_shape= "
                              "to the first layer, start with mk.Input(shape), or call the model on data")
         self._batch_input_shape = tuple(input_shape)
-        self._trace_shapes(input_shape)
+        prefix = host_prefix.leading_host_layers(self._layers)
+        if prefix:  # strings: the host layers give their output shapes, the rest is traced from there
+            shape = tuple(input_shape)
+            for layer in self._layers[:prefix]:
+                shape = tuple(layer.compute_output_shape(shape))
+                layer.built = True
+            if prefix < len(self._layers):
+                with host_prefix.applied():
+                    self._trace_shapes(shape)
+        else:
+            self._trace_shapes(input_shape)
         self._functional = self._graph(input_shape)
         self.built = True
 
@@ -134,9 +145,10 @@ class Sequential(Model):
         if mask is not None:  # the mask the input carries, or the one given
             x = x if isinstance(x, Tensor) else Tensor(to_array(x))
             set_mask(x, mask)
-        if self._input_layer is not None:
+        skip = host_prefix.skipped(self._layers)  # leading host layers fit/predict applied already
+        if self._input_layer is not None and not skip:
             x = self._input_layer(x)
-        for layer in self._layers:
+        for layer in self._layers[skip:]:
             x = layer(x, training=training)
         return x
 

@@ -12,6 +12,7 @@ from minikeras import losses, metrics as metrics_module, optimizers
 from minikeras.callbacks import CallbackList, ProgbarLogger
 from minikeras.distribute import DataParallel, get_distribution
 from minikeras.programs.function import function
+from minikeras.trainers import host_prefix
 from minikeras.trainers import data_adapter
 from minikeras.trainers.class_weight import class_weight_to_sample_weights
 from minikeras.trainers.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
@@ -248,10 +249,11 @@ class Trainer:
         runner = self._step(kind)
         distribution = getattr(self, "_trainer_distribution", None)
         try:
-            if distribution is None:
-                return runner.run(batches, group)
-            with distribution:  # mk.distribute: the compiled steps run on its devices
-                return runner.run(batches, group)
+            with host_prefix.applied():  # the batches went through the leading host layers already
+                if distribution is None:
+                    return runner.run(batches, group)
+                with distribution:  # mk.distribute: the compiled steps run on its devices
+                    return runner.run(batches, group)
         except BaseException:
             if not runner.traced:  # its first trace failed (bad labels, say): trace afresh next
                 self._trainer_steps.pop(kind, None)  # time, when it may still create slots
@@ -296,6 +298,10 @@ class Trainer:
             self._trainer_steps_per_execution = int(steps_per_execution)
         if distribution is not None:  # as compile(distribution=...), from now on
             self._trainer_distribution = _check_distribution(distribution)
+        x = host_prefix.preprocess(self, x)  # leading string layers run on the host (validation_data's too)
+        if validation_data is not None:
+            val_x, val_y, val_sw = _unpack_validation(validation_data)
+            validation_data = (host_prefix.preprocess(self, val_x), val_y, val_sw)
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = data_adapter.split_validation(x, y, sample_weight,
                                                                                    validation_split)
@@ -358,6 +364,8 @@ class Trainer:
                  callbacks=None, return_dict=False, _internal=False):
         """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
         self._require_compiled("evaluate")
+        if not _internal:  # fit's validation data went through the leading host layers already
+            x = host_prefix.preprocess(self, x)
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = (0 if _internal else 1) if verbose == "auto" else int(verbose)
@@ -384,7 +392,7 @@ class Trainer:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x``, computed in batches (default 32), as NumPy arrays."""
-        data = data_adapter.make_batches(x, None, None, batch_size, False, steps)
+        data = data_adapter.make_batches(host_prefix.preprocess(self, x), None, None, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = 1 if verbose == "auto" else int(verbose)
         callback_list = CallbackList(callbacks, add_history=False, progbar=ProgbarLogger,

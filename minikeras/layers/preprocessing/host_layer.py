@@ -7,6 +7,7 @@ from minikeras import _context
 from minikeras.dtypes import string_refusal
 from minikeras.layers.base import Layer
 from minikeras.string_tensor import StringTensor, bytes_array, is_string_value
+from minikeras.symbolic import KerasTensor, Node, any_symbolic
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -38,12 +39,32 @@ def as_input_tensor(value):
 
 
 class HostLayer(Layer):
-    """A layer whose ``call`` computes with NumPy on the host; inputs may be strings."""
+    """A layer whose ``call`` computes with NumPy on the host; inputs may be strings.
+
+    In a functional graph (``mk.Input``, a Sequential's build) its output is described by
+    ``compute_output_shape`` and ``output_dtype`` instead of an abstract evaluation (jax cannot
+    trace strings). A model whose leading layers are host layers runs them on the host before
+    its compiled steps (``minikeras.trainers.host_prefix``).
+    """
 
     runs_on_host = True
 
+    @property
+    def output_dtype(self):
+        """The dtype of the layer's outputs: int32 indices or float32 vectors by default."""
+        return "int32" if getattr(self, "output_mode", "int") == "int" else "float32"
+
+    def _symbolic_call(self, inputs, args, training, kwargs):
+        self.built = True
+        shape = tuple(self.compute_output_shape(tuple(inputs.shape)))
+        outputs = KerasTensor(shape, self.output_dtype)
+        nodes = self._inbound_nodes()
+        nodes.append(Node(self, (inputs,) + tuple(args), kwargs, outputs, index=len(nodes)))
+        self._output_shape = shape
+        return outputs
+
     def __call__(self, inputs, *args, **kwargs):
-        if _context.traces:
+        if _context.traces and not any_symbolic(inputs):
             raise string_refusal(f"{type(self).__name__} '{self.name}' runs on the host and was called inside a "
                                  "compiled function")
         return super().__call__(inputs, *args, **kwargs)

@@ -250,6 +250,12 @@ class IndexLookup(HostLayer):
         self._record_vocabulary_size()
 
     # -- calling -----------------------------------------------------------------------------
+    @property
+    def output_dtype(self):
+        if self.invert:
+            return "string" if self.vocabulary_dtype == "string" else "int32"
+        return "int32" if self.output_mode == "int" else "float32"
+
     def build(self, input_shape):
         self.built = True
 

@@ -15,9 +15,8 @@ from minikeras.layers.preprocessing.host_layer import HostLayer, host_array, out
 from minikeras.layers.preprocessing.string_lookup import StringLookup
 from minikeras.ragged import RaggedTensor
 from minikeras.string_tensor import StringTensor
-from minikeras.strings.regex import regex_replace
 
-PUNCTUATION_PATTERN = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
+PUNCTUATION_PATTERN = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'  # Keras's; the bytes below are its class
 _PUNCTUATION_BYTES = b"!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~'"
 _STANDARDIZE = ("lower_and_strip_punctuation", "lower", "strip_punctuation")
 _SPLIT = ("whitespace", "character")
@@ -181,6 +180,10 @@ class TextVectorization(HostLayer):
         self._lookup_layer.set_vocabulary(vocabulary, idf_weights=idf_weights)
 
     # -- calling ---------------------------------------------------------------------------------
+    @property
+    def output_dtype(self):
+        return "int32" if self._output_mode == "int" else "float32"
+
     def build(self, input_shape=None):
         self.built = True
 
@@ -240,9 +243,9 @@ class TextVectorization(HostLayer):
 
     def compute_output_shape(self, input_shape):
         if self._output_mode == "int":
-            return (input_shape[0], self._output_sequence_length)
+            return (input_shape[0] if input_shape else None, self._output_sequence_length)
         depth = self._lookup_layer.max_tokens if self._lookup_layer.pad_to_max_tokens else self.vocabulary_size()
-        return (input_shape[0], depth)
+        return (input_shape[0] if input_shape else None, depth)
 
 
 def _object_row(row):
@@ -250,5 +253,3 @@ def _object_row(row):
     out[:] = row
     return out
 
-
-__all__ = ["TextVectorization", "PUNCTUATION_PATTERN", "regex_replace"]
