@@ -1,0 +1,24 @@
+"""``mk.keras``: minikeras's Keras surface under TF's spelling, so that ``import minikeras as tf``
+runs ``tf.keras.*`` code and ``from minikeras import keras`` runs ``keras.*`` code.
+
+    import minikeras as tf
+    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])
+    model.compile(optimizer=tf.keras.optimizers.Adam(), loss="mse")
+
+Every name here is minikeras's own object (``tf.keras.layers is mk.layers``); the submodules can
+also be imported by name (``from minikeras.keras.layers import Dense``).
+"""
+import sys
+
+from minikeras import (  # noqa: F401
+    activations, callbacks, datasets, initializers, layers, losses, metrics, models, optimizers, regularizers, saving,
+    utils)
+from minikeras.keras import backend  # noqa: F401
+from minikeras.layers import Input  # noqa: F401
+from minikeras.models import Model, Sequential  # noqa: F401
+
+for _name in ("activations", "callbacks", "datasets", "initializers", "layers", "losses", "metrics", "models",
+              "optimizers", "regularizers", "saving", "utils"):
+    # ``import minikeras.keras.layers`` / ``from minikeras.keras.layers import Dense`` find the module itself
+    sys.modules.setdefault(f"{__name__}.{_name}", globals()[_name])
+del _name
