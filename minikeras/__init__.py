@@ -51,6 +51,7 @@ from minikeras import (  # noqa: F401,E402
     activations, callbacks, data, datasets, initializers, layers, losses, metrics, models, optimizers, regularizers,
     saving)
 from minikeras.models import Model, Sequential  # noqa: F401,E402
+from minikeras import summary  # noqa: F401,E402
 from minikeras import train  # noqa: F401,E402
 from minikeras import image  # noqa: F401,E402
 from minikeras import io  # noqa: F401,E402

@@ -7,3 +7,4 @@ from minikeras.callbacks.csv_logger import CSVLogger  # noqa: F401
 from minikeras.callbacks.learning_rate import LearningRateScheduler, ReduceLROnPlateau  # noqa: F401
 from minikeras.callbacks.monitor import EarlyStopping, TerminateOnNaN  # noqa: F401
 from minikeras.callbacks.progbar import ProgbarLogger  # noqa: F401
+from minikeras.callbacks.tensorboard import TensorBoard  # noqa: F401

@@ -8,7 +8,7 @@ each example rather than each batch).
 import jax.numpy as jnp
 
 from minikeras.backend import floatx
-from minikeras.metrics.base import Metric, MeanMetricWrapper, squeeze_or_expand_to_same_rank
+from minikeras.metrics.base import MeanMetricWrapper, Metric, squeeze_or_expand_to_same_rank
 from minikeras.tensor import Tensor, to_array
 
 

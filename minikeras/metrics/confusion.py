@@ -159,7 +159,8 @@ class SensitivitySpecificityBase(_CountsMetric):
     def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
         if num_thresholds <= 0:
-            raise ValueError(f"Argument `num_thresholds` must be an integer > 0. Received: num_thresholds={num_thresholds}")
+            raise ValueError("Argument `num_thresholds` must be an integer > 0. "
+                             f"Received: num_thresholds={num_thresholds}")
         self.value = value
         self.class_id = class_id
         if num_thresholds == 1:

@@ -9,18 +9,37 @@ import inspect
 
 from minikeras.metrics import base as _base
 from minikeras.metrics.accuracy import (
-    Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy,
-    TopKCategoricalAccuracy)
+    Accuracy,
+    BinaryAccuracy,
+    CategoricalAccuracy,
+    SparseCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy,
+    TopKCategoricalAccuracy,
+)
 from minikeras.metrics.auc import AUC
 from minikeras.metrics.confusion import (
-    FalseNegatives, FalsePositives, Precision, PrecisionAtRecall, Recall, RecallAtPrecision, SensitivityAtSpecificity,
-    SpecificityAtSensitivity, TrueNegatives, TruePositives)
+    FalseNegatives,
+    FalsePositives,
+    Precision,
+    PrecisionAtRecall,
+    Recall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    TrueNegatives,
+    TruePositives,
+)
 from minikeras.metrics.f_score import F1Score, FBetaScore
 from minikeras.metrics.iou import BinaryIoU, IoU, MeanIoU
 from minikeras.metrics.r2 import R2Score
 from minikeras.metrics.regression import (
-    BinaryCrossentropy, CategoricalCrossentropy, MeanAbsoluteError, MeanSquaredError, RootMeanSquaredError,
-    SparseCategoricalCrossentropy)
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    MeanAbsoluteError,
+    MeanSquaredError,
+    RootMeanSquaredError,
+    SparseCategoricalCrossentropy,
+)
 from minikeras.module import snake_case
 
 _CLASSES = [
