@@ -7,7 +7,6 @@ import time
 
 import jax
 
-
 DEFAULT_MALLOC_FLAG = "--default-malloc"
 
 

@@ -28,7 +28,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_step  # noqa: E402
 from common import cpu_model  # noqa: E402
 
-import minikeras as mk  # noqa: E402
 from minikeras.xla_cpu import compiler  # noqa: E402
 
 OPTION_SETS = {

@@ -31,10 +31,10 @@ def train(kind, steps, batch):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import jax.numpy as jnp
     import numpy as np
-
-    import minikeras as mk
     from common import block
     from train_step import classic_cnn, jax_step, mk_tape_step
+
+    import minikeras as mk
 
     rng = np.random.default_rng(0)
     x = rng.random((60000, 28, 28, 1), dtype=np.float32)

@@ -168,7 +168,10 @@ def run_child(command):
 
 def race(seeds, epochs, batch_size=BATCH_SIZE):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import CpuSteal, cpu_model  # here, not at the top: common imports jax, which TensorFlow's run must not load
+    from common import (  # here, not at the top: common imports jax, which TensorFlow's run must not load
+        CpuSteal,
+        cpu_model,
+    )
 
     python = sys.executable
     common = ["--epochs", str(epochs), "--batch-size", str(batch_size)]

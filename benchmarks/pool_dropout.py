@@ -21,6 +21,7 @@ from jax import lax
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from conv import race  # noqa: E402
+
 from minikeras.xla_cpu import pool  # noqa: E402
 from minikeras.xla_cpu.dropout import dropout_mask  # noqa: E402
 

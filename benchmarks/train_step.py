@@ -42,8 +42,7 @@ import numpy as np
 import optax
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import (  # noqa: E402
-    DEFAULT_MALLOC_FLAG, CpuSteal, block, cpu_model, honour_default_malloc_flag, interleaved)
+from common import DEFAULT_MALLOC_FLAG, CpuSteal, block, cpu_model, honour_default_malloc_flag, interleaved  # noqa: E402
 
 honour_default_malloc_flag()  # before minikeras is imported
 import minikeras as mk  # noqa: E402

@@ -90,7 +90,8 @@ A = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, -0.3], [0.0, -0.3, 3.0]], np.float32)
 
 def scalar_function(x):
     """f(x) = sum(sin(x) * x^2) + x^T A x / 2 + log(1 + |x|^2), in minikeras ops."""
-    return (mk.reduce_sum(mk.sin(x) * x ** 2) + 0.5 * mk.reduce_sum(x * mk.reshape(mk.matmul(A, mk.reshape(x, (3, 1))), (3,)))
+    return (mk.reduce_sum(mk.sin(x) * x ** 2)
+            + 0.5 * mk.reduce_sum(x * mk.reshape(mk.matmul(A, mk.reshape(x, (3, 1))), (3,)))
             + mk.math.log(1.0 + mk.reduce_sum(x ** 2)))
 
 

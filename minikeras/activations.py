@@ -6,8 +6,7 @@ Every function is an ``mk.nn`` primitive or built from minikeras ops, so it diff
 the tape, compiles under ``mk.function`` and takes Tensors, Variables, NumPy arrays and Python
 numbers.
 """
-from minikeras.ops import math as _m
-from minikeras.ops import nn as _nn
+from minikeras.ops import math as _m, nn as _nn
 from minikeras.tensor import Tensor, Variable, to_array
 
 

@@ -299,7 +299,8 @@ def _preset(name, scale, mode, distribution, formula):
             return {"seed": self.seed}
 
     Preset.__name__ = Preset.__qualname__ = name
-    Preset.__doc__ = f"{name}: {formula} (VarianceScaling(scale={scale}, mode={mode!r}, distribution={distribution!r}))."
+    Preset.__doc__ = (f"{name}: {formula} (VarianceScaling(scale={scale}, mode={mode!r}, "
+                      f"distribution={distribution!r})).")
     return Preset
 
 

@@ -6,9 +6,16 @@
     s, u, v = mk.linalg.svd(a)
 """
 from minikeras.ops.einsum import einsum  # noqa: F401
-from minikeras.ops.linalg import (  # noqa: F401
-    adjoint, band_part, diag, diag_part, matmul, matrix_transpose, matvec, tensordot, trace)
+from minikeras.ops.linalg import adjoint, band_part, diag, diag_part, matmul, matrix_transpose, matvec, tensordot, trace  # noqa: F401
 from minikeras.ops.linalg_eig import eigh, eigvalsh, qr, svd  # noqa: F401
 from minikeras.ops.linalg_solve import (  # noqa: F401
-    LogMatrixDeterminant, cholesky, det, inv, logdet, slogdet, solve, triangular_solve)
+    LogMatrixDeterminant,
+    cholesky,
+    det,
+    inv,
+    logdet,
+    slogdet,
+    solve,
+    triangular_solve,
+)
 from minikeras.ops.norm import norm  # noqa: F401

@@ -14,8 +14,7 @@ from minikeras.module import snake_case
 from minikeras.ops.array import transpose
 from minikeras.ops.creation import eye
 from minikeras.ops.linalg import matmul
-from minikeras.ops.math import abs as abs_
-from minikeras.ops.math import cast, maximum, rsqrt, square
+from minikeras.ops.math import abs as abs_, cast, maximum, rsqrt, square
 from minikeras.ops.reduce import reduce_sum
 from minikeras.tensor import Tensor, Variable, to_array
 

@@ -10,9 +10,9 @@ builds ``layer`` on ``x``, then compares (through ``conftest._reference``, one c
     of JAX's VJP.
 """
 import numpy as np
+from conftest import ATOL, RTOL, _reference, assert_close
 
 import minikeras as mk
-from conftest import RTOL, ATOL, _reference, assert_close
 
 
 def check_layer(layer, fn, x, order=2, rtol=RTOL, atol=ATOL, seed=0, training=None):

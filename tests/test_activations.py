@@ -4,9 +4,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.special
+from conftest import assert_close, check_grad, rand
 
 import minikeras as mk
-from conftest import assert_close, check_grad, rand
 from minikeras import activations
 
 X = np.array([[-3.0, -1.0, -0.5, 0.0], [0.25, 1.0, 2.5, 7.0]], np.float32)

@@ -13,9 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
+from xla_cpu_reference import close, rand
 
 from minikeras.xla_cpu import compiler, conv, conv_native, native_build, tuning
-from xla_cpu_reference import close, rand
 
 DN = conv.DIMENSION_NUMBERS
 
@@ -104,8 +104,8 @@ def test_conv2d_bias_relu_forward_and_its_derivatives_match_lax():
     assert conv.formulation("forward", x.shape, w.shape, 1, "SAME") == "native"
     close(jax.jit(ours)(x, w, b), reference(x, w, b), "conv + bias + relu")
     loss = lambda f: lambda x, w, b: jnp.sum(jnp.sin(f(x, w, b)))  # noqa: E731
-    for a, r, what in zip(jax.jit(jax.grad(loss(ours), (0, 1, 2)))(x, w, b), jax.grad(loss(reference), (0, 1, 2))(x, w, b),
-                          ("dx", "dw", "db")):
+    got = jax.jit(jax.grad(loss(ours), (0, 1, 2)))(x, w, b)
+    for a, r, what in zip(got, jax.grad(loss(reference), (0, 1, 2))(x, w, b), ("dx", "dw", "db")):
         close(a, r, what)
     t = (rand(x.shape, 44), rand(w.shape, 45), rand(b.shape, 46))
 
@@ -283,7 +283,8 @@ def test_falling_back_to_xla_warns_once_with_the_reason_and_status_says_why():
     assert done.stderr.count("RuntimeWarning: minikeras runs XLA's CPU kernels instead of its native ones") == 1
     assert "no C++ compiler found" in done.stderr and "no C++ compiler found" in done.stdout
     assert done.stdout.strip().endswith(f"{1 << 30} False")  # the host-memory setting is made at import
-    off = _python("import minikeras as mk; print(mk.config.native_kernels().reason, mk.config.reusing_freed_host_memory())",
+    off = _python("import minikeras as mk; "
+                  "print(mk.config.native_kernels().reason, mk.config.reusing_freed_host_memory())",
                   MINIKERAS_NATIVE="0", MINIKERAS_REUSE_HOST_MEMORY="0")
     assert off.returncode == 0 and "Warning" not in off.stderr, off.stderr
     assert off.stdout.strip() == "MINIKERAS_NATIVE=0 turns native kernels off None"

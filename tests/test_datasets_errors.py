@@ -13,8 +13,7 @@ import time
 import pytest
 from test_datasets import isolated, write_dataset  # noqa: F401 (isolated: autouse, no public mirrors or cache)
 
-from minikeras.datasets import _source, mnist
-from minikeras.datasets import download as dl
+from minikeras.datasets import _source, download as dl, mnist
 from minikeras.saving import TEMP_MARK
 
 

@@ -147,7 +147,8 @@ def cnn_weights(tmp_path_factory, mnist_with_short_test_set):
 
 @needs_mnist
 def test_fgsm_lowers_accuracy_as_eps_grows(short_mnist, cnn_weights, tmp_path, capsys):
-    accuracies = load_example("fgsm").main(["--weights", cnn_weights, "--test-subset", "500", "--figures", str(tmp_path)])
+    accuracies = load_example("fgsm").main(["--weights", cnn_weights, "--test-subset", "500",
+                                            "--figures", str(tmp_path)])
     values = list(accuracies.values())
     assert list(accuracies) == [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3]
     assert values[0] > 0.5 and values[-1] < values[0] - 0.2, accuracies

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras.xla_cpu import compiler, native_build, head_native, tuning
+from minikeras.xla_cpu import compiler, head_native, native_build, tuning
 
 # Skipped where the kernels are off or cannot be built here (no compiler, another platform);
 # a build that fails is a failure (as in test_conv_native.py).
@@ -48,7 +48,8 @@ def test_nan_and_infinite_logits_give_what_jax_gives():
 
 def test_long_rows_big_arrays_other_axes_and_dtypes_keep_jax_code():
     for shape, axis, dtype in [((4, tuning.HEAD_NATIVE_MAX_CLASSES), -1, jnp.float32), ((10, 4), 0, jnp.float32),
-                               ((4, 10), -1, jnp.bfloat16), ((tuning.HEAD_NATIVE_MAX_ELEMENTS // 8, 8), -1, jnp.float32)]:
+                               ((4, 10), -1, jnp.bfloat16),
+                               ((tuning.HEAD_NATIVE_MAX_ELEMENTS // 8, 8), -1, jnp.float32)]:
         x = jnp.ones(shape, dtype)
         text = jax.jit(lambda a: head_native.softmax(a, axis)).lower(x).as_text()
         assert "minikeras_softmax" not in text, (shape, axis, dtype)
@@ -160,7 +161,8 @@ def test_crossentropy_off_the_kernels_is_the_same_formula():
     try:
         loss = jax.jit(lambda a, b: head_native.sparse_crossentropy(a, b))
         assert "minikeras_sparse" not in loss.lower(p, labels).as_text()
-        fallback = (loss(p, labels), jax.jit(lambda a, b, c: head_native.sparse_crossentropy_gradient(a, b, c))(p, labels, g))
+        gradient = jax.jit(lambda a, b, c: head_native.sparse_crossentropy_gradient(a, b, c))
+        fallback = (loss(p, labels), gradient(p, labels, g))
     finally:
         tuning.NATIVE_KERNELS = original
     np.testing.assert_allclose(np.asarray(native[0]), np.asarray(fallback[0]), rtol=1e-6)

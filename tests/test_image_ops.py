@@ -3,9 +3,9 @@ gradients against jax, the random and stateless_random variants."""
 import jax
 import numpy as np
 import pytest
+from conftest import check_grad
 
 import minikeras as mk
-from conftest import check_grad
 
 F = np.load(__import__("os").path.join(__import__("os").path.dirname(__file__), "fixtures", "images", "image_ops.npz"))
 X, XU, IMAGE = F["images"], F["images_u8"], F["image"]

@@ -3,10 +3,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import minikeras as mk
 from conftest import rand
 from layer_reference import check_layer
+
+import minikeras as mk
 
 L = mk.layers
 # away from the kinks (0, thresholds, caps), where the second derivative is defined

@@ -3,10 +3,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import minikeras as mk
 from conftest import rand
 from layer_reference import check_layer
+
+import minikeras as mk
 from minikeras.layers.conv_transpose import transpose_padding
 
 L = mk.layers

@@ -3,10 +3,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import minikeras as mk
 from conftest import rand
 from layer_reference import check_layer
+
+import minikeras as mk
 
 L = mk.layers
 IDS = np.array([[0, 4, 4], [2, 1, 3]], np.int32)

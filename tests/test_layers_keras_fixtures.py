@@ -8,9 +8,9 @@ import os
 
 import numpy as np
 import pytest
+from conftest import assert_close
 
 import minikeras as mk
-from conftest import assert_close
 
 L = mk.layers
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "keras")

@@ -3,10 +3,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import minikeras as mk
 from conftest import rand
 from layer_reference import check_layer
+
+import minikeras as mk
 
 L = mk.layers
 X = rand(2, 7, 3, seed=1)  # distinct values: the max of each window is unique

@@ -4,10 +4,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import minikeras as mk
 from conftest import rand
 from layer_reference import check_layer
+
+import minikeras as mk
 
 L = mk.layers
 X = rand(2, 3, 4, 2, seed=1)

@@ -6,9 +6,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import assert_close
 
 import minikeras as mk
-from conftest import assert_close
 
 L = mk.layers
 RNG = np.random.default_rng(0)

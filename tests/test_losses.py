@@ -4,9 +4,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import assert_close, check_grad
 
 import minikeras as mk
-from conftest import assert_close, check_grad
 from minikeras import losses
 
 EPS = 1e-7

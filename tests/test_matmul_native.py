@@ -2,10 +2,10 @@
 import jax
 import jax.numpy as jnp
 import pytest
+from xla_cpu_reference import close, rand
 
 from minikeras.xla_cpu import matmul_native, tuning
 from minikeras.xla_cpu.matmul_native import matmul_tn
-from xla_cpu_reference import close, rand
 
 needs_build = pytest.mark.skipif(not matmul_native.available(), reason="matmul_native.cc could not be built here")
 

@@ -7,9 +7,9 @@ runs the op's gradient rule on a recorded cotangent, which is what nested tapes 
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import assert_close, check_grad, gradient_of, rand
 
 import minikeras as mk
-from conftest import assert_close, check_grad, gradient_of, rand
 
 X = rand(2, 3, 4, seed=20)
 MASK = rand(4, 5, seed=22) > 0

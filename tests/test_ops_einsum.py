@@ -2,9 +2,9 @@
 explicit, implicit, diagonal ('ii'), summed-away and broadcast ('...') equations; TF's errors."""
 import jax.numpy as jnp
 import pytest
+from conftest import check_grad, rand
 
 import minikeras as mk
-from conftest import check_grad, rand
 
 CASES = [
     ("ij,jk->ik", [(2, 3), (3, 4)]),

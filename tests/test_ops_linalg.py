@@ -3,9 +3,9 @@ vector and matrix norms and matmul's errors: values checked on TF 2.21, gradient
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import assert_close, check_grad, rand
 
 import minikeras as mk
-from conftest import assert_close, check_grad, rand
 
 
 def test_diag_diag_part_trace_match_tf():

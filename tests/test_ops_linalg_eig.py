@@ -3,9 +3,9 @@ sign-invariant functions (eigenvalues, projectors V diag(c) V^T) against JAX."""
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import assert_close, check_grad, rand
 
 import minikeras as mk
-from conftest import assert_close, check_grad, rand
 
 RTOL = ATOL = 2e-3  # float32 through a decomposition, twice differentiated
 

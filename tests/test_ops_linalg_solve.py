@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import jax.scipy.linalg
 import numpy as np
 import pytest
+from conftest import assert_close, check_grad, rand
 
 import minikeras as mk
-from conftest import assert_close, check_grad, rand
 
 
 def _well_conditioned(*batch, n=3, seed=0):

@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import assert_close
 
 import minikeras as mk
-from conftest import assert_close
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "tf")
 sys.path.insert(0, HERE)

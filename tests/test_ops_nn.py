@@ -9,10 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.special
+from conftest import assert_close, check_grad, gradient_of, rand
 from jax import lax
 
 import minikeras as mk
-from conftest import assert_close, check_grad, gradient_of, rand
 
 SHAPE = (3, 4)
 

@@ -3,9 +3,9 @@ second-order gradients against jax.numpy's cumsum/cumprod."""
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import check_grad, rand
 
 import minikeras as mk
-from conftest import check_grad, rand
 
 
 def _reference(scan, identity, axis, exclusive, reverse):

@@ -4,9 +4,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import check_grad, rand
 
 import minikeras as mk
-from conftest import check_grad, rand
 
 
 def test_values_and_ties_match_tf():

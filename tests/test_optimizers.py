@@ -7,9 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from conftest import assert_close
 
 import minikeras as mk
-from conftest import assert_close
 from minikeras import _context, optimizers
 from minikeras.ops import primitive
 from minikeras.optimizers import schedules

@@ -2,10 +2,10 @@
 import numpy as np
 import optax
 import pytest
+from test_optimizers import assert_same, run_mk, run_numpy, run_optax
 
 import minikeras as mk
 from minikeras import optimizers
-from test_optimizers import assert_same, run_mk, run_numpy, run_optax
 
 KERAS_DEFAULTS = {"name": "adagrad", "learning_rate": 0.001, "weight_decay": None, "clipnorm": None,
                   "global_clipnorm": None, "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,

@@ -1,9 +1,9 @@
 """AdamW against Keras 3's written rule (decay, then Adam) and optax.adamw; its defaults and errors."""
 import optax
 import pytest
+from test_optimizers import assert_same, numpy_adam, run_mk, run_numpy, run_optax
 
 from minikeras import optimizers
-from test_optimizers import assert_same, numpy_adam, run_mk, run_numpy, run_optax
 
 KERAS_DEFAULTS = {"name": "adam_w", "learning_rate": 0.001, "weight_decay": 0.004, "clipnorm": None,
                   "global_clipnorm": None, "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,

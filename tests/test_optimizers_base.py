@@ -5,13 +5,12 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from test_optimizers import GRADS, INIT, STEPS, assert_same, count_eager_ops, numpy_adam, numpy_sgd, run_mk, run_numpy
+from test_optimizers_nadam import numpy_nadam
 
 import minikeras as mk
 from minikeras import optimizers
 from minikeras.optimizers import schedules
-from test_optimizers import (
-    GRADS, INIT, STEPS, assert_same, count_eager_ops, numpy_adam, numpy_sgd, run_mk, run_numpy)
-from test_optimizers_nadam import numpy_nadam
 
 ALL = [optimizers.SGD, optimizers.Adam, optimizers.AdamW, optimizers.Adagrad, optimizers.Adadelta,
        optimizers.Adamax, optimizers.Nadam, optimizers.RMSprop]

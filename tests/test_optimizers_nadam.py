@@ -4,10 +4,10 @@ optax.nadam is a different algorithm (Adam with a Nesterov step and no 0.96 mome
 schedule), so the reference here is the formula alone."""
 import numpy as np
 import pytest
+from test_optimizers import assert_same, run_mk, run_numpy
 
 import minikeras as mk
 from minikeras import optimizers
-from test_optimizers import assert_same, run_mk, run_numpy
 
 KERAS_DEFAULTS = {"name": "nadam", "learning_rate": 0.001, "weight_decay": None, "clipnorm": None,
                   "global_clipnorm": None, "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,

@@ -3,9 +3,9 @@ import os
 
 import numpy as np
 import pytest
+from conftest import assert_close, rand
 
 import minikeras as mk
-from conftest import assert_close, rand
 
 R = mk.regularizers
 L = mk.layers

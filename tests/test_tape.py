@@ -86,7 +86,7 @@ def test_watch_accessed_variables_false_watches_only_what_is_watched():
 def test_watched_variables_in_creation_order():
     first, second, third = mk.Variable(1.0, name="first"), mk.Variable(2.0, name="second"), mk.Variable(3.0)
     with mk.GradientTape() as tape:
-        y = third * second * first
+        third * second * first
     assert [v.name for v in tape.watched_variables()] == ["first", "second", "Variable"]
 
 

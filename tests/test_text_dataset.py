@@ -4,7 +4,6 @@ training and validation for a seed, max_length; and its errors."""
 import ast
 import os
 
-import numpy as np
 import pytest
 
 import minikeras as mk

@@ -7,12 +7,11 @@ convolutions on Eigen (inside ``xla_cpu.jit``) and on YNNPACK (plain ``jax.jit``
 import jax
 import jax.numpy as jnp
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from jax import lax
+from xla_cpu_reference import close as _close, rand as _rand
 
 from minikeras.xla_cpu import compiler, conv, conv_native, tuning
-from xla_cpu_reference import close as _close, rand as _rand
 
 DN = conv.DIMENSION_NUMBERS
 

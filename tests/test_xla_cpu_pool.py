@@ -4,10 +4,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
-
-from minikeras.xla_cpu import pool
 from xla_cpu_reference import close as _close, rand as _rand
 
+from minikeras.xla_cpu import pool
 
 # -- pooling ----------------------------------------------------------------------------------
 POOLS = [  # h, w, ksize, strides, padding

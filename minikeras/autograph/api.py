@@ -51,8 +51,9 @@ def _function_node(fn):
     node.decorator_list = []
     for inner in ast.walk(node):
         if isinstance(inner, (ast.Yield, ast.YieldFrom)):
-            raise ConversionError(f"line {inner.lineno}: {fn.__qualname__} is a generator (`yield`), which mk.autograph "
-                                  "cannot convert; return a Tensor or a list, or use mk.function(autograph=False)")
+            raise ConversionError(f"line {inner.lineno}: {fn.__qualname__} is a generator (`yield`), which "
+                                  "mk.autograph cannot convert; return a Tensor or a list, or use "
+                                  "mk.function(autograph=False)")
     return node
 
 

@@ -185,8 +185,8 @@ class _Jumps:
         if isinstance(stmt, ast.With):
             stmt.body, may, always = self.block(stmt.body)
             return [stmt], may, always
-        if isinstance(stmt, ast.Try) and _contains([stmt], {"return": ast.Return, "break": ast.Break,
-                                                            "continue": ast.Continue}[self.kind], self.kind == "return"):
+        jump = {"return": ast.Return, "break": ast.Break, "continue": ast.Continue}[self.kind]
+        if isinstance(stmt, ast.Try) and _contains([stmt], jump, self.kind == "return"):
             raise ConversionError(f"line {stmt.lineno}: `{self.kind}` inside a `try` statement cannot be converted; "
                                   "move the `try` into a helper function, or use autograph=False")
         return [stmt], False, False
@@ -241,7 +241,8 @@ class ControlFlow(ast.NodeTransformer):
         n, state = self._functions(names, node.lineno)
         body = self._def(f"if_body_{n}", node.body, names)
         orelse = self._def(f"else_body_{n}", node.orelse, names)
-        call = _call("if_stmt", node.test, _name(body.name), _name(orelse.name), *self._state_args(n, names, node.lineno))
+        call = _call("if_stmt", node.test, _name(body.name), _name(orelse.name),
+                     *self._state_args(n, names, node.lineno))
         return [body, orelse, *state, ast.Expr(call)]
 
     def _lower_loop_jumps(self, node):

@@ -14,8 +14,8 @@ import numpy as np
 from minikeras.image import _weights
 from minikeras.image._linear import linear_image_op
 from minikeras.ops.array import concat, expand_dims, squeeze
-from minikeras.ops.elementwise import cast
 from minikeras.ops.creation import fill
+from minikeras.ops.elementwise import cast
 from minikeras.tensor import Tensor, Variable, to_array
 
 METHODS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5")

@@ -13,16 +13,16 @@ from minikeras.layers.embedding import Embedding  # noqa: F401
 from minikeras.layers.input_layer import Input, InputLayer  # noqa: F401
 from minikeras.layers.masking import Masking  # noqa: F401
 from minikeras.layers.merge import (  # noqa: F401
-    Add, Average, Concatenate, Dot, Maximum, Merge, Minimum, Multiply, Subtract, add, average, concatenate, dot, maximum,
-    minimum, multiply, subtract)
+    Add, Average, Concatenate, Dot, Maximum, Merge, Minimum, Multiply, Subtract, add, average, concatenate, dot,
+    maximum, minimum, multiply, subtract)
 from minikeras.layers.layer_normalization import LayerNormalization  # noqa: F401
 from minikeras.layers.multi_head_attention import MultiHeadAttention  # noqa: F401
 from minikeras.layers.normalization import BatchNormalization  # noqa: F401
 from minikeras.layers.pooling import (  # noqa: F401
     AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from minikeras.layers.pooling1d import (  # noqa: F401
-    AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D, MaxPool1D,
-    MaxPooling1D)
+    AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D,
+    MaxPool1D, MaxPooling1D)
 from minikeras.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
 from minikeras.layers.rnn import RNN  # noqa: F401
 from minikeras.layers.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401

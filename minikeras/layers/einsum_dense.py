@@ -42,7 +42,8 @@ class EinsumDense(Layer):
             raise NotImplementedError(f"EinsumDense '{self.name}': weight constraints are not supported")
         if lora_rank or quantization_config is not None:
             raise NotImplementedError(f"EinsumDense '{self.name}': LoRA and quantization are not supported "
-                                      f"(received lora_rank={lora_rank!r}, quantization_config={quantization_config!r})")
+                                      f"(received lora_rank={lora_rank!r}, "
+                                      f"quantization_config={quantization_config!r})")
         self.equation = equation
         if isinstance(output_shape, (int, np.integer)):
             self.partial_output_shape = (int(output_shape),)

@@ -3,14 +3,15 @@ and their function forms (``mk.layers.add([a, b])`` is ``Add()([a, b])``)."""
 from minikeras.layers.base import Layer
 from minikeras.ops.array import concat, expand_dims, transpose
 from minikeras.ops.creation import ones_like, zeros_like
-from minikeras.ops.elementwise import logical_or
-from minikeras.ops.elementwise import rsqrt
+from minikeras.ops.elementwise import logical_or, rsqrt
 from minikeras.ops.linalg import matmul
-from minikeras.ops.math import add as _add
-from minikeras.ops.math import maximum as _maximum
-from minikeras.ops.math import minimum as _minimum
-from minikeras.ops.math import multiply as _multiply
-from minikeras.ops.math import subtract as _subtract
+from minikeras.ops.math import (
+    add as _add,
+    maximum as _maximum,
+    minimum as _minimum,
+    multiply as _multiply,
+    subtract as _subtract,
+)
 from minikeras.ops.reduce import reduce_any, reduce_sum
 from minikeras.ops.reshape import reshape
 from minikeras.saving.registry import register_builtin

@@ -1,9 +1,9 @@
 """BatchNormalization with moving statistics kept in non-trainable Variables."""
 from minikeras import initializers
 from minikeras.layers.base import Layer
+from minikeras.ops.array import reshape
 from minikeras.ops.math import rsqrt
 from minikeras.ops.reduce import reduce_mean
-from minikeras.ops.array import reshape
 from minikeras.saving.registry import register_builtin
 
 

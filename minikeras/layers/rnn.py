@@ -79,7 +79,7 @@ def _stacked_step(cell, batch, input_dim, dtype, training):
         return steps[0].project(w0, m0, x)
 
     def recur(w, m, p, states):
-        new = []
+        new, out = [], None
         for k, (step, (wk, mk)) in enumerate(zip(steps, parts(w, m))):
             if k:
                 p = step.project(wk, mk, out)
@@ -288,7 +288,8 @@ class RNN(Layer):
 
         inputs = [sequences] + ([cast(mask, "bool")] if has_mask else []) + states + step.masks + step.weights
         key = None if step.key is None else (step.key, has_mask, n_states, state_tree, tuple(sorted(options.items())))
-        outs = call_jax(fn, inputs, name=self.name, constant=range(1 + has_mask + n_states, 1 + has_mask + n_states + n_masks), key=key)
+        first_mask = 1 + has_mask + n_states
+        outs = call_jax(fn, inputs, name=self.name, constant=range(first_mask, first_mask + n_masks), key=key)
         output, final = outs[0], list(outs[1:])
         if keeps_state:
             for v, s in zip(self.states, final):

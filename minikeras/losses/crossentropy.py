@@ -10,7 +10,13 @@ import numpy as np
 
 from minikeras.activations import log_softmax
 from minikeras.losses.base import (
-    Loss, LossFunctionWrapper, concrete_numpy, squeeze_or_expand_to_same_rank, to_float_tensor, to_tensor)
+    Loss,
+    LossFunctionWrapper,
+    concrete_numpy,
+    squeeze_or_expand_to_same_rank,
+    to_float_tensor,
+    to_tensor,
+)
 from minikeras.ops.array import expand_dims, one_hot, squeeze
 from minikeras.ops.math import cast, log, log_sigmoid, maximum, minimum, not_equal, where
 from minikeras.ops.nn_losses import sparse_categorical_crossentropy_of_probabilities

@@ -3,7 +3,12 @@
 Each function returns one loss per sample, the mean (or sum) over the last axis, as Keras's.
 """
 from minikeras.losses.base import (
-    LossFunctionWrapper, check_compatible, squeeze_or_expand_to_same_rank, to_float_tensor, to_tensor)
+    LossFunctionWrapper,
+    check_compatible,
+    squeeze_or_expand_to_same_rank,
+    to_float_tensor,
+    to_tensor,
+)
 from minikeras.ops.math import abs as _abs, log, maximum, minimum, square, where
 from minikeras.ops.reduce import reduce_mean, reduce_sum
 

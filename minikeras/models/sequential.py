@@ -2,11 +2,11 @@
 from minikeras.layers.base import Layer
 from minikeras.layers.input_layer import InputLayer
 from minikeras.layers.mask_flow import set_mask
-from minikeras.trainers import host_prefix
 from minikeras.models.model import Functional, Model
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 from minikeras.symbolic import is_symbolic
 from minikeras.tensor import Tensor, to_array
+from minikeras.trainers import host_prefix
 
 
 @register_builtin("minikeras.models")

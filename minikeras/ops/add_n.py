@@ -26,11 +26,11 @@ def add_n(inputs, name=None):
     first = tensors[0]
     for k, t in enumerate(tensors[1:], start=1):
         if t.dtype != first.dtype:
-            raise InvalidArgumentError(None, None, f"cannot compute AddN as input #{k}(zero-based) was expected to be a "
-                                       f"{first.dtype.name} tensor but is a {t.dtype.name} tensor")
+            raise InvalidArgumentError(None, None, f"cannot compute AddN as input #{k}(zero-based) was expected to "
+                                       f"be a {first.dtype.name} tensor but is a {t.dtype.name} tensor")
         if tuple(t.shape) != tuple(first.shape):
-            raise InvalidArgumentError(None, None, f"Inputs to operation AddN must have the same size and shape.  Input 0: "
-                                       f"{list(first.shape)} != input {k}: {list(t.shape)}")
+            raise InvalidArgumentError(None, None, "Inputs to operation AddN must have the same size and shape.  "
+                                       f"Input 0: {list(first.shape)} != input {k}: {list(t.shape)}")
     total = first if isinstance(first, Tensor) else first.value()
     for t in tensors[1:]:
         total = add(total, t)

@@ -13,14 +13,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras.backend import is_tracer
 from minikeras.errors import invalid_argument
 from minikeras.ops.array import expand_dims
-from minikeras.ops.elementwise import log
 from minikeras.ops.convert import binary_args
+from minikeras.ops.elementwise import log
 from minikeras.ops.linalg import as_tensor, band_part, check_square, diag_part, matmul, matrix_transpose
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum
-from minikeras.backend import is_tracer
 
 
 def _check_invertible(op, a, out):

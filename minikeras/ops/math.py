@@ -7,14 +7,54 @@ import jax.numpy as jnp
 
 from minikeras.ops.convert import binary_args
 from minikeras.ops.elementwise import (  # noqa: F401 - re-exported
-    abs, acos, asin, atan, cast, ceil, cos, cosh, equal, erf, exp, expm1, floor, floordiv, floormod, greater,
-    greater_equal, is_finite, is_inf, is_nan, less, less_equal, log, log1p, log_sigmoid, logical_and,
-    logical_not, logical_or, logical_xor, mod, negative, not_equal, reciprocal, round, rsqrt, sigmoid, sign,
-    sin, sinh, softplus, sqrt, square, tan, tanh)
+    abs,
+    acos,
+    asin,
+    atan,
+    cast,
+    ceil,
+    cos,
+    cosh,
+    equal,
+    erf,
+    exp,
+    expm1,
+    floor,
+    floordiv,
+    floormod,
+    greater,
+    greater_equal,
+    is_finite,
+    is_inf,
+    is_nan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log_sigmoid,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    mod,
+    negative,
+    not_equal,
+    reciprocal,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    sinh,
+    softplus,
+    sqrt,
+    square,
+    tan,
+    tanh,
+)
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import unbroadcast
 from minikeras.tensor import Tensor, to_array
-
 
 # -- binary arithmetic ------------------------------------------------------------------
 _add = Primitive("add", lambda x, y: x + y)

@@ -12,11 +12,29 @@ import numpy as np
 from minikeras.ops.array import gather, reshape
 from minikeras.ops.convert import binary_args, normalize_axis
 from minikeras.ops.math import (  # noqa: F401 - sigmoid, tanh, softplus are tf.nn names too
-    abs as abs_, erf, exp, log_sigmoid, maximum, rsqrt, sigmoid, softplus, square, squared_difference, tanh, where,
-    zero_of_)
+    abs as abs_,
+    erf,
+    exp,
+    log_sigmoid,
+    maximum,
+    rsqrt,
+    sigmoid,
+    softplus,
+    square,
+    squared_difference,
+    tanh,
+    where,
+    zero_of_,
+)
 from minikeras.ops.nn_losses import (  # noqa: F401 - tf.nn names
-    _floating, _t, log_softmax, sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
-    sparse_softmax_cross_entropy_with_logits)
+    _floating,
+    _t,
+    log_softmax,
+    sigmoid_cross_entropy_with_logits,
+    softmax,
+    softmax_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits,
+)
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.random import next_key
 from minikeras.ops.reduce import reduce_mean, reduce_sum
@@ -261,5 +279,4 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     return gather(params, ids)
 
 
-from minikeras.ops.nn_conv import (  # noqa: E402,F401 - tf.nn names
-    avg_pool2d, conv2d, conv2d_transpose, max_pool2d)
+from minikeras.ops.nn_conv import avg_pool2d, conv2d, conv2d_transpose, max_pool2d  # noqa: E402,F401 - tf.nn names

@@ -30,7 +30,8 @@ def _ne(self, other):
 
 def _convertible(x):
     import numpy as np
-    return isinstance(x, (Tensor, Variable, int, float, bool, np.ndarray, np.generic, list, tuple)) or hasattr(x, "__jax_array__")
+    return (isinstance(x, (Tensor, Variable, int, float, bool, np.ndarray, np.generic, list, tuple))
+            or hasattr(x, "__jax_array__"))
 
 
 OPERATORS = {

@@ -8,13 +8,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.dtypes import as_dtype
+from minikeras.dtypes import as_dtype, canonical_dtype
 from minikeras.errors import invalid_argument
 from minikeras.ops.convert import normalize_axis
 from minikeras.ops.elementwise import cast, equal, exp, sqrt, square
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reshape import reshape, static_shape
-from minikeras.dtypes import canonical_dtype
 from minikeras.tensor import Tensor, Variable, to_array
 
 

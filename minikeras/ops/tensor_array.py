@@ -31,7 +31,6 @@ from minikeras.ops.math import cast, equal, maximum, where
 from minikeras.ops.reshape import reshape
 from minikeras.tensor import Tensor, Variable, to_array
 
-
 _SAME = object()  # _copy: keep the written length
 _probing = []     # non-empty while element_shapes_probe runs
 

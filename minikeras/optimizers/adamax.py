@@ -1,6 +1,5 @@
 """Adamax (Adam with the infinity norm), Keras 3's update rule."""
-from minikeras.ops.math import abs as abs_
-from minikeras.ops.math import cast, maximum, pow
+from minikeras.ops.math import abs as abs_, cast, maximum, pow
 from minikeras.optimizers.base import Optimizer
 
 

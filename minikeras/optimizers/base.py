@@ -20,13 +20,13 @@ import numpy as np
 
 from minikeras import _context, initializers
 from minikeras.backend import floatx
-from minikeras.programs.function import Function
 from minikeras.module import compact_snake_case
 from minikeras.ops.control import cond
 from minikeras.ops.math import equal, floordiv, floormod, where, zeros_like_
 from minikeras.optimizers import schedules as schedules_module
 from minikeras.optimizers.transforms import GradientTransforms
 from minikeras.optimizers.validation import GradientDTypeError, check_variables, gradient_array  # noqa: F401
+from minikeras.programs.function import Function
 from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable, to_array
 

@@ -15,7 +15,14 @@ import jax
 import numpy as np
 
 from minikeras.programs.signatures import (
-    accepts, common, is_general, named, relax_to_specs, shapes_as_specs, unknown_sizes)
+    accepts,
+    common,
+    is_general,
+    named,
+    relax_to_specs,
+    shapes_as_specs,
+    unknown_sizes,
+)
 from minikeras.tensor_spec import TensorSpec
 
 

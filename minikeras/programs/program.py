@@ -29,7 +29,6 @@ from minikeras.programs.signatures import accepts
 from minikeras.tensor import Tensor
 from minikeras.xla_cpu import jit, native_build
 
-
 _value_of = operator.attrgetter("_value")  # a Variable's array, without a Python frame per call
 
 

@@ -104,7 +104,8 @@ class Generator(Module):
 
     def uniform_full_int(self, shape, dtype="int64", name=None):
         """Integers over the whole range of ``dtype``."""
-        return uniform_from_key(key_from(self.state), shape_argument(shape), None, None, canonical_dtype(as_dtype(dtype)))
+        return uniform_from_key(key_from(self.state), shape_argument(shape), None, None,
+                                canonical_dtype(as_dtype(dtype)))
 
     def binomial(self, shape, counts, probs, dtype="int32", name=None):
         """Binomial samples: ``counts`` trials of probability ``probs`` (broadcast to ``shape``)."""

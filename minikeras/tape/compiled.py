@@ -17,9 +17,9 @@ import jax.numpy as jnp
 from jax.core import Tracer
 from jax.extend.core import Literal
 
-from minikeras.xla_cpu import jit
 from minikeras.tape.reverse import reverse_accumulate
 from minikeras.tensor import Tensor
+from minikeras.xla_cpu import jit
 
 _PROGRAMS = {}  # structure key -> _Program (compiled from the 2nd sighting)
 MAX_PROGRAMS = 64  # structures remembered; the oldest is forgotten first

@@ -16,7 +16,14 @@ from minikeras.tape import jacobian as jacobians
 from minikeras.tape.diagnosis import explain_unconnected
 from minikeras.tape.recording import Recording
 from minikeras.tape.targets import (
-    UnconnectedGradients, constant, flat_sources, flatten, seeds as make_seeds, single_target, unconnected_mode)
+    UnconnectedGradients,
+    constant,
+    flat_sources,
+    flatten,
+    seeds as make_seeds,
+    single_target,
+    unconnected_mode,
+)
 from minikeras.tensor import Tensor, Variable, in_creation_order
 
 

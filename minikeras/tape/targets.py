@@ -3,7 +3,6 @@ answer for a source with no gradient."""
 import enum
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from minikeras.tensor import Tensor, Variable, to_array

@@ -18,8 +18,8 @@ import os
 import numpy as np
 
 from minikeras.dtypes import canonical_dtype, int64
-from minikeras.train import _file, _graph, _state
 from minikeras.tensor import Variable
+from minikeras.train import _file, _graph, _state
 
 _COUNTER_KEY = "save_counter" + _graph.VALUE_SUFFIX
 

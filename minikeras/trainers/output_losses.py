@@ -7,8 +7,7 @@ tracked as ``<output>_loss`` and each of its metrics logged as ``<output>_<metri
 """
 import jax
 
-from minikeras import losses as losses_module
-from minikeras import metrics as metrics_module
+from minikeras import losses as losses_module, metrics as metrics_module
 from minikeras.losses.base import Loss, LossFunctionWrapper
 from minikeras.tensor import Tensor, Variable
 

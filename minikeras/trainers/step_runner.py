@@ -13,11 +13,11 @@ import jax
 import numpy as np
 
 from minikeras import _context
-from minikeras.programs.function import without_jax_additions
-from minikeras.trainers.data_adapter import ArrayGroup
 from minikeras.dtypes import canonical_dtype
-from minikeras.trainers.multi_step import run_program_gathered, run_program_stacked
+from minikeras.programs.function import without_jax_additions
 from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.trainers.data_adapter import ArrayGroup
+from minikeras.trainers.multi_step import run_program_gathered, run_program_stacked
 
 
 def as_tensors(batch):

@@ -11,17 +11,16 @@ import numpy as np
 from minikeras import losses, metrics as metrics_module, optimizers
 from minikeras.callbacks import CallbackList, ProgbarLogger
 from minikeras.distribute import DataParallel, get_distribution
+from minikeras.ops.random import numpy_seed
+from minikeras.ops.reduce import reduce_sum
 from minikeras.programs.function import function
-from minikeras.trainers import host_prefix
-from minikeras.trainers import data_adapter
+from minikeras.tape import GradientTape
+from minikeras.tensor import Tensor, Variable
+from minikeras.trainers import data_adapter, host_prefix
 from minikeras.trainers.class_weight import class_weight_to_sample_weights
 from minikeras.trainers.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
 from minikeras.trainers.output_losses import OutputLosses, as_loss_object, is_multi_output
 from minikeras.trainers.step_runner import StepRunner
-from minikeras.ops.random import numpy_seed
-from minikeras.ops.reduce import reduce_sum
-from minikeras.tape import GradientTape
-from minikeras.tensor import Tensor, Variable
 
 
 class Trainer:
@@ -70,7 +69,8 @@ class Trainer:
         loss, loss_weights = _single_output(loss), _single_output(loss_weights)
         metrics = _single_output_metrics(metrics)
         self.loss = as_loss_object(losses.get(loss)) if loss is not None and not is_multi_output(loss) else None
-        self._trainer_loss_weight = 1.0 if loss_weights is None or is_multi_output(loss_weights) else float(loss_weights)
+        single_weight = loss_weights is not None and not is_multi_output(loss_weights)
+        self._trainer_loss_weight = float(loss_weights) if single_weight else 1.0
         if metrics is not None and not isinstance(metrics, (list, tuple, dict)):
             raise TypeError(f"compile: `metrics` should be a list of metrics, received {metrics!r}")
         per_output = isinstance(metrics, dict) or any(isinstance(m, (list, tuple, dict)) for m in metrics or [])

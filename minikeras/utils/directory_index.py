@@ -45,7 +45,8 @@ def index_directory(directory, labels, formats, class_names=None, shuffle=True, 
                    if os.path.isdir(os.path.join(directory, d)) and not d.startswith(".")]
         if not subdirs:
             raise ValueError(f"No class folders found in directory {directory!r}: with labels='inferred' each class "
-                             f"needs a sub-folder holding its {what} (e.g. {directory}/pos/1.txt, {directory}/neg/2.txt)"
+                             f"needs a sub-folder holding its {what} (e.g. {directory}/pos/1.txt, "
+                             f"{directory}/neg/2.txt)"
                              f"; received a directory with {len(os.listdir(directory))} entries and no sub-folders")
         if class_names is not None:
             if not set(class_names).issubset(set(subdirs)):

@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 from minikeras.data.dataset import AUTOTUNE, Dataset
-from minikeras.errors import InvalidArgumentError, NotFoundError
+from minikeras.errors import NotFoundError
 from minikeras.image import codec
 from minikeras.image.resizing import METHODS, crop_box_to_aspect_ratio, host_resize
 from minikeras.utils.directory_index import check_validation_split_arg, index_directory, training_or_validation_split
@@ -128,7 +128,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
                          f"label_mode={label_mode}")
     if color_mode not in _CHANNELS:
-        raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. Received: color_mode={color_mode}')
+        raise ValueError('`color_mode` must be one of {"rgb", "rgba", "grayscale"}. '
+                         f'Received: color_mode={color_mode}')
     if interpolation not in METHODS:
         raise ValueError(f"`interpolation` must be one of {METHODS}. Received: interpolation={interpolation}")
     if crop_to_aspect_ratio and pad_to_aspect_ratio:

@@ -16,7 +16,8 @@ Why not simply call ``jax.random.bernoulli``: on CPU jax lowers threefry as a ro
 ``fori_loop``, so each step round-trips full-size arrays through memory; unrolled, the 20 rounds
 fuse into one elementwise loop and the same bits come many times faster
 (``benchmarks/pool_dropout.py``). jax's 'rbg'/'unsafe_rbg' keys are no faster on CPU (XLA's
-RngBitGenerator), and a cheaper ad-hoc hash would save little while giving up the pedigree and the equality with jax's own masks.
+RngBitGenerator), and a cheaper ad-hoc hash would save little while giving up the pedigree and
+the equality with jax's own masks.
 
 ``scaled_mask`` draws float32 masks, and ``split_key_data`` splits keys, on native kernels
 (``random_native``: the same bits, and nothing for XLA to compile) where they are built.
@@ -25,10 +26,9 @@ Keys that are not threefry keys (e.g. ``jax.random.key(0, impl='rbg')``), arrays
 elements or more, and non-CPU backends (where jax's unrolled lowering is already fast) go
 through ``jax.random.bernoulli`` itself, so the result is the same everywhere.
 """
-import numpy as np
-
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from minikeras.xla_cpu import random_native
 from minikeras.xla_cpu.materialize import materialize

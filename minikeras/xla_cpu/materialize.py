@@ -5,10 +5,10 @@ element several times, or when there are several consumers, and then computes th
 again for every read. Usually that is the right trade; for a producer that is costly per
 element, such as a dropout mask drawn by the unrolled threefry, it is not: the MNIST CNN's
 max-pool gradient reads each window's cotangent four times, and its fused loop drew each mask
-bit four times (slower than materializing the cotangent first); and the mask itself was drawn twice, in the forward multiply and in its
-gradient. So ``xla_cpu.pool`` materializes the pool gradient's cotangent and ``ops.nn`` the
-dropout mask. ``lax.optimization_barrier`` does not help: XLA:CPU removes barriers before it
-fuses.
+bit four times (slower than materializing the cotangent first); and the mask itself was drawn
+twice, in the forward multiply and in its gradient. So ``xla_cpu.pool`` materializes the pool
+gradient's cotangent and ``ops.nn`` the dropout mask. ``lax.optimization_barrier`` does not
+help: XLA:CPU removes barriers before it fuses.
 
 ``materialize`` is an identity custom call (``materialize.cc``, built by ``native_build``) whose
 output aliases its operand, so it costs a buffer, not a copy. Where it cannot run (another

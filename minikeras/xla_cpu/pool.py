@@ -27,9 +27,8 @@ maximum with elementwise ops (a reduce over the window axes is slower); overlapp
 use one strided slice per window tap and scatter back with interior-padded adds, which XLA also
 fuses into one loop.
 """
-import numpy as np
-
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from minikeras.xla_cpu.materialize import materialize

@@ -7,7 +7,8 @@
 
 The same bits as jax's (``xla_cpu.dropout``'s mask, ``jax.random.split``), to the bit. What they
 save is compile time: XLA:CPU compiles the unrolled threefry as a big loop kernel per mask and
-per split (a noticeable share of the MNIST CNN step's first call); a custom call compiles nothing, and the mask kernel runs faster than XLA's loop.
+per split (a noticeable share of the MNIST CNN step's first call); a custom call compiles
+nothing, and the mask kernel runs faster than XLA's loop.
 ``available()`` builds them on first use (``native_build``); elsewhere (another backend, no
 compiler, ``MINIKERAS_NATIVE=0``, ``tuning.NATIVE_KERNELS`` False) the callers keep their jax code.
 """

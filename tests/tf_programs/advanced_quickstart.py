@@ -3,9 +3,8 @@ model trained by a GradientTape loop in tf.function, with the data cut to 2,000 
 and one epoch. With TensorFlow's imports in place of minikeras's it runs on TensorFlow 2.21;
 ``tests/test_import_as_tf.py`` runs it with minikeras."""
 import minikeras as tf
-
-from minikeras.keras.layers import Dense, Flatten, Conv2D
 from minikeras.keras import Model
+from minikeras.keras.layers import Conv2D, Dense, Flatten
 
 mnist = tf.keras.datasets.mnist
 

@@ -35,7 +35,8 @@ class Hashing(HostLayer):
         if salt is not None:
             raise ValueError(f"Hashing '{self.name}': a `salt` (Keras's keyed SipHash) is not supported; use salt=None")
         if sparse:
-            raise ValueError(f"Hashing '{self.name}': `sparse=True` needs sparse tensors, which minikeras does not have")
+            raise ValueError(f"Hashing '{self.name}': `sparse=True` needs sparse tensors, which minikeras does not "
+                             "have")
         self.num_bins = num_bins
         self.mask_value = mask_value
         self.strong_hash = False

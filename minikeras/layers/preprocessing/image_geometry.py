@@ -4,9 +4,9 @@ generator, only when training) and samples the images as TensorFlow's projective
 does (``minikeras.image.transform``)."""
 import jax.numpy as jnp
 
+from minikeras.image.flips import reverse_axis
 from minikeras.image.transform import affine_matrix, check_fill_and_interpolation, projective_transform
 from minikeras.layers.preprocessing.image_base import RandomImageLayer, symmetric_factor, uniform
-from minikeras.image.flips import reverse_axis
 from minikeras.ops.math import where
 from minikeras.tensor import Tensor
 

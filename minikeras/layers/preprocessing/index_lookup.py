@@ -42,7 +42,8 @@ class IndexLookup(HostLayer):
             raise ValueError(f"Invalid value for argument output_mode passed to {cls}. Expected one of "
                              f"{list(MODES)}. Received: output_mode={output_mode!r}")
         if invert and output_mode != "int":
-            raise ValueError(f"`output_mode` must be `'int'` when `invert` is true. Received: output_mode={output_mode}")
+            raise ValueError("`output_mode` must be `'int'` when `invert` is true. "
+                             f"Received: output_mode={output_mode}")
         if sparse:
             raise ValueError(f"{cls}: `sparse=True` needs sparse tensors, which minikeras does not have; use "
                              "sparse=False")

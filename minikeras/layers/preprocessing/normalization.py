@@ -18,7 +18,6 @@ from minikeras.ops.math import add, divide, maximum, multiply, sqrt, subtract
 from minikeras.ops.reshape import reshape
 from minikeras.tensor import Tensor, to_array
 
-
 _EPSILON = 1e-7  # keras.backend.epsilon()
 
 
