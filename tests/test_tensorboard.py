@@ -163,3 +163,12 @@ def test_bad_arguments():
         mk.callbacks.TensorBoard("logs", profile_batch=(5, 2))
     with pytest.raises(NotImplementedError, match="embeddings_freq"):
         mk.callbacks.TensorBoard("logs", embeddings_freq=1)
+
+
+def test_profile_batch_writes_a_jax_profiler_trace(tmp_path):
+    x = np.random.RandomState(0).randn(32, 3).astype("float32")
+    model = mk.Sequential([mk.Input((3,)), mk.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    callback = mk.callbacks.TensorBoard(str(tmp_path), profile_batch=(2, 3), write_graph=False)
+    model.fit(x, x[:, :1], batch_size=8, epochs=1, callbacks=[callback], verbose=0)
+    assert glob.glob(os.path.join(tmp_path, "train", "plugins", "profile", "*", "*.xplane.pb"))
