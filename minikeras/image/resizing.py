@@ -155,6 +155,23 @@ def keras_resize(images, size, interpolation="bilinear", antialias=False, crop_t
     return resize_batch(images, size, interpolation, antialias)
 
 
+@functools.lru_cache(maxsize=256)
+def _taps(method, in_size, out_size):
+    """The matrix as (index, weight) pairs per output row, (out, taps) each: a few taps per row,
+    applied with gathers instead of a dense product (which BLAS threads make slow for small images)."""
+    matrix = _matrix(method, in_size, out_size)
+    taps = max(int((matrix != 0).sum(axis=1).max()), 1)
+    order = np.argsort(matrix == 0, axis=1, kind="stable")[:, :taps]
+    return order, np.take_along_axis(matrix, order, axis=1)
+
+
+def _apply_taps(image, index, weight):
+    out = weight[:, 0, None, None] * image[index[:, 0]]
+    for k in range(1, index.shape[1]):
+        out += weight[:, k, None, None] * image[index[:, k]]
+    return out
+
+
 def host_resize(image, size, method="bilinear"):
     """One float32 NumPy image (height, width, channels) resized on the host, with the same
     sampling as ``resize`` (for data pipelines: no device transfer, nothing to compile)."""
@@ -165,6 +182,6 @@ def host_resize(image, size, method="bilinear"):
     if method == "nearest":
         return image[_indices(height, out_h)][:, _indices(width, out_w)]
     if method in _weights.MATRICES:
-        rows = np.tensordot(_matrix(method, height, out_h), image, axes=(1, 0))
-        return np.einsum("xw,ywc->yxc", _matrix(method, width, out_w), rows, optimize=True).astype(np.float32)
+        rows = _apply_taps(image, *_taps(method, height, out_h))
+        return _apply_taps(rows.transpose(1, 0, 2), *_taps(method, width, out_w)).transpose(1, 0, 2)
     return np.asarray(jax.image.resize(image, (out_h, out_w, image.shape[2]), _JAX_METHODS[method], antialias=False))

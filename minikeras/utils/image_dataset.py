@@ -6,6 +6,7 @@ dataset holds file indices; each batch is read, decoded (Pillow) and resized on 
 NumPy, using TensorFlow's sampling (``minikeras.image.resizing``), then handed over as one
 array: the images are float32, (batch, height, width, channels), values in [0, 255].
 """
+import concurrent.futures
 import os
 
 import numpy as np
@@ -47,6 +48,17 @@ def load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, 
     return host_resize(image.astype(np.float32), image_size, interpolation)
 
 
+_POOL = []
+
+
+def _pool():
+    """The threads that decode batches (one per CPU, at most 8), made on first use."""
+    if not _POOL:
+        _POOL.append(concurrent.futures.ThreadPoolExecutor(min(os.cpu_count() or 1, 8),
+                                                           thread_name_prefix="minikeras-images"))
+    return _POOL[0]
+
+
 def _labels(labels, label_mode, num_classes):
     if label_mode == "binary":
         return np.asarray(labels, np.float32)[:, None]
@@ -61,7 +73,10 @@ def _dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer_size,
 
     def read(i):
         rows = np.atleast_1d(i.numpy())
-        images = np.stack([load(paths[int(r)]) for r in rows])
+        if len(rows) > 1:  # Pillow's decoder and NumPy's loops release the GIL: decode a batch in threads
+            images = np.stack(list(_pool().map(load, [paths[int(r)] for r in rows])))
+        else:
+            images = load(paths[int(rows[0])])[None]
         return images if np.ndim(i.numpy()) else images[0]
 
     ds = Dataset.from_tensor_slices((index, _labels(labels, label_mode, num_classes)) if label_mode else index)
