@@ -106,6 +106,8 @@ def functional_from_config(config, custom_objects=None):
     def ends(structure):
         if isinstance(structure, dict):
             return {k: outputs_of[tuple(v[:2])][v[2]] for k, v in structure.items()}
+        if structure and isinstance(structure[0], str):  # one tensor: Keras 3 writes its triple unnested
+            return outputs_of[tuple(structure[:2])][structure[2]]
         found = [outputs_of[tuple(v[:2])][v[2]] for v in structure]
         return found[0] if len(found) == 1 else found
     return ends(config["input_layers"]), ends(config["output_layers"]), config.get("name")

@@ -3,9 +3,10 @@
     model.save_weights("mnist.weights.h5")     # atomic: a temp file, then a rename
     model.load_weights("mnist.weights.h5")     # also Keras 3 files, Keras 2 '.h5', '.keras'
     save_model(model, "mnist.keras"); load_model("mnist.keras")   # Sequential and registered models
+    save_model(model, "mnist.h5"); load_model("mnist.h5")         # the legacy HDF5 model file, as Keras 3
 
-See ``weights_h5`` for the exact layout, ``legacy_h5`` for Keras 2's, ``model_file`` for ``.keras``
-and ``registry`` for how a ``.keras`` file's classes are found again.
+See ``weights_h5`` for the exact layout, ``legacy_h5`` for Keras 2's, ``model_file`` for ``.keras``,
+``legacy_model_h5`` for whole models in HDF5, and ``registry`` for how a ``.keras`` file's classes are found again.
 """
 import io
 import os
@@ -15,10 +16,27 @@ import h5py
 from minikeras.saving import legacy_h5, weights_h5
 from minikeras.saving._files import (  # noqa: F401
     TEMP_MARK, atomic_write, make_temp_file, open_h5_for_reading, remove_stale_temp_files)
-from minikeras.saving.model_file import load_model, save_model  # noqa: F401
+from minikeras.saving import legacy_model_h5, model_file
 from minikeras.saving.registry import (  # noqa: F401
     deserialize_keras_object, get_registered_name, get_registered_object, register_keras_serializable,
     serialize_keras_object)
+
+
+def save_model(model, filepath, overwrite=True, include_optimizer=True):
+    """Writes a whole model: a ``.keras`` file (see ``model_file``), or with a ``.h5``/``.hdf5``
+    name the legacy HDF5 file Keras 3 still writes, with its deprecation warning (see
+    ``legacy_model_h5``)."""
+    if legacy_model_h5.is_h5_path(filepath):
+        return legacy_model_h5.save(model, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+    return model_file.save_model(model, filepath, overwrite=overwrite)
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """Rebuilds a model saved by ``save_model`` (``.keras``, or a legacy ``.h5``/``.hdf5`` file),
+    by minikeras or by Keras 3."""
+    if legacy_model_h5.is_h5_path(filepath):
+        return legacy_model_h5.load(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
+    return model_file.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
 
 
 def _require_built(model, what):

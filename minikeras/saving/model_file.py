@@ -52,7 +52,8 @@ def _json_default(value):
     raise TypeError(f"Cannot store {value!r} of type {type(value).__name__} in config.json")
 
 
-def _compile_config(model):
+def compile_config(model):
+    """The compile settings of ``model`` as a Keras 3 ``compile_config`` (None if not compiled)."""
     if not getattr(model, "compiled", False) or getattr(model, "optimizer", None) is None:
         return None
     config = {"optimizer": optimizers.serialize(model.optimizer), "loss": None, "metrics": []}
@@ -87,7 +88,7 @@ def model_config(model):
     build_config = model.get_build_config()
     if build_config is not None:
         config["build_config"] = build_config
-    config["compile_config"] = _compile_config(model)
+    config["compile_config"] = compile_config(model)
     return config
 
 
@@ -172,7 +173,8 @@ def _nested(make, value):
     return make(value)
 
 
-def _compile_from_config(model, compile_config, custom_objects):
+def compile_from_config(model, compile_config, custom_objects):
+    """Compiles ``model`` as ``compile_config`` (from ``compile_config(model)`` or Keras 3) says."""
     loss = compile_config.get("loss")
     kwargs = {k: compile_config[k] for k in ("loss_weights", "steps_per_execution", "jit_compile", "run_eagerly")
               if compile_config.get(k) is not None}
@@ -213,7 +215,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         model.build_from_config(config["build_config"])
     compile_config = config.get("compile_config")
     if compile and compile_config:
-        _compile_from_config(model, compile_config, custom_objects)
+        compile_from_config(model, compile_config, custom_objects)
     try:
         with h5py.File(io.BytesIO(weights), "r") as h5file:
             assignments, restore_random_state = weights_h5.read(h5file, model, path, skip_mismatch=False)
