@@ -12,6 +12,7 @@ Floating inputs are differentiated unless ``wrt`` says which ones.
 import jax
 import numpy as np
 import pytest
+from resume_reference import run_job, weights
 
 import minikeras as mk
 
@@ -120,3 +121,13 @@ def gradient_of(fn, *inputs):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """The weights of ``tests/resume_job.py`` run to the end in one process (the resume and backup
+    tests compare with them)."""
+    folder = tmp_path_factory.mktemp("full")
+    result = run_job("full", folder)
+    assert result.returncode == 0, result.stderr
+    return weights(folder / "full.npz")

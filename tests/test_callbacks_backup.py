@@ -6,7 +6,7 @@ import signal
 
 import numpy as np
 import pytest
-from test_resume import run_job, uninterrupted, weights  # noqa: F401 (uninterrupted: a module-scoped fixture)
+from resume_reference import run_job, weights
 
 import minikeras as mk
 from minikeras.saving import _files

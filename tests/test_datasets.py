@@ -7,7 +7,6 @@ mirrors are replaced by an empty list for every test.
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import http.server
 import os
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from datasets_reference import idx_bytes, isolated, write_dataset, write_gz, write_images, write_labels  # noqa: F401 (isolated: autouse, no public mirrors or cache)
 
 from minikeras.datasets import _source, download as dl, fashion_mnist, idx, mnist
 
@@ -25,37 +25,6 @@ PUBLIC_MIRRORS = dict(_source.MIRRORS)  # before `isolated` empties it
 
 
 # --- helpers ---------------------------------------------------------------
-
-
-def idx_bytes(magic: int, dims: tuple[int, ...], payload: bytes) -> bytes:
-    return struct.pack(f">{1 + len(dims)}I", magic, *dims) + payload
-
-
-def write_gz(path: Path, raw: bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wb") as f:
-        f.write(raw)
-    return path
-
-
-def write_images(path: Path, x: np.ndarray) -> Path:
-    return write_gz(path, idx_bytes(idx.IMAGES_MAGIC, x.shape, x.astype(np.uint8).tobytes()))
-
-
-def write_labels(path: Path, y: np.ndarray) -> Path:
-    return write_gz(path, idx_bytes(idx.LABELS_MAGIC, y.shape, y.astype(np.uint8).tobytes()))
-
-
-def write_dataset(folder: Path, marker: int, n_train: int = 3, n_test: int = 2) -> Path:
-    """Write four tiny 28x28 IDX files; every label equals ``marker``."""
-    rng = np.random.default_rng(marker)
-    for images, labels, n in [
-        (_source.TRAIN_IMAGES, _source.TRAIN_LABELS, n_train),
-        (_source.TEST_IMAGES, _source.TEST_LABELS, n_test),
-    ]:
-        write_images(folder / images, rng.integers(0, 256, (n, 28, 28)))
-        write_labels(folder / labels, np.full(n, marker))
-    return folder
 
 
 def sha(path: Path) -> str:
@@ -90,15 +59,6 @@ def server(tmp_path):
         httpd.shutdown()
         httpd.server_close()
         thread.join()
-
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    """No public mirrors, no user cache, no inherited env for every test."""
-    monkeypatch.setattr(_source, "MIRRORS", {"mnist": (), "fashion_mnist": ()})
-    monkeypatch.setenv("MINIKERAS_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("MINIKERAS_DATASETS", raising=False)
-    monkeypatch.delenv("MINIKERAS_MIRRORS", raising=False)
 
 
 # --- (a) IDX parser ----------------------------------------------------------

@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from test_datasets import isolated, write_dataset  # noqa: F401 (isolated: autouse, no public mirrors or cache)
+from datasets_reference import isolated, write_dataset  # noqa: F401 (isolated: autouse, no public mirrors or cache)
 
 from minikeras.datasets import _source, download as dl, mnist
 from minikeras.saving import TEMP_MARK

@@ -2,7 +2,7 @@
 import numpy as np
 import optax
 import pytest
-from test_optimizers import assert_same, run_mk, run_numpy, run_optax
+from optimizer_reference import assert_same, run_mk, run_numpy, run_optax
 
 import minikeras as mk
 from minikeras import optimizers

@@ -1,7 +1,7 @@
 """AdamW against Keras 3's written rule (decay, then Adam) and optax.adamw; its defaults and errors."""
 import optax
 import pytest
-from test_optimizers import assert_same, numpy_adam, run_mk, run_numpy, run_optax
+from optimizer_reference import assert_same, numpy_adam, run_mk, run_numpy, run_optax
 
 from minikeras import optimizers
 

@@ -5,8 +5,18 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from test_optimizers import GRADS, INIT, STEPS, assert_same, count_eager_ops, numpy_adam, numpy_sgd, run_mk, run_numpy
-from test_optimizers_nadam import numpy_nadam
+from optimizer_reference import (
+    GRADS,
+    INIT,
+    STEPS,
+    assert_same,
+    count_eager_ops,
+    numpy_adam,
+    numpy_nadam,
+    numpy_sgd,
+    run_mk,
+    run_numpy,
+)
 
 import minikeras as mk
 from minikeras import optimizers

@@ -4,7 +4,7 @@ optax.nadam is a different algorithm (Adam with a Nesterov step and no 0.96 mome
 schedule), so the reference here is the formula alone."""
 import numpy as np
 import pytest
-from test_optimizers import assert_same, run_mk, run_numpy
+from optimizer_reference import assert_same, numpy_nadam, run_mk, run_numpy
 
 import minikeras as mk
 from minikeras import optimizers
@@ -13,21 +13,6 @@ KERAS_DEFAULTS = {"name": "nadam", "learning_rate": 0.001, "weight_decay": None,
                   "global_clipnorm": None, "clipvalue": None, "use_ema": False, "ema_momentum": 0.99,
                   "ema_overwrite_frequency": None, "loss_scale_factor": None, "gradient_accumulation_steps": None,
                   "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07}
-
-
-def numpy_nadam(lr, b1=0.9, b2=0.999, eps=1e-7):
-    def u(t):
-        return b1 * (1 - 0.5 * 0.96 ** t)
-
-    def update(t, w, g, s):
-        m, v = s
-        u_product = np.prod([u(k) for k in range(1, t + 1)])
-        m = m + (g - m) * (1 - b1)
-        v = v + (g * g - v) * (1 - b2)
-        m_hat = u(t + 1) * m / (1 - u_product * u(t + 1)) + (1 - u(t)) * g / (1 - u_product)
-        v_hat = v / (1 - b2 ** t)
-        return w - lr * m_hat / (np.sqrt(v_hat) + eps), (m, v)
-    return update, lambda w: (np.zeros_like(w),) * 2
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"beta_1": 0.8, "beta_2": 0.99, "epsilon": 1e-3}], ids=["default", "options"])

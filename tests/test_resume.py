@@ -1,39 +1,12 @@
 """fit(epochs=2) + save + load in a new process + fit(initial_epoch=2, epochs=4) gives the same
 weights, bit for bit, as fit(epochs=4): with Dropout and shuffle=True, the random generator and
 fit's shuffle seed are saved with the weights (``minikeras/saving/random_state.py``)."""
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from resume_reference import run_job, weights
 
 import minikeras as mk
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-JOB = os.path.join(ROOT, "tests", "resume_job.py")
-
-
-def run_job(*args):
-    """Runs tests/resume_job.py in a new process; returns the finished Popen (``returncode``,
-    ``pid``, and its output as ``stderr``)."""
-    proc = subprocess.Popen([sys.executable, JOB, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env={**os.environ, "PYTHONPATH": ROOT, "JAX_PLATFORMS": "cpu"})
-    proc.stderr = proc.communicate(timeout=300)[0]
-    return proc
-
-
-def weights(path):
-    with np.load(path) as f:
-        return [f[k] for k in sorted(f.files, key=lambda k: int(k.split("_")[1]))]
-
-
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("full")
-    result = run_job("full", folder)
-    assert result.returncode == 0, result.stderr
-    return weights(folder / "full.npz")
 
 
 def test_resume_in_a_new_process_is_bit_identical(tmp_path, uninterrupted):
