@@ -57,11 +57,3 @@ def canonical_dtype(dtype):
         if dtype == np.complex128:
             return np.dtype("complex64")
     return dtype
-
-
-def is_floating(dtype):
-    return jnp.issubdtype(dtype, jnp.floating)
-
-
-def is_integer(dtype):
-    return jnp.issubdtype(dtype, jnp.integer)

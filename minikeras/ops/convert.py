@@ -7,10 +7,6 @@ from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, python_scalar, to_array
 
 
-def is_tensor_like(x):
-    return isinstance(x, (Tensor, Variable))
-
-
 def dtype_of(x):
     if isinstance(x, (Tensor, Variable)):
         return x.dtype
