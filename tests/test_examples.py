@@ -18,7 +18,8 @@ import minikeras as mk
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NOTEBOOKS = sorted(path.name for path in EXAMPLES.glob("*.ipynb"))
-MNIST_NOTEBOOKS = {"mnist_mlp.ipynb", "mnist_cnn.ipynb", "fgsm.ipynb", "dcgan.ipynb"}
+MNIST_NOTEBOOKS = {"mnist_mlp.ipynb", "mnist_cnn.ipynb", "fgsm.ipynb", "dcgan.ipynb",
+                   "image_augmentation.ipynb"}  # the last reads Fashion-MNIST
 TOUR = "gradient_tape_tour.ipynb"
 
 needs_mnist = pytest.mark.skipif(not os.environ.get("MINIKERAS_DATASETS"),
@@ -164,6 +165,28 @@ def test_dcgan_trains_and_is_judged(short_mnist, cnn_weights, monkeypatch, capsy
     assert len(history) == 1 and all(np.isfinite(history[0][1:3]))
     assert 0.0 <= share <= 1.0 and 0 <= classes <= 10
     assert "sample quality:" in capsys.readouterr().out
+
+
+@needs_mnist
+def test_image_augmentation_trains_from_a_png_folder(capsys):
+    pytest.importorskip("PIL")
+    results = load_example("image_augmentation").main(["--train", "512", "--test", "300", "--epochs", "1"])
+    assert results[False] > 0.15 and 0.0 <= results[True] <= 1.0, results  # chance is 0.1
+    out = capsys.readouterr().out
+    assert "wrote 812 PNG files" in out and "with augmentation" in out
+
+
+def test_transformer_learns_to_reverse_in_quick_mode(tmp_path, capsys):
+    results = load_example("transformer").main(["--quick", "--figure", str(tmp_path / "attention.png")])
+    losses = results["history"]["loss"]
+    assert losses[-1] < 0.9 * losses[0], losses
+    assert results["token_accuracy"] > 0.25, results["token_accuracy"]  # chance: 1/11 per token
+    scores = results["scores"]  # (heads, target, source): each row a distribution over the tokens
+    source = results["test"][0][0]
+    np.testing.assert_allclose(scores.sum(-1), 1.0, rtol=1e-5)
+    assert np.all(scores[:, :, source == 0] == 0)  # padding gets no attention
+    assert (tmp_path / "attention.png").stat().st_size > 0
+    assert "masked token accuracy on 1000 test sequences" in capsys.readouterr().out
 
 
 # -- the notebooks -----------------------------------------------------------------------
