@@ -45,13 +45,13 @@ def test_gradients_of_inputs_and_variables_match_jax_grad(weights):
 
 def test_compiled_step_needs_less_memory_for_activations():
     """The compiled program's temporary buffers (XLA's memory analysis, deterministic): a
-    stack of 8 tanh(Dense) blocks at batch 256, with and without checkpointing each block."""
+    stack of 8 two-Dense blocks at batch 256, with and without checkpointing each block."""
     rng = np.random.default_rng(1)
     kernels = [mk.Variable(rng.normal(size=(128, 128)).astype(np.float32) * 0.1) for _ in range(8)]
     x = mk.constant(rng.normal(size=(256, 128)).astype(np.float32))
 
-    def block(kernel):
-        return lambda h: mk.tanh(mk.matmul(mk.tanh(mk.matmul(h, kernel)), kernel))
+    def block(kernel):  # relu: jax's own gradient of max makes arrays of ones and twos
+        return lambda h: mk.tanh(mk.matmul(mk.nn.relu(mk.matmul(h, kernel)), kernel))
 
     def temp_bytes(wrap):
         blocks = [wrap(block(k)) for k in kernels]
@@ -68,10 +68,16 @@ def test_compiled_step_needs_less_memory_for_activations():
         grads = step(x)
         (program,) = step.programs()
         compiled = jax.jit(program.pure).lower(program.state(), [x.numpy()]).compile()
-        return compiled.memory_analysis().temp_size_in_bytes, grads
+        constants = sum(np.asarray(c).nbytes for c in program.jaxpr.consts)
+        return compiled.memory_analysis().temp_size_in_bytes, constants, grads
 
-    plain, want = temp_bytes(lambda f: f)
-    checkpointed, got = temp_bytes(mk.recompute_grad)
+    plain, plain_constants, want = temp_bytes(lambda f: f)
+    checkpointed, checkpointed_constants, got = temp_bytes(mk.recompute_grad)
+    # No activation-sized constants per block baked into the program (they stay resident for
+    # its lifetime). One is allowed: the loss's seed broadcast to the batch, which the tape's
+    # backward pass computes eagerly when it runs rule by rule (here, past recompute_grad's op).
+    activation = 256 * 128 * 4
+    assert checkpointed_constants <= plain_constants + activation, (checkpointed_constants, plain_constants)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-4, atol=1e-4)  # float32 sums of 256 rows
     assert checkpointed < 0.6 * plain, (checkpointed, plain)  # one saved activation per block instead of two
@@ -83,7 +89,7 @@ def test_without_a_tape_it_is_the_plain_function(weights):
     np.testing.assert_allclose(out.numpy(), X @ W1, rtol=1e-6)
 
 
-def test_inside_mk_function_matches_jax_grad_and_lowers_to_a_checkpoint(weights):
+def test_inside_mk_function_matches_jax_grad(weights):
     w1, w2 = weights
     block = mk.recompute_grad(lambda x: mk.tanh(mk.matmul(mk.tanh(mk.matmul(x, w1)), w2)))
 
@@ -94,12 +100,12 @@ def test_inside_mk_function_matches_jax_grad_and_lowers_to_a_checkpoint(weights)
             loss = mk.reduce_sum(block(x) ** 2)
         return tape.gradient(loss, [x, w1, w2])
 
-    want = jax.grad(loss_jax, argnums=(0, 1, 2))(X, W1, W2)
-    for _ in range(2):  # the traced program, called twice
+    for scale in (1.0, 0.5):  # the traced program, called again after w1 changed
+        w1.assign(W1 * scale)
+        want = jax.grad(loss_jax, argnums=(0, 1, 2))(X, W1 * scale, W2)
         for got, ref in zip(step(mk.constant(X)), want):
             np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-6)
-    (program,) = step.programs()
-    assert "prevent_cse=True" in str(program.jaxpr)  # the remat equation of jax.checkpoint
+    assert len(step.programs()) == 1
 
 
 def test_second_order_through_nested_tapes():
@@ -237,10 +243,10 @@ def _chain_jax(x, w):
 
 def _order_jax(order):
     """The scalar whose gradient is order ``order``: loss, then sum(grad_x ** 2) per order."""
-    f = _chain_jax
-    for _ in range(order - 1):
-        f = (lambda g: lambda x, w: jnp.sum(jax.grad(g)(x, w) ** 2))(f)
-    return f
+    if order == 1:
+        return _chain_jax
+    lower = _order_jax(order - 1)
+    return lambda x, w: jnp.sum(jax.grad(lower)(x, w) ** 2)
 
 
 def _higher_order(block, w, x, order):

@@ -6,30 +6,35 @@ outputs. The intermediate values die as soon as the forward pass is done. When a
 pass reaches that record, ``f`` runs again on the same inputs to rebuild what the gradient
 needs:
 
-- eagerly (and whenever an outer tape records the backward pass, for second order) it runs
-  under a fresh ``GradientTape`` that watches the inputs and the Variables; an outer tape
-  records the recomputation and that tape's backward pass like any other ops;
-- inside ``mk.function`` (no outer tape recording) the backward pass is
-  ``jax.vjp(jax.checkpoint(f_pure), ...)``, where ``f_pure`` is ``f`` as a function of its
-  input arrays and of the values of the Variables it reads (``jax.closure_convert`` lifts
-  those out of the closure).
+- it runs under a fresh ``GradientTape`` that watches the inputs and the Variables, and that
+  tape's gradients, seeded with the output cotangents, are the record's input gradients;
+- when an outer tape records the backward pass (second order and up) the cotangents stay that
+  tape's Tensors, so it records the recomputation and the fresh tape's backward pass like any
+  other ops;
+- inside ``mk.function`` (no outer tape recording) the inputs and the cotangents first pass
+  through a fence (below), and the fresh tape's backward pass is traced into the program like
+  any tape's.
 
-Why more than ``jax.checkpoint`` is needed there: the whole step is one traced program, so
-a recomputation of ``f`` on the same inputs is, to XLA, a copy of the forward pass, and
-common-subexpression elimination merges the two (keeping every activation alive until the
-backward pass: no saving at all). ``jax.checkpoint`` guards against that with an
-``optimization_barrier`` on its inputs, but XLA:CPU expands optimization barriers before it
-eliminates common subexpressions (jax 0.10), and nothing ties the recomputation to the
-backward pass, so the scheduler is free to run it early. So the inputs of the recomputation
-(the arrays, the Variables' values and the output cotangents together) first pass through a
-``while`` loop whose trip count (0 or 1) depends on the data, and that swaps two copies of
-its state: XLA cannot see that its outputs equal its inputs, so it can neither merge the
-recomputation with the forward pass nor hoist it, and since the cotangents go in, the
-recomputation cannot start before the backward pass reaches ``f``. The forward's
-intermediates are then freed as soon as ``f``'s outputs exist. The compiled program's memory
-analysis shows it (``benchmarks/recompute.py``: 24 Dense(2048) layers in segments of 4 keep
-10 MiB of temporaries instead of 50 MiB). Plain ``jax.checkpoint`` there gives no saving at
-all on XLA:CPU (24 tanh(Dense) blocks: 9.4 MB of temporaries, against 6.4 MB without it).
+Why the fence: the whole step is one traced program, so a recomputation of ``f`` on the same
+inputs is, to XLA, a copy of the forward pass, and common-subexpression elimination merges the
+two (keeping every activation alive until the backward pass: no saving at all); nothing ties
+the recomputation to the backward pass either, so the scheduler is free to run it early.
+(``jax.checkpoint``'s ``optimization_barrier`` does not help: XLA:CPU expands optimization
+barriers before it eliminates common subexpressions, jax 0.10.) So the inputs of the
+recomputation and the output cotangents together first pass through a ``while`` loop whose
+trip count (0 or 1) depends on the data, and that swaps two copies of its state: XLA cannot see
+that its outputs equal its inputs, so it can neither merge the recomputation with the forward
+pass nor hoist it, and since the cotangents go in, the recomputation cannot start before the
+backward pass reaches ``f``. The forward's intermediates are then freed as soon as ``f``'s
+outputs exist.
+
+Why minikeras's own tape and not ``jax.vjp(jax.checkpoint(f))`` there: ``mk.function`` traces
+with constants computed eagerly, a global setting of jax's that reaches into its own
+differentiation rules, and the gradient of ``max`` (a ReLU) builds arrays of ones and twos the
+size of the activation from no traced value: they became constants of the program, four
+activations per block resident for the program's lifetime, and the process's peak memory grew
+instead of shrinking. minikeras's rules compute from the traced values. Measured in a fresh
+process per variant (``benchmarks/recompute.py``).
 
 Random ops inside ``f`` (``Dropout(training=True)``, ``mk.random.*``) draw from the global
 generator; the recomputation puts the generator back to the state it had before the forward
@@ -94,9 +99,8 @@ class _RecomputeOp(Op):
             return [None if g is None else (g if isinstance(g, Tensor) else Tensor(g)) for g in grads]
         cotangents = [None if c is None else to_array(c) for c in cotangents]
         if _context.traces:
-            grads = self._checkpointed_vjp(inputs, record.outs, cotangents)
-        else:
-            grads = self._on_a_fresh_tape(inputs, record.outs, cotangents)
+            inputs, cotangents = self._fenced(inputs, cotangents)
+        grads = self._on_a_fresh_tape(inputs, record.outs, cotangents)
         return [None if g is None else to_array(g) for g in grads]
 
     def _on_a_fresh_tape(self, inputs, outs, cotangents):
@@ -114,48 +118,27 @@ class _RecomputeOp(Op):
             return [None] * len(sources)
         return tape.gradient(targets, sources, output_gradients=seeds)
 
-    def _checkpointed_vjp(self, inputs, outs, cotangents):
-        variables = list(self.variables)
-        differentiable = [i for i, x in enumerate(inputs) if carries_gradient(x.dtype)]
-        arrays = [to_array(x) for x in inputs]
-
-        def pure(*diff_arrays):
-            call_arrays = list(arrays)
-            for i, a in zip(differentiable, diff_arrays):
-                call_arrays[i] = a
-            with _context.recording_with([]):
-                leaves = self.replay.run(lambda: self.call(*[Tensor(a) for a in call_arrays]))
-            return [to_array(leaf) for leaf in leaves]
-
-        diff_arrays = [arrays[i] for i in differentiable]
-        converted, consts = jax.closure_convert(pure, *diff_arrays)
-        # a Variable's value is one of the hoisted constants: match them by identity
-        const_index = {id(c): k for k, c in enumerate(consts)}
-        variable_slots = [const_index.get(id(to_array(v))) for v in variables]
-        seeds = [c if c is not None else jnp.zeros(o.shape, o.dtype) for c, o in zip(cotangents, outs)]
-        primals, seeds = _fence((list(diff_arrays) + list(consts), seeds))
-        _, vjp = jax.vjp(jax.checkpoint(converted), *primals)
-        grads = vjp(seeds)
-        input_grads = [None] * len(inputs)
-        for i, g in zip(differentiable, grads[:len(differentiable)]):
-            input_grads[i] = g
-        const_grads = grads[len(differentiable):]
-        return input_grads + [None if k is None else const_grads[k] for k in variable_slots]
+    def _fenced(self, inputs, cotangents):
+        """``inputs`` and ``cotangents`` through ``_fence``, as the recomputation's inputs inside
+        a trace (see the module docstring)."""
+        arrays = _fence([to_array(x) for x in inputs], after=[c for c in cotangents if c is not None])
+        return [Tensor(a) for a in arrays], cotangents
 
 
-def _fence(values):
-    """``values`` (a pytree of arrays, the cotangents among them) through a ``while`` loop
-    that XLA cannot see through (see the module docstring): the same values, but nothing
-    computed from them can be merged with, or scheduled before, what produced them."""
+def _fence(arrays, after):
+    """``arrays`` through a ``while`` loop that XLA cannot see through (see the module
+    docstring): the same values, but nothing computed from them can be merged with what
+    produced them, or run before the arrays ``after`` (the cotangents) exist."""
     def swap(state):
         i, a, b = state
         return i + 1, b, a
 
-    # Both halves of the state hold ``values``, so the result is right whatever the trip
-    # count; the count (0 or 1) comes from data, so XLA cannot know it and fold the loop.
-    probe = next(leaf for leaf in jax.tree_util.tree_leaves(values) if leaf.size)
+    # Both halves of the state hold ``arrays``, so the result is right whatever the trip
+    # count; the count (0 or 1) comes from the cotangents' data, so XLA can neither know it
+    # and fold the loop nor run it before the backward pass reaches ``f``.
+    probe = next(leaf for leaf in after if leaf.size)
     start = (jnp.ravel(probe)[0] > 0).astype(jnp.int32)
-    _, fenced, _ = lax.while_loop(lambda state: state[0] < 1, swap, (start, values, values))
+    _, fenced, _ = lax.while_loop(lambda state: state[0] < 1, swap, (start, arrays, arrays))
     return fenced
 
 
@@ -171,10 +154,10 @@ def recompute_grad(f):
     ``mk.recompute_grad(f)(*args, **kwargs)`` returns what ``f`` returns. Tensor arguments
     (positional) are differentiable inputs; keyword arguments are passed as they are. A tape
     keeps only the call's inputs, outputs and the Variables ``f`` read; gradients of those
-    Variables are returned like any other. Works eagerly, inside ``mk.function`` (where the
-    backward pass is a ``jax.checkpoint`` that XLA rematerialises: see the module docstring),
-    with nested tapes (second order), and with random ops such as ``Dropout`` inside ``f``,
-    which draw the same values when ``f`` is recomputed.
+    Variables are returned like any other. Works eagerly, inside ``mk.function`` (where XLA
+    is kept from merging the recomputation with the forward pass: see the module docstring),
+    with nested tapes (second and higher order), and with random ops such as ``Dropout``
+    inside ``f``, which draw the same values when ``f`` is recomputed.
 
     Trades compute for memory: the backward pass runs ``f`` once more.
 
