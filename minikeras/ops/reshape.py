@@ -7,6 +7,7 @@ from jax.export import is_symbolic_dim
 from minikeras.errors import invalid_argument
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.shape import with_sizes
+from minikeras.string_tensor import StringTensor
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
 
@@ -45,4 +46,6 @@ def reshape(tensor, shape, name=None):
         raise invalid_argument(
             "Reshape", f"Cannot reshape a tensor with {size} elements to shape {list(shape)} ({known} elements); "
             f"input shape {x.shape}")
+    if isinstance(x, StringTensor):  # strings stay on the host (expand_dims and squeeze come here too)
+        return StringTensor.of_bytes(np.reshape(np.asarray(x), shape))
     return _reshape(x, shape=shape)

@@ -74,13 +74,23 @@ def to_keras(value):
     return out
 
 
+def _input_dtype(first_layer):
+    """The dtype of a Sequential's input as Keras needs it: strings for a leading text layer."""
+    name, config = first_layer.get("class_name"), first_layer.get("config") or {}
+    if name == "TextVectorization" or (name == "StringLookup" and not config.get("invert")):
+        return "string"
+    if name == "IntegerLookup" or (name == "StringLookup" and config.get("invert")):
+        return "int64"
+    return "float32"
+
+
 def _sequential_to_keras(config):
     config = dict(config)
     shape = config.get("build_input_shape")
     layers = list(config.get("layers") or [])
     if shape is not None and not (layers and layers[0].get("class_name") == "InputLayer"):
         layers.insert(0, {"module": "keras.layers", "class_name": "InputLayer",
-                          "config": {"batch_shape": shape, "dtype": "float32",
+                          "config": {"batch_shape": shape, "dtype": _input_dtype(layers[0] if layers else {}),
                                      "name": f"{config.get('name', 'sequential')}_input"},
                           "registered_name": None})
     config["layers"] = layers

@@ -29,6 +29,7 @@ import zipfile
 import h5py
 
 from minikeras import losses, metrics as metrics_module, optimizers
+from minikeras.saving import assets
 from minikeras.saving import weights_h5
 from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
 from minikeras.saving.keras_config import from_keras, to_keras
@@ -115,6 +116,8 @@ def save_model(model, filepath, overwrite=True):
         archive.writestr(METADATA, metadata_json)
         archive.writestr(CONFIG, config_json)
         archive.writestr(KERAS_ARCHIVE_WEIGHTS, weights.getvalue())
+        for name, data in assets.members(model).items():  # lookup layers' vocabularies
+            archive.writestr(name, data)
     atomic_write(path, archive_bytes.getvalue(), overwrite=overwrite)
 
 
@@ -224,4 +227,6 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     for variable, value in assignments:
         variable.assign(value)
     restore_random_state(model)
+    with zipfile.ZipFile(path) as archive:
+        assets.load(model, archive, path)
     return model

@@ -8,6 +8,7 @@ FarmHash Fingerprint64 of the string for strings (``tf.strings.to_hash_bucket_fa
 lookup itself is a Python dict; ``adapt`` counts tokens batch by batch with a ``Counter``.
 """
 import collections
+import os
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class IndexLookup(HostLayer):
 
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary_dtype, vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", sparse=False, pad_to_max_tokens=False,
-                 oov_method="floormod", salt=None, name=None, **kwargs):
+                 oov_method="floormod", salt=None, name=None, vocabulary_size=None, **kwargs):
         cls = type(self).__name__
         if max_tokens is not None and max_tokens <= 1:
             raise ValueError(f"If set, `max_tokens` must be greater than 1. Received: max_tokens={max_tokens}")
@@ -53,7 +54,7 @@ class IndexLookup(HostLayer):
         if idf_weights is not None and output_mode != "tf_idf":
             raise ValueError(f"`idf_weights` should only be set if `output_mode` is `'tf_idf'`. Received: "
                              f"idf_weights={idf_weights} and output_mode={output_mode}")
-        frozen = kwargs.pop("vocabulary_size", None)
+        frozen = vocabulary_size
         has_input_vocabulary = kwargs.pop("has_input_vocabulary", vocabulary is not None)
         kwargs.pop("dtype", None)
         super().__init__(name=name, **kwargs)
@@ -318,6 +319,27 @@ class IndexLookup(HostLayer):
 
     def _array_of(self, keys):
         raise NotImplementedError
+
+    # -- .keras files: the vocabulary is an asset (Keras 3's vocabulary.txt) ------------------------
+    def save_assets(self, dir_path):
+        """Writes ``vocabulary.txt`` (one token a line, special tokens first) unless the vocabulary
+        was given to the constructor (then it is in the config)."""
+        if self.input_vocabulary is not None:
+            return
+        with open(os.path.join(dir_path, "vocabulary.txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(str(w) for w in self.get_vocabulary(include_special_tokens=True)))
+
+    def load_assets(self, dir_path):
+        if self.input_vocabulary is not None:
+            return
+        path = os.path.join(dir_path, "vocabulary.txt")
+        if not os.path.exists(path):
+            raise ValueError(f"{type(self).__name__} '{self.name}': the model file has no vocabulary.txt for this "
+                             "layer (an adapted lookup layer's vocabulary is stored as an asset)")
+        lines = self._read_vocabulary_file(path)
+        if not lines:
+            return  # saved before adapt: nothing learned yet
+        self.set_vocabulary(lines, idf_weights=self.idf_weights if self.output_mode == "tf_idf" else None)
 
     # -- configuration -----------------------------------------------------------------------
     def get_config(self):

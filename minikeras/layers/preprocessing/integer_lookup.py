@@ -17,14 +17,15 @@ class IntegerLookup(IndexLookup):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1, vocabulary=None,
                  vocabulary_dtype="int64", idf_weights=None, invert=False, output_mode="int", sparse=False,
-                 pad_to_max_tokens=False, oov_method="floormod", salt=None, name=None, **kwargs):
+                 pad_to_max_tokens=False, oov_method="floormod", salt=None, name=None, vocabulary_size=None, **kwargs):
         if vocabulary_dtype != "int64":
             raise ValueError(f"Only `vocabulary_dtype='int64'` is supported at this time. Received: "
                              f"vocabulary_dtype={vocabulary_dtype}")
         super().__init__(max_tokens=max_tokens, num_oov_indices=num_oov_indices, mask_token=mask_token,
                          oov_token=oov_token, vocabulary_dtype=vocabulary_dtype, vocabulary=vocabulary,
                          idf_weights=idf_weights, invert=invert, output_mode=output_mode, sparse=sparse,
-                         pad_to_max_tokens=pad_to_max_tokens, oov_method=oov_method, salt=salt, name=name, **kwargs)
+                         pad_to_max_tokens=pad_to_max_tokens, oov_method=oov_method, salt=salt, name=name,
+                         vocabulary_size=vocabulary_size, **kwargs)
 
     def _key(self, token):
         if isinstance(token, (bytes, str)):

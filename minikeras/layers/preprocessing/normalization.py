@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from minikeras import _context
+from minikeras.backend import is_tracer
 from minikeras.layers.base import Layer
 from minikeras.layers.preprocessing import adapt_data
 from minikeras.layers.preprocessing.host_layer import as_input_tensor
@@ -162,8 +163,8 @@ class Normalization(Layer):
     def call(self, inputs):
         if inputs.dtype == object:
             raise TypeError(f"Normalization '{self.name}' expects numbers, received strings of shape {inputs.shape}")
-        if self.input_mean is None and not self._adapted and not _context.traces:
-            self._check_adapted()  # (inside a trace the weights' values are not known)
+        if self.input_mean is None and not self._adapted and not _context.traces and not is_tracer(inputs._value):
+            self._check_adapted()  # (inside a trace or a shape evaluation the weights' values are not known)
         x = cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
         mean, variance = self._statistics()
         scale = maximum(sqrt(variance), _EPSILON)

@@ -18,13 +18,14 @@ class StringLookup(IndexLookup):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]", vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", pad_to_max_tokens=False, sparse=False,
-                 encoding="utf-8", name=None, **kwargs):
+                 encoding="utf-8", name=None, vocabulary_size=None, oov_method="floormod", salt=None, **kwargs):
         self.encoding = encoding
         kwargs.pop("vocabulary_dtype", None)
         super().__init__(max_tokens=max_tokens, num_oov_indices=num_oov_indices, mask_token=mask_token,
                          oov_token=oov_token, vocabulary_dtype="string", vocabulary=vocabulary,
                          idf_weights=idf_weights, invert=invert, output_mode=output_mode,
-                         pad_to_max_tokens=pad_to_max_tokens, sparse=sparse, name=name, **kwargs)
+                         pad_to_max_tokens=pad_to_max_tokens, sparse=sparse, name=name,
+                         vocabulary_size=vocabulary_size, oov_method=oov_method, salt=salt, **kwargs)
 
     def _key(self, token):
         if isinstance(token, bytes):

@@ -54,7 +54,8 @@ class TextVectorization(HostLayer):
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
-                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", name=None, **kwargs):
+                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", name=None, vocabulary_size=None,
+                 **kwargs):
         cls = "TextVectorization"
         if not (standardize is None or callable(standardize) or standardize in _STANDARDIZE):
             raise ValueError(f"Invalid value for argument standardize passed to {cls}. Expected one of "
@@ -78,7 +79,6 @@ class TextVectorization(HostLayer):
         if ragged:
             raise ValueError(f"{cls}: `ragged=True` is not supported (outputs are dense, padded with 0)")
         has_input_vocabulary = kwargs.pop("has_input_vocabulary", vocabulary is not None)
-        vocabulary_size = kwargs.pop("vocabulary_size", None)
         kwargs.pop("dtype", None)
         super().__init__(name=name, **kwargs)
         self._standardize = standardize
@@ -213,6 +213,12 @@ class TextVectorization(HostLayer):
             row = row[:width]
             out[i, :len(row)] = row
         return out_tensor(out[0] if scalar else out)
+
+    def save_assets(self, dir_path):
+        self._lookup_layer.save_assets(dir_path)
+
+    def load_assets(self, dir_path):
+        self._lookup_layer.load_assets(dir_path)
 
     # -- configuration ---------------------------------------------------------------------------
     def get_config(self):
