@@ -355,7 +355,10 @@ lecun_uniform, lecun_normal = LecunUniform, LecunNormal
 
 
 def serialize(initializer):
-    """``{'module', 'class_name', 'config', 'registered_name'}`` for an Initializer (Keras 3's format)."""
+    """``{'module', 'class_name', 'config', 'registered_name'}`` for an Initializer (Keras 3's format).
+
+    The module is ``"minikeras.initializers"``, as every minikeras ``serialize`` names its own
+    package; a ``.keras`` file gets Keras 3's ``"keras.initializers"`` (``saving.keras_config``)."""
     if initializer is None:
         return None
     if not isinstance(initializer, Initializer):

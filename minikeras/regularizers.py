@@ -129,12 +129,15 @@ _BY_NAME.update({snake_case(cls.__name__): cls for cls in _CLASSES})  # 'l1', 'l
 
 
 def serialize(regularizer):
-    """Keras 3's ``{'module', 'class_name', 'config', 'registered_name'}`` dict (None stays None)."""
+    """Keras 3's ``{'module', 'class_name', 'config', 'registered_name'}`` dict (None stays None).
+
+    The module is ``"minikeras.regularizers"``, as every minikeras ``serialize`` names its own
+    package; a ``.keras`` file gets Keras 3's ``"keras.regularizers"`` (``saving.keras_config``)."""
     if regularizer is None:
         return None
     if not isinstance(regularizer, Regularizer):
         raise ValueError(f"Cannot serialize {regularizer!r}: it is not an mk.regularizers.Regularizer")
-    return {"module": "keras.regularizers", "class_name": type(regularizer).__name__,
+    return {"module": "minikeras.regularizers", "class_name": type(regularizer).__name__,
             "config": regularizer.get_config(), "registered_name": None}
 
 

@@ -6,6 +6,7 @@ import pytest
 from conftest import assert_close, rand
 
 import minikeras as mk
+from minikeras.saving.keras_config import to_keras
 
 R = mk.regularizers
 L = mk.layers
@@ -54,8 +55,12 @@ def test_names_get_serialize_and_errors():
     fn = lambda w: mk.reduce_sum(w)  # noqa: E731
     assert R.get(fn) is fn
     config = R.serialize(R.L2(0.1))
-    assert config == {"module": "keras.regularizers", "class_name": "L2", "config": {"l2": 0.1},
+    assert config == {"module": "minikeras.regularizers", "class_name": "L2", "config": {"l2": 0.1},
                       "registered_name": None}
+    # the module convention of every minikeras serialize; a .keras file says what Keras 3 writes
+    assert mk.initializers.serialize(mk.initializers.Zeros())["module"] == "minikeras.initializers"
+    assert to_keras(config) == {"module": "keras.regularizers", "class_name": "L2", "config": {"l2": 0.1},
+                                "registered_name": None}
     assert R.deserialize(config).l2 == 0.1 and R.get(config).l2 == 0.1
     assert R.deserialize(R.serialize(R.L1L2(0.1, 0.2))).get_config() == {"l1": 0.1, "l2": 0.2}
     # Keras 3 knows 'l1l2', not 'l1_l2', as a string
