@@ -76,7 +76,7 @@ HEAD_NATIVE_MAX_CLASSES = 32
 # the step speed-up.
 HOST_MEMORY_RETAIN_BYTES = 1 << 30
 
-# -- models.multi_step: the ``steps_per_execution`` scan --------------------------------------------
+# -- trainers.multi_step: the ``steps_per_execution`` scan ------------------------------------------
 # XLA:CPU's while loop costs about a microsecond per trip, as much as a whole tiny step (a linear
 # regression on 1000 points): steps that read and write at most SCAN_TINY_STEP elements (summed
 # over their operations) are unrolled SCAN_UNROLL times. A bigger step would gain nothing and
