@@ -103,8 +103,9 @@ def run_variant(variant, blocks, width, batch, repeats):
         times.append(time.perf_counter() - start)
     step_bytes = (peak - before) * 1024
     gradient_bytes = blocks * width * width * 4
-    return {"variant": variant, "first_loss": first_loss, "process_peak": process_peak * 1024, "rss_before": before * 1024, "step_peak": peak * 1024,
-            "step_bytes": step_bytes, "gradient_bytes": gradient_bytes,
+    return {"variant": variant, "first_loss": first_loss, "process_peak": process_peak * 1024,
+            "rss_before": before * 1024, "step_peak": peak * 1024, "step_bytes": step_bytes,
+            "gradient_bytes": gradient_bytes,
             "activation_bytes": step_bytes - gradient_bytes, "seconds": statistics.median(times)}
 
 

@@ -29,8 +29,7 @@ import zipfile
 import h5py
 
 from minikeras import losses, metrics as metrics_module, optimizers
-from minikeras.saving import assets
-from minikeras.saving import weights_h5
+from minikeras.saving import assets, weights_h5
 from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
 from minikeras.saving.keras_config import from_keras, to_keras
 from minikeras.saving.registry import (
