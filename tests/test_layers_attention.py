@@ -76,7 +76,7 @@ def _mask_merge():
 
 
 CASES = {name[1:]: fn for name, fn in list(globals().items()) if name.startswith("_") and callable(fn)
-         and name[1:] in {f[:-4] for f in os.listdir(HERE) if f.endswith(".npz")}}
+         and name[1:] in {f[:-4] for f in os.listdir(HERE) if f.endswith(".npz")}}  # the models of the fixtures
 
 
 def _load(case):
@@ -252,3 +252,13 @@ def test_fit_and_evaluate_leave_masked_steps_out_of_the_loss_and_the_metrics():
     model.train_on_batch(data["x"], data["y"])
     for i, w in enumerate(model.weights):
         assert_close(w.numpy(), data[f"trained{i}"], rtol=1e-5, atol=1e-6, what=f"{w.path} after one masked step")
+
+
+def test_keras_model_file_with_mask_ops_loads():
+    """Keras 3 records an Embedding's mask as a NotEqual op feeding mask=; here the mask rides on
+    the tensors, so the op and the argument are left out, with the same outputs."""
+    data = np.load(os.path.join(HERE, "masked_pooling.npz"))
+    model = mk.saving.load_model(os.path.join(HERE, "masked_pooling.keras"))
+    assert [type(layer).__name__ for layer in model.layers] == ["InputLayer", "Embedding", "Dense",
+                                                                "GlobalAveragePooling1D"]
+    assert_close(model(data["x"]), data["y"], rtol=1e-5, atol=1e-6, what="masked pooling from a Keras file")

@@ -67,7 +67,7 @@ def functional_from_config(config, custom_objects=None):
     """``(inputs, outputs, name)`` of the model ``config`` describes: its layers made from their
     configs and called again as the config's nodes say."""
     made, pending = {}, []
-    for spec in config["layers"]:
+    for spec in _without_mask_ops(config["layers"]):
         layer_spec = {k: v for k, v in spec.items() if k not in ("name", "inbound_nodes")}
         layer = deserialize_keras_object(layer_spec, custom_objects, "layer")
         made[spec["name"]] = layer
@@ -128,3 +128,44 @@ def _leaves(node):
     walk(node)
     return found
 
+
+def _without_mask_ops(specs):
+    """Keras 3 records the ops that compute masks (``NotEqual`` of an ``Embedding(mask_zero=True)``)
+    as graph layers and passes their outputs as ``mask=`` / ``<arg>_mask=`` arguments. Here masks
+    ride on the tensors and each layer computes its own, so those ops and arguments are dropped:
+    the op layers whose outputs feed only mask arguments, and the mask arguments they feed."""
+    op_modules = ("keras.src.ops", "keras.ops", "minikeras.ops")
+    ops = {s["name"] for s in specs if str(s.get("module", "")).startswith(op_modules)}
+    if not ops:
+        return specs
+    other_uses = set()
+
+    def walk(value, in_mask):
+        if isinstance(value, dict) and value.get("class_name") == _TENSOR:
+            if not in_mask:
+                other_uses.add(value["config"]["keras_history"][0])
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, in_mask)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, in_mask)
+    for spec in specs:
+        for node in spec.get("inbound_nodes") or []:
+            walk(node.get("args", []), False)
+            for k, v in (node.get("kwargs") or {}).items():
+                walk(v, k == "mask" or k.endswith("_mask"))
+    dropped = ops - other_uses
+
+    def feeds_dropped(value):
+        return bool(_leaves({"v": value})) and all(t["config"]["keras_history"][0] in dropped
+                                                   for t in _leaves({"v": value}))
+    kept = []
+    for spec in specs:
+        if spec["name"] in dropped:
+            continue
+        nodes = [{**node, "kwargs": {k: v for k, v in (node.get("kwargs") or {}).items()
+                                     if not ((k == "mask" or k.endswith("_mask")) and feeds_dropped(v))}}
+                 for node in spec.get("inbound_nodes") or []]
+        kept.append({**spec, "inbound_nodes": nodes})
+    return kept

@@ -83,11 +83,15 @@ class Model(Trainer, Layer):
         return cls(**config)
 
     def _trace_shapes(self, input_shape):
-        batch_shape = tuple(1 if n is None else n for n in input_shape)
-        spec = jax.ShapeDtypeStruct(batch_shape, self.dtype)
+        def spec(shape):  # a shape, or a list/tuple/dict of shapes (a model of several inputs)
+            if isinstance(shape, dict):
+                return {k: spec(v) for k, v in shape.items()}
+            if isinstance(shape, (list, tuple)) and shape and not all(n is None or isinstance(n, int) for n in shape):
+                return type(shape)(spec(s) for s in shape)
+            return jax.ShapeDtypeStruct(tuple(1 if n is None else n for n in shape), self.dtype)
         self.built = True  # the call below must not re-enter build
         kwargs = {"training": False} if self._call_takes_training else {}  # as Keras: only if call takes it
-        jax.eval_shape(lambda x: _leaves(self.call(Tensor(x), **kwargs)), spec)
+        jax.eval_shape(lambda x: _leaves(self.call(jax.tree_util.tree_map(Tensor, x), **kwargs)), spec(input_shape))
 
     def summary(self, print_fn=None):
         """Prints Keras's table: layer (type), output shape, parameter count, and totals."""
