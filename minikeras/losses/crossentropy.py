@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from minikeras.activations import log_softmax
+from minikeras.errors import InvalidArgumentError
 from minikeras.losses.base import (
     Loss,
     LossFunctionWrapper,
@@ -122,16 +123,30 @@ def _sparse_crossentropy(y_true, y_pred, from_logits, ignore_class, axis, name):
 
 def _check_label_range(name, y_true, num_classes, ignore_class):
     labels = concrete_numpy(y_true)
-    if labels is None or labels.size == 0:
+    if labels is not None:
+        check_class_labels(labels, num_classes, ignore_class, name)
+
+
+def check_class_labels(labels, num_classes, ignore_class=None, name="sparse_categorical_crossentropy",
+                       what="labels"):
+    """Raises ``mk.errors.InvalidArgumentError`` (TensorFlow's error on the CPU) when a value of
+    the NumPy array ``labels`` is not a class index in ``[0, num_classes)`` (``ignore_class``
+    excepted), naming the first such value, its position and the number of classes; a
+    ``ValueError`` when a float label is not a whole number."""
+    labels = np.asarray(labels)
+    if labels.size == 0:
         return
+    outside = (labels < 0) | (labels >= num_classes)
     if ignore_class is not None:
-        labels = labels[labels != ignore_class]
-        if labels.size == 0:
-            return
-    low, high = labels.min(), labels.max()
-    if low < 0 or high >= num_classes:
-        raise ValueError(f"{name}: labels must be class indices in [0, {num_classes}) for y_pred with {num_classes} "
-                         f"classes, received labels in [{low}, {high}]")
+        outside &= labels != ignore_class
+    if outside.any():
+        position = tuple(int(i) for i in np.unravel_index(int(np.argmax(outside)), labels.shape))
+        value = labels[position]
+        shown = " ".join(str(v) for v in labels.ravel()[:10]) + (" ..." if labels.size > 10 else "")
+        raise InvalidArgumentError(
+            None, name, f"{name}: received a label value of {value} at position "
+            f"{position[0] if len(position) == 1 else position} of {what} which is outside the valid range of "
+            f"[0, {num_classes}) (y_pred has {num_classes} classes).  Label values: {shown}")
     if labels.dtype.kind == "f" and not np.array_equal(labels, np.round(labels)):
         raise ValueError(f"{name}: labels must be integer class indices, received non-integer values such as "
                          f"{labels[labels != np.round(labels)][0]}")

@@ -18,6 +18,7 @@ from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable
 from minikeras.trainers import data_adapter, host_prefix
 from minikeras.trainers.class_weight import class_weight_to_sample_weights
+from minikeras.trainers.label_check import check_sparse_labels
 from minikeras.trainers.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
 from minikeras.trainers.output_losses import OutputLosses, as_loss_object, is_multi_output
 from minikeras.trainers.step_runner import StepRunner
@@ -310,6 +311,9 @@ class Trainer:
                 raise ValueError("fit(class_weight=...) with a Dataset is not supported: weight the examples in the "
                                  "Dataset (yield (x, y, sample_weight)) or pass arrays")
             sample_weight = class_weight_to_sample_weights(y, class_weight, sample_weight)
+        check_sparse_labels(self, y, "fit's y")
+        if validation_data is not None:
+            check_sparse_labels(self, _unpack_validation(validation_data)[1], "fit's validation labels")
         train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
         self._check_distributed_batches(train)
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -366,6 +370,7 @@ class Trainer:
         self._require_compiled("evaluate")
         if not _internal:  # fit's validation data went through the leading host layers already
             x = host_prefix.preprocess(self, x)
+            check_sparse_labels(self, y, "evaluate's y")
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = (0 if _internal else 1) if verbose == "auto" else int(verbose)
