@@ -2,10 +2,13 @@
 ``image_dataset_from_directory``, a small CNN trained with and without augmentation layers
 inside the model (the TF "data augmentation" and "image classification" tutorials, renamed).
 
-The training set is kept small (3,000 images by default), where augmentation matters: the
-model with ``RandomFlip`` + ``RandomRotation`` + ``RandomZoom`` + ``RandomTranslation`` layers
-sees a new variant of each image every epoch. Those layers act only in ``fit`` (training=True);
-``evaluate`` and ``predict`` see the images as they are.
+The training set is kept small (3,000 images by default): the model with ``RandomFlip`` +
+``RandomRotation`` + ``RandomZoom`` + ``RandomTranslation`` layers sees a new variant of each
+image every epoch. Those layers act only in ``fit`` (training=True); ``evaluate`` and
+``predict`` see the images as they are. On Fashion-MNIST, whose images are centred and aligned
+like the test images, augmentation did not raise test accuracy in the runs made: 0.8153 without
+and 0.7176 with (3,000 images, 10 epochs, the notebook), 0.7990 and 0.7677 with milder layers
+(1,000 images, 30 epochs): the augmented model trains on a harder task than the test asks.
 
     python examples/image_augmentation.py                       # 3,000 training images, 10 epochs
     python examples/image_augmentation.py --train 512 --test 500 --epochs 1   # a quick run
