@@ -73,6 +73,20 @@ def short_mnist(monkeypatch, mnist_with_short_test_set):
     monkeypatch.setattr(mk.datasets.mnist, "load_data", lambda *args, **kwargs: mnist_with_short_test_set)
 
 
+def test_time_series_lstm_forecasts(capsys):
+    results = load_example("time_series").main(["--hours", "17532", "--epochs", "1", "--stride", "12"])
+    for name in ("single step", "multi step"):
+        assert 0 < results[name]["baseline"] < 1 and 0 < results[name]["lstm"] < 1, results
+    assert "multi step: test MAE" in capsys.readouterr().out
+
+
+def test_text_generation_trains_and_generates_with_its_state(capsys):
+    history, sample = load_example("text_generation").main(
+        ["--chars", "6000", "--epochs", "2", "--units", "32", "--seq-length", "50", "--generate", "30"])
+    assert history["loss"][-1] < history["loss"][0] and sample.startswith("Python ") and len(sample) == 37
+    assert "characters in" in capsys.readouterr().out
+
+
 @needs_mnist
 def test_mnist_mlp_learns(short_mnist, capsys):
     # the clipped step: the notebook runs the plain one
