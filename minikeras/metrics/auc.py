@@ -1,5 +1,7 @@
 """AUC: the area under the ROC or precision-recall curve, from confusion-matrix counts at
 thresholds (Keras 3's ``keras.metrics.AUC``, same state, interpolation and summation rules)."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -115,55 +117,13 @@ class AUC(_CountsMetric):
         if self._built:
             super().reset_state()
 
-    def _average(self, by_threshold):
-        """The sum over thresholds; with ``multi_label``, the (weighted) mean of the columns' sums."""
-        if not self.multi_label:
-            return jnp.sum(by_threshold)
-        by_label = jnp.sum(by_threshold, axis=0)
-        if self.label_weights is None:
-            return jnp.mean(by_label)
-        weights = jnp.asarray(self.label_weights)
-        return divide_no_nan(jnp.sum(by_label * weights), jnp.sum(weights))
-
-    def _interpolate_pr_auc(self, tp, fp, fn):
-        """The PR curve's area with precision interpolated between thresholds (Davis & Goadrich):
-        between two thresholds, true positives grow linearly with all positives ``p``."""
-        n = self.num_thresholds
-        dtp = tp[:n - 1] - tp[1:]
-        p = tp + fp
-        dp = p[:n - 1] - p[1:]
-        prec_slope = divide_no_nan(dtp, jnp.maximum(dp, 0))
-        intercept = tp[1:] - prec_slope * p[1:]
-        safe_p_ratio = jnp.where(jnp.logical_and(p[:n - 1] > 0, p[1:] > 0),
-                                 divide_no_nan(p[:n - 1], jnp.maximum(p[1:], 0)), jnp.ones_like(p[1:]))
-        increments = divide_no_nan(prec_slope * (dtp + intercept * jnp.log(safe_p_ratio)),
-                                   jnp.maximum(tp[1:] + fn[1:], 0))
-        return self._average(increments)
-
     def result(self):
         if not self._built:
             return Tensor(jnp.zeros((), self.dtype))
-        tp, fp, tn, fn = (self._value(k) for k in ("tp", "fp", "tn", "fn"))
-        if self.curve == "PR" and self.summation_method == "interpolation":
-            return Tensor(self._interpolate_pr_auc(tp, fp, fn))
-        recall = divide_no_nan(tp, tp + fn)
-        if self.curve == "ROC":
-            x, y = divide_no_nan(fp, fp + tn), recall
-        elif self.curve == "PR":
-            x, y = recall, divide_no_nan(tp, tp + fp)
-        else:  # PRGAIN: gains scaled by positives / negatives, clamped as Keras does
-            scale = divide_no_nan(tp + fn, tn + fp)
-            recall_gain = jnp.maximum(jnp.where(tp == 0, 0.0, 1.0 - scale * divide_no_nan(fn, tp)), 0.0)
-            precision_gain = jnp.where(tp == 0, 1.0, 1.0 - scale * divide_no_nan(fp, tp))
-            x, y = recall_gain, precision_gain
-        n = self.num_thresholds
-        if self.summation_method == "interpolation":
-            heights = (y[:n - 1] + y[1:]) / 2.0
-        elif self.summation_method == "minoring":
-            heights = jnp.minimum(y[:n - 1], y[1:])
-        else:
-            heights = jnp.maximum(y[:n - 1], y[1:])
-        return Tensor(self._average((x[:n - 1] - x[1:]) * heights))
+        counts = [self._value(k) for k in ("tp", "fp", "tn", "fn")]
+        weights = None if self.label_weights is None else jnp.asarray(self.label_weights)
+        return Tensor(_area(*counts, weights, curve=self.curve, summation=self.summation_method,
+                            multi_label=self.multi_label))
 
     def get_config(self):
         config = {**super().get_config(), "num_thresholds": self.num_thresholds, "curve": self.curve,
@@ -174,3 +134,50 @@ class AUC(_CountsMetric):
         if self._init_from_thresholds:
             config["thresholds"] = self.thresholds[1:-1]
         return config
+
+
+@functools.partial(jax.jit, static_argnames=("curve", "summation", "multi_label"))
+def _area(tp, fp, tn, fn, label_weights, *, curve, summation, multi_label):
+    """The area under the curve from the counts at each threshold (one compiled program)."""
+    if curve == "PR" and summation == "interpolation":
+        return _average(_interpolated_pr_terms(tp, fp, fn), label_weights, multi_label)
+    recall = divide_no_nan(tp, tp + fn)
+    if curve == "ROC":
+        x, y = divide_no_nan(fp, fp + tn), recall
+    elif curve == "PR":
+        x, y = recall, divide_no_nan(tp, tp + fp)
+    else:  # PRGAIN: gains scaled by positives / negatives, clamped as Keras does
+        scale = divide_no_nan(tp + fn, tn + fp)
+        recall_gain = jnp.maximum(jnp.where(tp == 0, 0.0, 1.0 - scale * divide_no_nan(fn, tp)), 0.0)
+        precision_gain = jnp.where(tp == 0, 1.0, 1.0 - scale * divide_no_nan(fp, tp))
+        x, y = recall_gain, precision_gain
+    if summation == "interpolation":
+        heights = (y[:-1] + y[1:]) / 2.0
+    elif summation == "minoring":
+        heights = jnp.minimum(y[:-1], y[1:])
+    else:
+        heights = jnp.maximum(y[:-1], y[1:])
+    return _average((x[:-1] - x[1:]) * heights, label_weights, multi_label)
+
+
+def _interpolated_pr_terms(tp, fp, fn):
+    """The PR curve's area between thresholds with precision interpolated (Davis & Goadrich):
+    between two thresholds, true positives grow linearly with all positives ``p``."""
+    dtp = tp[:-1] - tp[1:]
+    p = tp + fp
+    dp = p[:-1] - p[1:]
+    prec_slope = divide_no_nan(dtp, jnp.maximum(dp, 0))
+    intercept = tp[1:] - prec_slope * p[1:]
+    safe_p_ratio = jnp.where(jnp.logical_and(p[:-1] > 0, p[1:] > 0), divide_no_nan(p[:-1], jnp.maximum(p[1:], 0)),
+                             jnp.ones_like(p[1:]))
+    return divide_no_nan(prec_slope * (dtp + intercept * jnp.log(safe_p_ratio)), jnp.maximum(tp[1:] + fn[1:], 0))
+
+
+def _average(by_threshold, label_weights, multi_label):
+    """The sum over thresholds; with ``multi_label``, the (weighted) mean of the columns' sums."""
+    if not multi_label:
+        return jnp.sum(by_threshold)
+    by_label = jnp.sum(by_threshold, axis=0)
+    if label_weights is None:
+        return jnp.mean(by_label)
+    return divide_no_nan(jnp.sum(by_label * label_weights), jnp.sum(label_weights))

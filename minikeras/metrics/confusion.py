@@ -6,6 +6,9 @@ RecallAtPrecision).
 State Variables, names and order are Keras 3's (``accumulator``; ``true_positives``,
 ``false_positives``, ...), one entry per threshold.
 """
+import functools
+
+import jax
 import jax.numpy as jnp
 
 from minikeras.metrics import confusion_update
@@ -172,16 +175,10 @@ class SensitivitySpecificityBase(_CountsMetric):
             self._thresholds_distributed_evenly = True
         self._add_counts(("tp", "fp", "tn", "fn"), (len(self.thresholds),))
 
-    def _rates(self):
-        tp, fp, tn, fn = (self._value(k) for k in ("tp", "fp", "tn", "fn"))
-        return {"recall": divide_no_nan(tp, tp + fn), "specificity": divide_no_nan(tn, tn + fp),
-                "precision": divide_no_nan(tp, tp + fp)}
-
     def _max_under_constraint(self, constrained, dependent):
         """The largest ``dependent`` rate among thresholds where ``constrained >= value`` (0 if none)."""
-        rates = self._rates()
-        feasible = rates[constrained] >= self.value
-        return Tensor(jnp.max(jnp.where(feasible, rates[dependent], 0.0), initial=0.0))
+        counts = [self._value(k) for k in ("tp", "fp", "tn", "fn")]
+        return Tensor(_best_under_constraint(*counts, self.value, constrained=constrained, dependent=dependent))
 
     def get_config(self):
         return {**super().get_config(), "class_id": self.class_id}
@@ -254,3 +251,11 @@ class RecallAtPrecision(SensitivitySpecificityBase):
 
     def get_config(self):
         return {**super().get_config(), "num_thresholds": self.num_thresholds, "precision": self.precision}
+
+
+@functools.partial(jax.jit, static_argnames=("constrained", "dependent"))
+def _best_under_constraint(tp, fp, tn, fn, value, *, constrained, dependent):
+    rates = {"recall": divide_no_nan(tp, tp + fn), "specificity": divide_no_nan(tn, tn + fp),
+             "precision": divide_no_nan(tp, tp + fp)}
+    feasible = rates[constrained] >= value
+    return jnp.max(jnp.where(feasible, rates[dependent], 0.0), initial=0.0)

@@ -1,5 +1,8 @@
 """F-scores (Keras 3's ``FBetaScore`` and ``F1Score``): per-class true/false positives and false
 negatives of thresholded predictions, combined as ``(1 + beta^2) P R / (beta^2 P + R)``."""
+import functools
+
+import jax
 import jax.numpy as jnp
 
 from minikeras.metrics.base import Metric
@@ -67,37 +70,18 @@ class FBetaScore(Metric):
         y_pred = to_array(y_pred, self.dtype)
         if not self._built:
             self._build(y_true.shape, y_pred.shape)
-        if self.threshold is None:
-            # each row's maximum is positive; a row of zeros stays all negative
-            y_pred = jnp.logical_and(y_pred >= jnp.max(y_pred, axis=-1, keepdims=True), jnp.abs(y_pred) > 1e-9)
-        else:
-            y_pred = y_pred > self.threshold
-        y_pred = y_pred.astype(self.dtype)
         weight = None if sample_weight is None else to_array(sample_weight, self.dtype)
-
-        def weighted_sum(value):
-            if weight is not None:
-                value = value * jnp.expand_dims(weight, 1)
-            return jnp.sum(value, axis=self.axis)
-
-        self.true_positives.assign_add(weighted_sum(y_pred * y_true))
-        self.false_positives.assign_add(weighted_sum(y_pred * (1 - y_true)))
-        self.false_negatives.assign_add(weighted_sum((1 - y_pred) * y_true))
-        self.intermediate_weights.assign_add(weighted_sum(y_true))
+        increments = _increments(y_true, y_pred, weight, threshold=self.threshold, axis=self.axis)
+        for variable, increment in zip((self.true_positives, self.false_positives, self.false_negatives,
+                                        self.intermediate_weights), increments):
+            variable.assign_add(increment)
 
     def result(self):
         if not self._built:
             return Tensor(jnp.zeros((), self.dtype))
-        tp, fp, fn = (v._read_array() for v in (self.true_positives, self.false_positives, self.false_negatives))
-        precision = tp / (tp + fp + _EPSILON)
-        recall = tp / (tp + fn + _EPSILON)
-        score = precision * recall / (self.beta ** 2 * precision + recall + _EPSILON) * (1 + self.beta ** 2)
-        if self.average == "weighted":
-            weights = self.intermediate_weights._read_array()
-            score = jnp.sum(score * weights / (jnp.sum(weights) + _EPSILON))
-        elif self.average is not None:
-            score = jnp.mean(score)
-        return Tensor(score)
+        counts = [v._read_array() for v in (self.true_positives, self.false_positives, self.false_negatives,
+                                            self.intermediate_weights)]
+        return Tensor(_score(*counts, beta=self.beta, average=self.average))
 
     def reset_state(self):
         if self._built:
@@ -123,3 +107,34 @@ class F1Score(FBetaScore):
         config = super().get_config()
         del config["beta"]
         return config
+
+
+@functools.partial(jax.jit, static_argnames=("threshold", "axis"))
+def _increments(y_true, y_pred, weight, *, threshold, axis):
+    """This batch's (true positives, false positives, false negatives, label counts)."""
+    if threshold is None:
+        # each row's maximum is positive; a row of zeros stays all negative
+        y_pred = jnp.logical_and(y_pred >= jnp.max(y_pred, axis=-1, keepdims=True), jnp.abs(y_pred) > 1e-9)
+    else:
+        y_pred = y_pred > threshold
+    y_pred = y_pred.astype(y_true.dtype)
+
+    def weighted_sum(value):
+        if weight is not None:
+            value = value * jnp.expand_dims(weight, 1)
+        return jnp.sum(value, axis=axis)
+
+    return (weighted_sum(y_pred * y_true), weighted_sum(y_pred * (1 - y_true)), weighted_sum((1 - y_pred) * y_true),
+            weighted_sum(y_true))
+
+
+@functools.partial(jax.jit, static_argnames=("beta", "average"))
+def _score(tp, fp, fn, label_counts, *, beta, average):
+    precision = tp / (tp + fp + _EPSILON)
+    recall = tp / (tp + fn + _EPSILON)
+    score = precision * recall / (beta ** 2 * precision + recall + _EPSILON) * (1 + beta ** 2)
+    if average == "weighted":
+        return jnp.sum(score * label_counts / (jnp.sum(label_counts) + _EPSILON))
+    if average is not None:
+        return jnp.mean(score)
+    return score

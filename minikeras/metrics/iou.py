@@ -1,5 +1,6 @@
 """Intersection-over-union metrics (Keras 3's ``IoU``, ``BinaryIoU``, ``MeanIoU``): a confusion
 matrix of class ids accumulated over batches, ``tp / (tp + fp + fn)`` per class."""
+import functools
 import warnings
 
 import jax
@@ -36,29 +37,16 @@ class _IoUBase(Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         """Adds this batch's (weighted) pairs (label, prediction); ids outside ``[0, num_classes)``
         and ``ignore_class`` labels are left out."""
-        y_true, y_pred = to_array(y_true), to_array(y_pred)
-        if not self.sparse_y_true:
-            y_true = jnp.argmax(y_true, axis=self.axis)
-        if not self.sparse_y_pred:
-            y_pred = jnp.argmax(y_pred, axis=self.axis)
-        y_true = jnp.reshape(y_true.astype(self.dtype), (-1,))
-        y_pred = jnp.reshape(y_pred.astype(self.dtype), (-1,))
-        if sample_weight is None:
-            weight = jnp.ones((), self.dtype)
-        else:
+        weight = None
+        if sample_weight is not None:
             weight = to_array(sample_weight)
             if np.issubdtype(weight.dtype, np.floating) and np.issubdtype(self.dtype, np.integer):
                 warnings.warn("You are passing weight as `float`, but dtype is `int`. This may result in an incorrect "
                               "weight due to type casting Consider using integer weights.", stacklevel=2)
-            weight = jnp.reshape(weight.astype(self.dtype), (-1,)) if weight.ndim > 1 else weight.astype(self.dtype)
-        weight = jnp.broadcast_to(weight, y_true.shape)
-        valid = (y_true >= 0) & (y_true < self.num_classes) & (y_pred >= 0) & (y_pred < self.num_classes)
-        if self.ignore_class is not None:
-            valid = valid & (y_true != self.ignore_class)
-        y_true, y_pred = jnp.where(valid, y_true, 0), jnp.where(valid, y_pred, 0)
-        weight = jnp.where(valid, weight, 0)
-        matrix = jnp.zeros((self.num_classes, self.num_classes), self.dtype).at[y_true, y_pred].add(weight)
-        self.total_cm.assign_add(matrix)
+        self.total_cm.assign_add(_confusion_matrix(
+            to_array(y_true), to_array(y_pred), weight, num_classes=self.num_classes, ignore_class=self.ignore_class,
+            sparse_y_true=self.sparse_y_true, sparse_y_pred=self.sparse_y_pred, axis=self.axis,
+            dtype=self.dtype.name))
 
     def get_config(self):
         return {**super().get_config(), "num_classes": self.num_classes, "ignore_class": self.ignore_class,
@@ -83,14 +71,7 @@ class IoU(_IoUBase):
         self.target_class_ids = list(target_class_ids)
 
     def result(self):
-        matrix = self.total_cm._read_array().astype("float32")
-        true_positives = jnp.diag(matrix)
-        denominator = jnp.sum(matrix, axis=0) + jnp.sum(matrix, axis=1) - true_positives
-        ids = jnp.asarray(self.target_class_ids, "int32")
-        true_positives, denominator = true_positives[ids], denominator[ids]
-        valid = denominator > 1e-9
-        iou = jnp.where(valid, true_positives / (denominator + _EPSILON), 0.0)
-        return Tensor(jnp.sum(iou, axis=self.axis) / (jnp.sum(valid.astype("float32")) + _EPSILON))
+        return Tensor(_mean_iou(self.total_cm._read_array(), tuple(self.target_class_ids), axis=self.axis))
 
     def get_config(self):
         return {**super().get_config(), "target_class_ids": self.target_class_ids}
@@ -130,3 +111,40 @@ class MeanIoU(IoU):
         config = super().get_config()
         del config["target_class_ids"]
         return config
+
+
+@functools.partial(jax.jit, static_argnames=("num_classes", "ignore_class", "sparse_y_true", "sparse_y_pred", "axis",
+                                             "dtype"))
+def _confusion_matrix(y_true, y_pred, weight, *, num_classes, ignore_class, sparse_y_true, sparse_y_pred, axis, dtype):
+    """This batch's matrix: rows labels, columns predictions; pairs with an id outside
+    ``[0, num_classes)`` or labelled ``ignore_class`` are left out."""
+    if not sparse_y_true:
+        y_true = jnp.argmax(y_true, axis=axis)
+    if not sparse_y_pred:
+        y_pred = jnp.argmax(y_pred, axis=axis)
+    y_true = jnp.reshape(y_true.astype(dtype), (-1,))
+    y_pred = jnp.reshape(y_pred.astype(dtype), (-1,))
+    if weight is None:
+        weight = jnp.ones((), dtype)
+    else:
+        weight = jnp.reshape(weight.astype(dtype), (-1,)) if weight.ndim > 1 else weight.astype(dtype)
+    weight = jnp.broadcast_to(weight, y_true.shape)
+    valid = (y_true >= 0) & (y_true < num_classes) & (y_pred >= 0) & (y_pred < num_classes)
+    if ignore_class is not None:
+        valid = valid & (y_true != ignore_class)
+    y_true, y_pred = jnp.where(valid, y_true, 0), jnp.where(valid, y_pred, 0)
+    weight = jnp.where(valid, weight, 0)
+    return jnp.zeros((num_classes, num_classes), dtype).at[y_true, y_pred].add(weight)
+
+
+@functools.partial(jax.jit, static_argnames=("target_class_ids", "axis"))
+def _mean_iou(matrix, target_class_ids, *, axis):
+    """The mean IoU of the target classes that were seen (a class never seen is left out)."""
+    matrix = matrix.astype("float32")
+    true_positives = jnp.diag(matrix)
+    denominator = jnp.sum(matrix, axis=0) + jnp.sum(matrix, axis=1) - true_positives
+    ids = jnp.asarray(target_class_ids, "int32")
+    true_positives, denominator = true_positives[ids], denominator[ids]
+    valid = denominator > 1e-9
+    iou = jnp.where(valid, true_positives / (denominator + _EPSILON), 0.0)
+    return jnp.sum(iou, axis=axis) / (jnp.sum(valid.astype("float32")) + _EPSILON)

@@ -1,5 +1,6 @@
 """R2Score: the coefficient of determination, ``1 - SS_res / SS_tot`` per output column,
 accumulated over batches (Keras 3's ``keras.metrics.R2Score``)."""
+import functools
 import warnings
 
 import jax
@@ -57,31 +58,17 @@ class R2Score(Metric):
         y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         if not self._built:
             self._build(y_true.shape, y_pred.shape)
-        weight = jnp.asarray(1.0, self.dtype) if sample_weight is None else to_array(sample_weight, self.dtype)
-        if weight.ndim == 1:
-            weight = jnp.expand_dims(weight, 1)
-        weight = jnp.broadcast_to(weight, y_true.shape)
-        weighted = y_true * weight
-        self.sum.assign_add(jnp.sum(weighted, axis=0))
-        self.squared_sum.assign_add(jnp.sum(y_true * weighted, axis=0))
-        self.total_mse.assign_add(jnp.sum((y_true - y_pred) ** 2 * weight, axis=0))
-        self.count.assign_add(jnp.sum(weight, axis=0))
-        self.num_samples.assign_add(jnp.asarray(y_true.size, self.dtype))
+        weight = None if sample_weight is None else to_array(sample_weight, self.dtype)
+        increments = _increments(y_true, y_pred, weight)
+        for variable, increment in zip((self.sum, self.squared_sum, self.total_mse, self.count, self.num_samples),
+                                       increments):
+            variable.assign_add(increment)
 
     def result(self):
         if not self._built:
             return Tensor(jnp.zeros((), self.dtype))
-        total_sum, count = self.sum._read_array(), self.count._read_array()
-        mean = total_sum / count
-        total = self.squared_sum._read_array() - total_sum * mean
-        raw = 1 - self.total_mse._read_array() / total
-        raw = jnp.where(jnp.isinf(raw), 0.0, raw)
-        if self.class_aggregation == "uniform_average":
-            score = jnp.mean(raw)
-        elif self.class_aggregation == "variance_weighted_average":
-            score = jnp.sum(total * raw) / jnp.sum(total)
-        else:
-            score = raw
+        score = _score(self.sum._read_array(), self.squared_sum._read_array(), self.total_mse._read_array(),
+                       self.count._read_array(), aggregation=self.class_aggregation)
         if self.num_regressors != 0:
             score = self._adjusted(score)
         return Tensor(score)
@@ -101,3 +88,29 @@ class R2Score(Metric):
     def get_config(self):
         return {**super().get_config(), "class_aggregation": self.class_aggregation,
                 "num_regressors": self.num_regressors}
+
+
+@jax.jit
+def _increments(y_true, y_pred, weight):
+    """This batch's per-column (sum, sum of squares, squared residuals, weight) and element count."""
+    weight = jnp.ones((), y_true.dtype) if weight is None else weight
+    if weight.ndim == 1:
+        weight = jnp.expand_dims(weight, 1)
+    weight = jnp.broadcast_to(weight, y_true.shape)
+    weighted = y_true * weight
+    return (jnp.sum(weighted, axis=0), jnp.sum(y_true * weighted, axis=0),
+            jnp.sum((y_true - y_pred) ** 2 * weight, axis=0), jnp.sum(weight, axis=0),
+            jnp.asarray(y_true.size, y_true.dtype))
+
+
+@functools.partial(jax.jit, static_argnames="aggregation")
+def _score(total_sum, squared_sum, total_mse, count, *, aggregation):
+    mean = total_sum / count
+    total = squared_sum - total_sum * mean
+    raw = 1 - total_mse / total
+    raw = jnp.where(jnp.isinf(raw), 0.0, raw)
+    if aggregation == "uniform_average":
+        return jnp.mean(raw)
+    if aggregation == "variance_weighted_average":
+        return jnp.sum(total * raw) / jnp.sum(total)
+    return raw
