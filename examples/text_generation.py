@@ -6,9 +6,9 @@ Python: its license (``LICENSE.txt`` beside the standard library) followed by th
 ``pydoc`` (``pydoc_data.topics``), about 480,000 characters. Characters become ids with a
 Python dict (the tutorial's ``StringLookup``). The model reads 100 characters and predicts
 each next one: ``Embedding -> GRU(return_sequences, return_state) -> Dense(vocabulary)``,
-trained with ``fit`` on sparse categorical cross-entropy of logits. Generation is the tutorial's ``OneStep`` model: one character at a
-time, carrying the GRU's state from call to call, sampled from the logits divided by a
-temperature, compiled with ``mk.function``.
+trained with ``fit`` on sparse categorical cross-entropy of logits. Generation is the
+tutorial's ``OneStep`` model: one character at a time, carrying the GRU's state from call to
+call, sampled from the logits divided by a temperature, compiled with ``mk.function``.
 
     python examples/text_generation.py
     python examples/text_generation.py --chars 20000 --epochs 1 --units 128     # a quick run

@@ -193,3 +193,11 @@ def test_global_max_pooling_1d():
     assert_close(L.GlobalMaxPooling1D()(X).numpy(), X.max(axis=1))
     assert L.GlobalMaxPooling1D(keepdims=True)(X).shape == (2, 1, 3)
     assert L.GlobalMaxPooling1D.from_config(L.GlobalMaxPooling1D(keepdims=True).get_config()).keepdims
+
+
+def test_a_cell_called_on_one_step_is_the_layer_on_one_step():
+    cell = L.GRUCell(2)
+    out, h = L.RNN(cell, return_state=True)(X[:, :1])
+    step_out, [step_h] = cell(X[:, 0], [np.zeros((2, 2), "float32")])
+    assert_close(step_out.numpy(), out.numpy())
+    assert_close(step_h.numpy(), h.numpy())

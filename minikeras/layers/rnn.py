@@ -275,7 +275,8 @@ class RNN(Layer):
         has_mask = mask is not None
         n_states, n_masks = len(states), len(step.masks)
         options = dict(go_backwards=self.go_backwards, unroll=self.unroll, return_sequences=self.return_sequences,
-                       zero_output_for_mask=self.zero_output_for_mask)
+                       zero_output_for_mask=self.zero_output_for_mask,
+                       output_is_first_state=isinstance(self.cell, DropoutCell))
 
         def fn(x, *rest):
             m = rest[0] if has_mask else None

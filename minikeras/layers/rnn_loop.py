@@ -13,7 +13,8 @@ import jax.numpy as jnp
 from jax import lax
 
 
-def run(step, inputs, states, mask, *, go_backwards, unroll, return_sequences, zero_output_for_mask):
+def run(step, inputs, states, mask, *, go_backwards, unroll, return_sequences, zero_output_for_mask,
+        output_is_first_state=False):
     """Runs ``step(x_t, states) -> (output, new_states)`` over axis 1 of ``inputs``.
 
     Args:
@@ -22,6 +23,8 @@ def run(step, inputs, states, mask, *, go_backwards, unroll, return_sequences, z
       inputs: (batch, time, ...) array, or a tuple of such arrays (the step gets a tuple).
       states: the initial states.
       mask: None or a (batch, time) boolean array.
+      output_is_first_state: the step's output is its first new state (the built-in cells): without
+        a mask the last output is then read from the final states instead of carried.
 
     Returns:
       ``(output, states)``: the (batch, time, n) outputs if ``return_sequences`` (in the order
@@ -34,6 +37,8 @@ def run(step, inputs, states, mask, *, go_backwards, unroll, return_sequences, z
         ms = None if ms is None else jnp.flip(ms, 0)
     out_aval = jax.eval_shape(lambda x, s: step(x, s)[0], jax.tree_util.tree_map(lambda a: a[0], xs), states)
     last = jnp.zeros(out_aval.shape, out_aval.dtype)
+    if output_is_first_state and ms is None:
+        last = None  # the final states hold it
 
     def body(carry, inp):
         states, last = carry
@@ -42,7 +47,7 @@ def run(step, inputs, states, mask, *, go_backwards, unroll, return_sequences, z
         if m_t is not None:
             new = jax.tree_util.tree_map(lambda n, s: jnp.where(m_t, n, s), new, states)
             out = jnp.where(m_t, out, jnp.zeros_like(out) if zero_output_for_mask else last)
-        return (new, out), (out if return_sequences else None)
+        return (new, None if last is None else out), (out if return_sequences else None)
 
     if unroll:
         carry, outs = (states, last), []
@@ -53,4 +58,6 @@ def run(step, inputs, states, mask, *, go_backwards, unroll, return_sequences, z
         ys = jnp.stack(outs, 0) if return_sequences else None
     else:
         (states, last), ys = lax.scan(body, (states, last), (xs, ms))
+    if last is None:
+        last = jax.tree_util.tree_leaves(states)[0]
     return (jnp.swapaxes(ys, 0, 1) if return_sequences else last), states
