@@ -78,9 +78,25 @@ def _object_array(items):
     return out
 
 
+def tracing_here():
+    """Whether this thread is tracing compiled code (``mk.function``, a compiled step).
+
+    ``_context.traces`` is process-wide, and a pipeline's prefetch thread maps batches (string
+    work included) while the main thread traces a step: jax's trace state, which is per
+    thread, tells the two apart.
+    """
+    if not _context.traces:
+        return False
+    try:
+        from jax._src import core as jax_core  # jax's per-thread trace state (no public accessor)
+        return not jax_core.trace_ctx.is_top_level()
+    except (ImportError, AttributeError):
+        return True
+
+
 def check_eager(what):
-    """Raises ``refusal(what)`` inside a trace (``mk.function`` or a compiled step)."""
-    if _context.traces:
+    """Raises ``refusal(what)`` when this thread traces compiled code."""
+    if tracing_here():
         raise refusal(what)
 
 

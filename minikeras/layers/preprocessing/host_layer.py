@@ -3,10 +3,9 @@ text vectorization, hashing): strings cannot enter compiled code, so these layer
 before the compiled part of a model, and refuse to run inside a trace."""
 import numpy as np
 
-from minikeras import _context
 from minikeras.dtypes import string_refusal
 from minikeras.layers.base import Layer
-from minikeras.string_tensor import StringTensor, bytes_array, is_string_value
+from minikeras.string_tensor import StringTensor, bytes_array, is_string_value, tracing_here
 from minikeras.symbolic import KerasTensor, Node, any_symbolic
 from minikeras.tensor import Tensor, Variable, to_array
 
@@ -64,7 +63,7 @@ class HostLayer(Layer):
         return outputs
 
     def __call__(self, inputs, *args, **kwargs):
-        if _context.traces and not any_symbolic(inputs):
+        if tracing_here() and not any_symbolic(inputs):
             raise string_refusal(f"{type(self).__name__} '{self.name}' runs on the host and was called inside a "
                                  "compiled function")
         return super().__call__(inputs, *args, **kwargs)
