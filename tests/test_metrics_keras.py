@@ -85,7 +85,8 @@ def _tutorial_model():
 
 def test_tutorial_metrics_in_fit_and_evaluate_with_a_smaller_last_batch():
     model, x, y = _tutorial_model()
-    history = model.fit(x, y, batch_size=8, epochs=1, validation_data=(x[:11], y[:11]), verbose=0).history
+    history = model.fit(x, y, batch_size=8, epochs=1, validation_data=(x[:11], y[:11]),
+                        class_weight=metric_cases.CLASS_WEIGHT, verbose=0).history
     evaluated = model.evaluate(x, y, batch_size=8, return_dict=True, verbose=0)
     fit_keys = sorted(k.split("/", 1)[1] for k in EXPECTED.files if k.startswith("tutorial_fit/"))
     assert sorted(history) == fit_keys
