@@ -1,9 +1,13 @@
 """The one place that imports JAX and decides dtype policy.
 
-minikeras keeps JAX's default of 32-bit values (``jax_enable_x64`` off): NumPy float64 input
-becomes float32, the way Keras casts inputs to its float policy.
+By default minikeras keeps JAX's 32-bit values (``jax_enable_x64`` off): NumPy float64 input
+becomes float32 and int64 int32, as Keras 3 on JAX does. ``enable_x64()`` (or the environment
+variable ``MINIKERAS_ENABLE_X64=1``, read at import) turns on TF's dtypes: float64 and int64
+values stay 64-bit and argmax returns int64, while ``floatx()`` stays float32, so models, their
+weights and their speed do not change.
 """
 import contextlib
+import os
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +15,22 @@ import numpy as np
 from jax.export import is_symbolic_dim
 
 _FLOATX = np.dtype("float32")
+
+if os.environ.get("MINIKERAS_ENABLE_X64", "").strip().lower() in ("1", "true", "yes", "on"):
+    jax.config.update("jax_enable_x64", True)
+
+
+def enable_x64(enabled=True):
+    """Turns TF's 64-bit dtypes on (or off): float64 and int64 values stay 64-bit, Python ints make
+    int32 and Python floats ``floatx()`` as in TF, argmax/argmin return int64. Call it before
+    making any value (values made before keep their dtypes); ``MINIKERAS_ENABLE_X64=1`` in the
+    environment does the same at import."""
+    jax.config.update("jax_enable_x64", bool(enabled))
+
+
+def x64_enabled():
+    """Whether 64-bit dtypes are on (``enable_x64``)."""
+    return bool(jax.config.jax_enable_x64)
 
 
 def floatx():

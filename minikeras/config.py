@@ -4,6 +4,7 @@ import collections
 import jax
 
 from minikeras import _context
+from minikeras.backend import enable_x64, x64_enabled  # noqa: F401  (mk.config.enable_x64)
 from minikeras.compilation_cache import compilation_cache_directory, disable_compilation_cache, enable_compilation_cache  # noqa: F401  (mk.config.*)
 from minikeras.xla_cpu import host_memory, native_build
 from minikeras.xla_cpu.host_memory import reuse_freed_host_memory  # noqa: F401  (mk.config.reuse_freed_host_memory)

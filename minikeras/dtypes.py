@@ -1,9 +1,13 @@
 """TensorFlow's dtype names, as NumPy dtypes (``mk.float32 == np.float32`` holds)."""
+import os
+import sys
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.backend import floatx
+from minikeras.backend import floatx, x64_enabled
 
 float16 = np.dtype("float16")
 bfloat16 = np.dtype(jnp.bfloat16)
@@ -47,9 +51,9 @@ def as_dtype(value):
 def canonical_dtype(dtype):
     """float64 -> float32 and int64 -> int32 unless JAX runs with x64 enabled."""
     dtype = np.dtype(dtype)
-    if not jax.config.jax_enable_x64:
+    if not x64_enabled():
         if dtype == np.float64:
-            return np.dtype(floatx()) if floatx() != np.float16 else np.dtype("float32")
+            return _float64_held()
         if dtype == np.int64:
             return np.dtype("int32")
         if dtype == np.uint64:
@@ -57,3 +61,48 @@ def canonical_dtype(dtype):
         if dtype == np.complex128:
             return np.dtype("complex64")
     return dtype
+
+
+def _float64_held():
+    return np.dtype(floatx()) if floatx() != np.float16 else np.dtype("float32")
+
+
+def index_dtype():
+    """The dtype of TF's int64 results (argmax, argmin, Dataset.range, random.categorical):
+    int64 with 64-bit dtypes enabled, int32 otherwise."""
+    return np.dtype("int64") if x64_enabled() else np.dtype("int32")
+
+
+def model_input_dtype(dtype):
+    """The dtype fit/evaluate/predict hand a model for NumPy data of ``dtype``: float64 is cut to
+    32 bits in both modes, as without 64-bit dtypes (Keras casts float data to ``floatx``); the
+    rest as ``canonical_dtype``."""
+    dtype = np.dtype(dtype)
+    return _float64_held() if dtype == np.float64 else canonical_dtype(dtype)
+
+
+_LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (jax, np))
+_MINIKERAS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_warned_64_bit = []
+
+
+def requested_dtype(value):
+    """A dtype the user asked for by name (``mk.cast(x, mk.float64)``, ``dtype=mk.int64``), as
+    minikeras holds it: ``canonical_dtype(as_dtype(value))`` (None stays None). Without 64-bit
+    dtypes, the first 64-bit request of the process warns once, naming the line that made it."""
+    dtype = as_dtype(value)
+    if dtype is None or dtype is string:
+        return dtype
+    held = canonical_dtype(dtype)
+    if held != dtype and not _warned_64_bit:
+        _warned_64_bit.append(True)
+        frame = sys._getframe(1)
+        while frame.f_back is not None and frame.f_code.co_filename.startswith((_MINIKERAS,) + _LIBRARIES):
+            frame = frame.f_back
+        where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        warnings.warn_explicit(
+            f"{dtype.name} was requested at {where} and is {held.name} in minikeras: 64-bit dtypes need "
+            "mk.config.enable_x64() (or MINIKERAS_ENABLE_X64=1 in the environment) before any value is made. "
+            "Later 64-bit requests become 32-bit without this warning.", UserWarning, frame.f_code.co_filename,
+            frame.f_lineno)
+    return held

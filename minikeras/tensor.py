@@ -12,17 +12,21 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras import _context
-from minikeras.backend import floatx, folding_constants, is_tracer, static_shape
-from minikeras.dtypes import as_dtype, canonical_dtype, string_refusal
+from minikeras.backend import floatx, folding_constants, is_tracer, static_shape, x64_enabled
+from minikeras.dtypes import as_dtype, canonical_dtype, requested_dtype, string_refusal
 from minikeras.symbolic import KerasTensor, SymbolicInput
 
 
 def to_array(value, dtype=None):
     """Returns the jax array behind ``value`` (Tensor, Variable, array, number or nested list).
 
-    Python floats become ``floatx()`` (float32), Python ints int32 and NumPy float64 float32,
-    as in TensorFlow with its default settings.
+    Python floats (also in lists) become ``floatx()`` (float32) and Python ints int32, as in
+    TensorFlow; NumPy float64 and int64 stay 64-bit with 64-bit dtypes on
+    (``mk.config.enable_x64()``) and are float32 / int32 otherwise. A 64-bit ``dtype`` without
+    them is 32-bit (``dtypes.requested_dtype``: one warning per process).
     """
+    if dtype is not None and np.dtype(dtype).itemsize == 8 and not x64_enabled():
+        dtype = requested_dtype(dtype)
     if isinstance(value, Tensor):
         array = value._value
         if isinstance(array, np.ndarray) and array.dtype == object:  # a string Tensor (minikeras.string_tensor)
@@ -37,10 +41,15 @@ def to_array(value, dtype=None):
             return python_scalar(value, dtype)
         if kind is KerasTensor:  # an op catches this and records a graph node instead
             raise SymbolicInput(value)
+        literal = False
         if isinstance(value, (list, tuple)):
+            literal = all(type(v) in _LITERALS for v in value)  # Python numbers: int32 / floatx as in TF
             value = np.asarray([np.asarray(to_array(v)) if isinstance(v, (Tensor, Variable)) else v
                                 for v in value])
         np_value = np.asarray(value)
+        held = canonical_dtype(np_value.dtype)
+        if literal and held.itemsize == 8 and held.kind in "if":
+            held = np.dtype(np.int32) if held.kind == "i" else floatx()
         if np_value.dtype.kind in "SU" or (np_value.dtype == object and np_value.size
                                            and isinstance(np_value.flat[0], (str, bytes))):
             raise string_refusal(f"Strings {_short(value)} were given where numbers are expected")
@@ -48,15 +57,18 @@ def to_array(value, dtype=None):
             raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} to a Tensor")
         if _context.traces:  # a constant, also in a trace with symbolic sizes (see backend.folding_constants)
             with jax.ensure_compile_time_eval():
-                array = jnp.asarray(np_value, dtype=canonical_dtype(np_value.dtype))
+                array = jnp.asarray(np_value, dtype=held)
         else:
-            array = jnp.asarray(np_value, dtype=canonical_dtype(np_value.dtype))
+            array = jnp.asarray(np_value, dtype=held)
     if dtype is not None and array.dtype != dtype:
         if _context.traces:
             with folding_constants(array):
                 return array.astype(dtype)
         array = array.astype(dtype)
     return array
+
+
+_LITERALS = (int, float, bool, list, tuple)
 
 
 def device_name(array):

@@ -4,7 +4,7 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.backend import floatx, folding_constants
-from minikeras.dtypes import as_dtype, string
+from minikeras.dtypes import as_dtype, requested_dtype, string
 from minikeras.ops.shape import shape_argument
 from minikeras.string_tensor import StringTensor, is_string_value, string_tensor
 from minikeras.tensor import Tensor, Variable, to_array
@@ -73,13 +73,13 @@ def _made(make, *values):
 def zeros(shape, dtype=None, name=None):
     """A Tensor of zeros (float32 by default)."""
     shape = shape_argument(shape)
-    return _made(lambda: jnp.zeros(shape, as_dtype(dtype) or floatx()), shape)
+    return _made(lambda: jnp.zeros(shape, requested_dtype(dtype) or floatx()), shape)
 
 
 def ones(shape, dtype=None, name=None):
     """A Tensor of ones (float32 by default)."""
     shape = shape_argument(shape)
-    return _made(lambda: jnp.ones(shape, as_dtype(dtype) or floatx()), shape)
+    return _made(lambda: jnp.ones(shape, requested_dtype(dtype) or floatx()), shape)
 
 
 def fill(dims, value, name=None):
@@ -92,20 +92,20 @@ def fill(dims, value, name=None):
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
     """Zeros with the shape (and dtype) of ``input``."""
     x = input if isinstance(input, (Tensor, Variable)) else Tensor(to_array(input))
-    return _made(lambda: jnp.zeros(x.shape, as_dtype(dtype) or x.dtype), x.shape)
+    return _made(lambda: jnp.zeros(x.shape, requested_dtype(dtype) or x.dtype), x.shape)
 
 
 def ones_like(input, dtype=None, name=None):  # noqa: A002
     """Ones with the shape (and dtype) of ``input``."""
     x = input if isinstance(input, (Tensor, Variable)) else Tensor(to_array(input))
-    return _made(lambda: jnp.ones(x.shape, as_dtype(dtype) or x.dtype), x.shape)
+    return _made(lambda: jnp.ones(x.shape, requested_dtype(dtype) or x.dtype), x.shape)
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=None, name=None):
     """An identity matrix (optionally batched)."""
     def make():
         matrix = jnp.eye(int(num_rows), None if num_columns is None else int(num_columns),
-                         dtype=as_dtype(dtype) or floatx())
+                         dtype=requested_dtype(dtype) or floatx())
         return matrix if batch_shape is None else jnp.broadcast_to(matrix, tuple(batch_shape) + matrix.shape)
 
     return _made(make, batch_shape)
@@ -118,7 +118,7 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 - Te
     values = [float(v) if isinstance(v, (Tensor, Variable)) else v for v in (start, limit, delta)]
     if dtype is None:
         dtype = floatx() if any(isinstance(v, float) for v in values) else np.int32
-    return _made(lambda: jnp.arange(*values, dtype=as_dtype(dtype)), values)
+    return _made(lambda: jnp.arange(*values, dtype=requested_dtype(dtype)), values)
 
 
 def linspace(start, stop, num, axis=0, name=None):

@@ -7,7 +7,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from minikeras.dtypes import as_dtype
+from minikeras.dtypes import requested_dtype
 from minikeras.ops.convert import binary_args, dtype_of
 from minikeras.ops.primitive import Primitive
 from minikeras.tensor import Tensor
@@ -113,7 +113,7 @@ def _(g, out, x, *, dtype):
 
 def cast(x, dtype, name=None):
     """Converts ``x`` to ``dtype``; casting to an integer type cuts the gradient (it is None)."""
-    dtype = as_dtype(dtype)
+    dtype = requested_dtype(dtype)
     if dtype_of(x) == dtype and isinstance(x, Tensor):
         return x
     return _cast(x, dtype=dtype)

@@ -17,7 +17,7 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.backend import floatx
-from minikeras.dtypes import as_dtype
+from minikeras.dtypes import as_dtype, index_dtype, requested_dtype
 from minikeras.ops.array import gather
 from minikeras.ops.shape import shape_argument
 from minikeras.tensor import Tensor, Variable, to_array
@@ -176,4 +176,4 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     logits = to_array(logits)
     keys = next_key(seed)
     samples = jax.random.categorical(keys, logits[:, None, :], axis=-1, shape=(logits.shape[0], int(num_samples)))
-    return Tensor(samples.astype(as_dtype(dtype) or np.int32))
+    return Tensor(samples.astype(requested_dtype(dtype) or index_dtype()))  # TF's default: int64

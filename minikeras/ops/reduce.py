@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.dtypes import as_dtype, canonical_dtype
+from minikeras.dtypes import index_dtype, requested_dtype
 from minikeras.errors import invalid_argument
 from minikeras.ops.convert import normalize_axis
 from minikeras.ops.elementwise import cast, equal, exp, sqrt, square
@@ -154,7 +154,7 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 
 
 def _index_dtype(output_type):
-    return as_dtype(output_type or "int64") if output_type else np.dtype("int32")
+    return requested_dtype(output_type) if output_type else index_dtype()
 
 
 _argmax = Primitive("argmax", lambda x, *, axis, dtype: jnp.argmax(x, axis=axis).astype(dtype), differentiable=False)
@@ -164,15 +164,15 @@ _argmin = Primitive("argmin", lambda x, *, axis, dtype: jnp.argmin(x, axis=axis)
 def argmax(input, axis=None, output_type=None, name=None):  # noqa: A002 - TensorFlow's name
     """Index of the largest value along ``axis`` (default 0, as in TensorFlow); not differentiable.
 
-    Returns int32 (TensorFlow returns int64, which JAX keeps as int32 unless x64 is enabled).
+    Returns int64 as TensorFlow with 64-bit dtypes on (``mk.config.enable_x64()``), else int32.
     """
     x = _as_input(input)
     axis = 0 if axis is None else normalize_axis(axis, x.ndim, "argmax")[0]
-    return _argmax(x, axis=axis, dtype=canonical_dtype(_index_dtype(output_type)))
+    return _argmax(x, axis=axis, dtype=_index_dtype(output_type))
 
 
 def argmin(input, axis=None, output_type=None, name=None):  # noqa: A002
     """Index of the smallest value along ``axis`` (default 0); not differentiable."""
     x = _as_input(input)
     axis = 0 if axis is None else normalize_axis(axis, x.ndim, "argmin")[0]
-    return _argmin(x, axis=axis, dtype=canonical_dtype(_index_dtype(output_type)))
+    return _argmin(x, axis=axis, dtype=_index_dtype(output_type))

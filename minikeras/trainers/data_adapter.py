@@ -7,7 +7,7 @@ import jax
 import numpy as np
 
 from minikeras.data import INFINITE_CARDINALITY, Dataset
-from minikeras.dtypes import canonical_dtype
+from minikeras.dtypes import model_input_dtype
 from minikeras.tensor import Tensor, Variable
 
 
@@ -126,7 +126,7 @@ class ArrayBatches:
         ``_for_calls``): made on the first call, then shared by every epoch of this fit."""
         if self._call_arrays is None:
             leaves = jax.tree_util.tree_leaves((self.x, self.y, self.sample_weight))
-            self._call_arrays = _for_calls([np.asarray(leaf, canonical_dtype(leaf.dtype)) for leaf in leaves])
+            self._call_arrays = _for_calls([np.asarray(leaf, model_input_dtype(leaf.dtype)) for leaf in leaves])
         return self._call_arrays
 
 

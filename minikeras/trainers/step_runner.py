@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from minikeras import _context
-from minikeras.dtypes import canonical_dtype
+from minikeras.dtypes import model_input_dtype
 from minikeras.programs.function import without_jax_additions
 from minikeras.tensor import Tensor, Variable, to_array
 from minikeras.trainers.data_adapter import ArrayGroup
@@ -45,7 +45,7 @@ def _host_leaves(batch):
         elif not isinstance(leaf, (np.ndarray, jax.Array)):
             leaf = np.asarray(leaf)
         dtype = leaf.dtype
-        canonical = canonical_dtype(dtype)
+        canonical = model_input_dtype(dtype)
         if canonical != dtype:  # e.g. float64 NumPy data for a float32 model: cast on the host
             leaf = np.asarray(leaf, canonical) if isinstance(leaf, np.ndarray) else leaf.astype(canonical)
         arrays.append(leaf)
