@@ -112,3 +112,13 @@ def test_keras_weights_file_of_every_recurrent_layer():
         L.RNN([L.LSTMCell(3), L.GRUCell(2)])])
     model.load_weights(os.path.join(HERE, "stack.weights.h5"))
     assert_close(mk.function(model)(mk.constant(data["x"])).numpy(), data["y"], atol=2e-5, rtol=2e-5)
+
+
+def test_keras_model_file_of_every_recurrent_layer(tmp_path):
+    data = load("stack")
+    model = mk.models.load_model(os.path.join(HERE, "stack.keras"))
+    assert_close(mk.function(model)(mk.constant(data["x"])).numpy(), data["y"], atol=2e-5, rtol=2e-5)
+    model.save(tmp_path / "again.keras")  # and what minikeras writes reads back the same
+    again = mk.models.load_model(tmp_path / "again.keras")
+    assert [type(a) for a in again.layers] == [type(b) for b in model.layers]
+    assert all(np.array_equal(a, b) for a, b in zip(again.get_weights(), model.get_weights()))

@@ -1,12 +1,23 @@
 """SimpleRNN, LSTM and GRU: ``RNN`` around the matching cell, configured as in Keras 3 (the
 cell's arguments are the layer's, and its config is flat: no nested ``cell``)."""
+import inspect
+
 from minikeras.layers.rnn import RNN
-from minikeras.layers.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell
+from minikeras.layers.rnn_cells import DropoutCell, GRUCell, LSTMCell, SimpleRNNCell
 from minikeras.saving.registry import register_builtin
 
 _RNN_ARGUMENTS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll")
 _BASE = ("name", "trainable", "dtype", "input_shape", "batch_input_shape", "input_dim", "activity_regularizer",
          "zero_output_for_mask")
+
+
+def _cell_arguments(cell_class):
+    """The keyword arguments of ``cell_class`` (and of the DropoutCell settings it passes on)."""
+    names = set()
+    for klass in (cell_class, DropoutCell):
+        names.update(p.name for p in inspect.signature(klass.__init__).parameters.values()
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return frozenset(names - {"self"}) | {"use_cudnn", "implementation"}
 
 
 class _CellLayer(RNN):
@@ -55,6 +66,7 @@ class SimpleRNN(_CellLayer):
     """
 
     cell_class, cell_name = SimpleRNNCell, "simple_rnn_cell"
+    FROM_CONFIG_KEYS = _cell_arguments(SimpleRNNCell)  # the cell's, which ``**kwargs`` takes (for .keras files)
 
 
 @register_builtin("minikeras.layers")
@@ -68,6 +80,7 @@ class LSTM(_CellLayer):
     """
 
     cell_class, cell_name = LSTMCell, "lstm_cell"
+    FROM_CONFIG_KEYS = _cell_arguments(LSTMCell)  # the cell's, which ``**kwargs`` takes (for .keras files)
 
     def get_config(self):
         return {**super().get_config(), "use_cudnn": self.use_cudnn}
@@ -83,6 +96,7 @@ class GRU(_CellLayer):
     """
 
     cell_class, cell_name = GRUCell, "gru_cell"
+    FROM_CONFIG_KEYS = _cell_arguments(GRUCell)  # the cell's, which ``**kwargs`` takes (for .keras files)
 
     def get_config(self):
         return {**super().get_config(), "use_cudnn": self.use_cudnn}
