@@ -33,7 +33,7 @@ class RandomContrast(RandomImageLayer):
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         super().__init__(**kwargs)
         self.factor = symmetric_factor(factor, (0, 1), _FACTOR_MESSAGE.format(0, 1))
-        self.value_range = value_range
+        self.value_range = tuple(_value_range(value_range, "RandomContrast"))
         self.seed = seed
 
     def transform(self, images, training):

@@ -45,7 +45,7 @@ class RandomFlip(RandomImageLayer):
 
 
 class _AffineLayer(RandomImageLayer):
-    def __init__(self, fill_mode, interpolation, seed, fill_value, data_format, kwargs):
+    def __init__(self, fill_mode, interpolation, seed, fill_value, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
         check_fill_and_interpolation(fill_mode, interpolation, type(self).__name__)
         self.fill_mode = fill_mode
@@ -88,7 +88,7 @@ class RandomRotation(_AffineLayer):
 
     def __init__(self, factor, fill_mode="reflect", interpolation="bilinear", seed=None, fill_value=0.0,
                  data_format=None, **kwargs):
-        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, kwargs)
+        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, **kwargs)
         self.factor = symmetric_factor(factor, (-1, 1), _ROTATION_FACTOR)
 
     def draw_transforms(self, shape):
@@ -131,7 +131,7 @@ class RandomZoom(_AffineLayer):
 
     def __init__(self, height_factor, width_factor=None, fill_mode="reflect", interpolation="bilinear", seed=None,
                  fill_value=0.0, data_format=None, **kwargs):
-        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, kwargs)
+        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, **kwargs)
         self.height_factor = height_factor
         self.height_range = _range_factor(height_factor, "height_factor", "RandomZoom", True)
         self.width_factor = width_factor
@@ -165,7 +165,7 @@ class RandomTranslation(_AffineLayer):
 
     def __init__(self, height_factor, width_factor, fill_mode="reflect", interpolation="bilinear", seed=None,
                  fill_value=0.0, data_format=None, **kwargs):
-        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, kwargs)
+        super().__init__(fill_mode, interpolation, seed, fill_value, data_format, **kwargs)
         self.height_factor = height_factor
         self.height_range = _range_factor(height_factor, "height_factor", "RandomTranslation", False)
         self.width_factor = width_factor
