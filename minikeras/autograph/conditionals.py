@@ -3,6 +3,8 @@
 With a traced Tensor condition they become ``mk.cond`` machinery (``lax.switch`` with no
 tape recording, the selected form under one); otherwise they are Python's.
 """
+import contextlib
+
 import jax
 import jax.numpy as jnp
 
@@ -57,6 +59,22 @@ def if_exp(test, body, orelse, lineno):
 
 
 # -- if ---------------------------------------------------------------------------------------
+# Non-empty while a loop over a traced Tensor traces its body once to learn the variables it
+# defines (``loops``): a ``return`` inside it has no value yet on the other branch, and the
+# loop carries ``do_return`` to say which value counts.
+_probing_loop_body = []
+
+
+@contextlib.contextmanager
+def probing_loop_body():
+    """The context in which ``loops`` traces a loop body once before staging the loop."""
+    _probing_loop_body.append(True)
+    try:
+        yield
+    finally:
+        _probing_loop_body.pop()
+
+
 def if_stmt(test, body, orelse, get_state, set_state, names, lineno):
     """An ``if`` statement: ``mk.cond`` semantics for a traced Tensor test, else Python's."""
     if not traced(test):
@@ -87,9 +105,14 @@ def _tensor_cond(test, body, orelse, where, names=None):
     def merge(position, leaves):
         name = names[position] if names and position < len(names) else str(position)
         undefined = [isinstance(x, Undefined) for x in leaves]
-        if name == "retval_" and any(undefined) and all(u or isinstance(x, (Tensor, jax.core.ShapedArray))
-                                                        for u, x in zip(undefined, leaves)):
-            return ZEROS_LIKE_OTHER_BRANCH  # the branch that did not return: do_return says which value counts
+        if name == "retval_" and any(undefined) and not all(undefined):
+            if not _probing_loop_body:  # TensorFlow's AutoGraph refuses it: a path returning nothing
+                missing = "else" if undefined[-1] else "main"
+                raise ValueError(f"{where}: the {missing} branch must also have a return statement. (The condition "
+                                 "is a traced Tensor, so both branches are in the program, and a function cannot "
+                                 "return a Tensor on one path and nothing on the other: return a value on both.)")
+            if all(u or isinstance(x, (Tensor, jax.core.ShapedArray)) for u, x in zip(undefined, leaves)):
+                return ZEROS_LIKE_OTHER_BRANCH  # the branch that did not return: do_return says which value counts
         if any(undefined):
             missing = "else" if undefined[-1] else "true"
             return Undefined(name, f"'{name}' must also be initialized in the {missing} branch ({where} has a "

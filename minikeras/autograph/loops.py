@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from minikeras import _context
-from minikeras.autograph.conditionals import and_, if_stmt, traced
+from minikeras.autograph.conditionals import and_, if_stmt, probing_loop_body, traced
 from minikeras.autograph.undefined import Undefined
 from minikeras.backend import is_tracer
 from minikeras.ops import array as _array
@@ -61,10 +61,42 @@ def _check_python_iteration(invariants, state, names, where):
                         lambda i: f"'{names[i]}'")
 
 
+# The loops over traced Tensors whose bodies are being traced (their ``where``), innermost last.
+_staged_loops = []
+
+
+def list_append(target, method, name, line, loops, *args):
+    """``target.<method>(*args)`` for a list method called in a loop body on a variable the loop
+    body does not assign (converted code; ``loops``: the lines of the loops around the call
+    that the list comes from outside of). Inside a loop over a traced Tensor the body is traced
+    once, so such a list would hold one traced value from inside the loop: refused, as
+    TensorFlow's AutoGraph refuses it, pointing to a TensorArray. (Python values, such as a
+    trace-time log, are appended once per trace, as in TensorFlow.)"""
+    leaves = jax.tree_util.tree_leaves(args, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
+    if isinstance(target, list) and _staged_loops and any(traced(x) or is_tracer(x) for x in leaves):
+        for where in _staged_loops:
+            if any(where.endswith(f" loop at line {n}") for n in loops):
+                raise ValueError(
+                    f"{where}: `{name}.{method}(...)` at line {line} changes the Python list '{name}', made before "
+                    "the loop, inside a loop over a traced Tensor. The loop runs in the program, so its body is "
+                    "traced once and a Python list cannot collect a value per iteration. Use a TensorArray: "
+                    f"`{name} = mk.TensorArray(mk.float32, size=0, dynamic_size=True)` before the loop, "
+                    f"`{name} = {name}.write(i, value)` inside it and `{name}.stack()` after it.")
+    return getattr(target, method)(*args)
+
+
 def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations=None, extra=(), invariants=None):
     """The loop as ``mk.while_loop`` over the variables that have values (``extra``: more
     carried values before them, e.g. an index, updated by ``body`` returning them;
     ``invariants``: {index of a variable: its shape invariant})."""
+    _staged_loops.append(where)
+    try:
+        _staged_tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations, extra, invariants)
+    finally:
+        _staged_loops.pop()
+
+
+def _staged_tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations, extra, invariants):
     state = _defined_by_the_body(test, body, get_state, set_state, extra)
     carried = [i for i, x in enumerate(state) if _carryable(x)]
     fixed = {i: x for i, x in enumerate(state) if i not in carried}
@@ -123,7 +155,7 @@ def _defined_by_the_body(test, body, get_state, set_state, extra):
                 + [_Shape(after[i].element_shape) for i in shapeless])
 
     try:
-        with element_shapes_probe():
+        with element_shapes_probe(), probing_loop_body():
             staged = stage(probe, [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in (to_array(v) for v in leaves)],
                            make_inputs=lambda tensors: jax.tree_util.tree_unflatten(tree, tensors))
     finally:

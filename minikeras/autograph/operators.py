@@ -11,8 +11,8 @@ functions, with ``get_state``/``set_state`` for the local variables it modifies.
 - ``loops``: ``while`` and ``for``.
 """
 from minikeras.autograph.conditionals import and_, if_exp, if_stmt, not_, or_
-from minikeras.autograph.loops import TensorRange, for_stmt, range_, while_stmt
+from minikeras.autograph.loops import TensorRange, for_stmt, list_append, range_, while_stmt
 from minikeras.autograph.undefined import Undefined, defined_result, ld, retval
 
-__all__ = ["TensorRange", "Undefined", "and_", "defined_result", "for_stmt", "if_exp", "if_stmt", "ld", "not_", "or_",
-           "range_", "retval", "while_stmt"]
+__all__ = ["TensorRange", "Undefined", "and_", "defined_result", "for_stmt", "if_exp", "if_stmt", "ld", "list_append",
+           "not_", "or_", "range_", "retval", "while_stmt"]

@@ -23,6 +23,11 @@ _PLAIN_CALLS = frozenset(["super", "locals", "globals", "vars", "eval", "exec", 
                           "dict", "set", "zip", "enumerate", "min", "max", "sum", "abs", "sorted", "reversed"])
 
 
+# List methods that change a list in place: called in a loop on a list from before the loop,
+# they go through ``ag__.list_append`` (a loop over a traced Tensor refuses them).
+_LIST_METHODS = frozenset(["append", "extend", "insert"])
+
+
 class ConversionError(SyntaxError):
     """A construct that cannot be converted; names the line and what to do instead."""
 
@@ -286,7 +291,19 @@ class ControlFlow(ast.NodeTransformer):
                 return [k for k in first.value.keywords if k.arg in ("maximum_iterations", "shape_invariants")]
         return []
 
+    def _mark_outer_list_calls(self, node, assigned):
+        """Marks ``x.append(...)``-style calls in the loop ``node``'s body on a name the body does
+        not assign (a list from before the loop), for ``visit_Call`` to convert."""
+        for child in (n for statement in node.body for n in _walk_scope(statement, True)):
+            if (isinstance(child, ast.Expr) and isinstance(child.value, ast.Call)
+                    and isinstance(child.value.func, ast.Attribute) and child.value.func.attr in _LIST_METHODS
+                    and isinstance(child.value.func.value, ast.Name) and child.value.func.value.id not in assigned
+                    and not child.value.keywords):
+                loops = getattr(child.value, "ag_outer_loops", [])
+                child.value.ag_outer_loops = loops + [node.lineno]
+
     def visit_While(self, node):
+        self._mark_outer_list_calls(node, assigned_names(node.body))
         options = self._loop_options(node)
         before, flags, after = self._lower_loop_jumps(node)
         names = self._modified(node.body)
@@ -305,6 +322,7 @@ class ControlFlow(ast.NodeTransformer):
         return before + [test_fn, body, *state, ast.Expr(call)] + _flat(after)
 
     def visit_For(self, node):
+        self._mark_outer_list_calls(node, assigned_names([node.target] + node.body))
         options = self._loop_options(node)
         before, flags, after = self._lower_loop_jumps(node)
         names = self._modified([node.target] + node.body)
@@ -369,6 +387,11 @@ class ControlFlow(ast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
+        loops = getattr(node, "ag_outer_loops", None)
+        if loops:  # a list from before a loop, changed in it (see _mark_outer_list_calls)
+            return _call("list_append", func.value, ast.Constant(func.attr), ast.Constant(func.value.id),
+                         ast.Constant(node.lineno), ast.Tuple(elts=[ast.Constant(n) for n in loops], ctx=ast.Load()),
+                         *node.args)
         if isinstance(func, ast.Name) and func.id in _PLAIN_CALLS or isinstance(func, ast.Attribute) and (
                 func.attr == "range" or isinstance(func.value, ast.Name) and func.value.id == "ag__"):
             return node  # a builtin, a range (see visit_For) or the converted code's own calls
