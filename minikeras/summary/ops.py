@@ -2,12 +2,10 @@
 writes one value, in TF 2's format (a tensor with its TensorBoard plugin's metadata), to the
 default writer at a step. They run eagerly, on values computed already (call them outside
 ``mk.function``, e.g. on what a compiled step returned)."""
-import struct
-import zlib
-
 import jax
 import numpy as np
 
+from minikeras.image.codec import encode_png
 from minikeras.summary import writer as _writer
 from minikeras.tensor import Tensor, Variable
 
@@ -66,19 +64,6 @@ def histogram(name, data, step=None, buckets=None, description=None):
     return _write(name, step, make)
 
 
-def _png(image):
-    """A PNG file of one uint8 image of shape (height, width, channels) with 1, 3 or 4 channels."""
-    height, width, channels = image.shape
-    color_type = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
-    rows = b"".join(b"\x00" + image[row].tobytes() for row in range(height))  # filter 0 per row
-
-    def chunk(kind, payload):
-        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
-
-
 def _to_uint8(images):
     """Floats in [0, 1] to 0..255 as TF's ``convert_image_dtype(saturate=True)``; integers as they are."""
     if images.dtype == np.uint8:
@@ -101,7 +86,7 @@ def image(name, data, step=None, max_outputs=3, description=None):
                              f"3 or 4 channels, received shape {images.shape}")
         images = _to_uint8(images)
         content = [str(images.shape[2]).encode(), str(images.shape[1]).encode()]
-        content += [_png(one) for one in images[:max_outputs]]
+        content += [encode_png(one) for one in images[:max_outputs]]  # Pillow, as mk.io.encode_png
         tensor = tensor_util.make_tensor_proto(np.array(content, dtype=object), dtype=np.object_)
         summary = summary_pb2.Summary()
         summary.value.add(tag=name, tensor=tensor, metadata=metadata.create_summary_metadata(
