@@ -83,3 +83,9 @@ def test_bad_folders_and_files_are_named(tmp_path):
         mk.io.read_file(str(tmp_path / "missing.png"))
     with pytest.raises(ValueError, match="color_mode"):
         mk.utils.image_dataset_from_directory(str(tmp_path / "broken"), color_mode="cmyk")
+
+
+def test_missing_pillow_names_the_extra(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "PIL", None)
+    with pytest.raises(ImportError, match=r"pip install 'minikeras\[images\]'"):
+        mk.io.encode_png(F["folder/pixels"][0])
