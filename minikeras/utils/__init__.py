@@ -8,3 +8,4 @@ from minikeras.utils.text_dataset import text_dataset_from_directory  # noqa: F4
 from minikeras.utils.timeseries import timeseries_dataset_from_array  # noqa: F401
 from minikeras.utils.file_utils import get_file  # noqa: F401
 from minikeras.utils.progbar import Progbar  # noqa: F401
+from minikeras.utils.plot import model_to_dot, plot_model  # noqa: F401
