@@ -25,8 +25,9 @@ def child(steps, batch_size):
     import numpy as np
 
     sys.path.insert(0, HERE)
-    import minikeras as mk
     from train_step import classic_cnn
+
+    import minikeras as mk
 
     rng = np.random.default_rng(0)
     n = steps * batch_size

@@ -43,10 +43,10 @@ def test_timeseries_as_keras(name, with_targets):
         # Start positions are shuffled as Keras does; the local shuffle buffer is tf.data's own
         # randomness, so the same windows come in another order within the buffer.
         assert [len(x) for x in got_x] == [len(x) for x in want_x]
-        rows = lambda xs: sorted(map(lambda r: r.tobytes(), np.concatenate(xs)))  # noqa: E731
+        rows = lambda xs: sorted(map(lambda r: r.tobytes(), np.concatenate(xs)))
         assert rows(got_x) == rows(want_x)
         if with_targets:
-            pairs = lambda xs, ys: sorted(zip(np.concatenate(ys).tolist(), [r.tolist() for r in np.concatenate(xs)]))  # noqa: E731
+            pairs = lambda xs, ys: sorted(zip(np.concatenate(ys).tolist(), [r.tolist() for r in np.concatenate(xs)]))
             assert pairs(got_x, got_y) == pairs(want_x, want_y)
         return
     assert len(got_x) == len(want_x)
@@ -82,7 +82,8 @@ def test_pad_sequences_as_keras(padding, truncating):
 
 
 def test_pad_sequences_defaults_steps_and_errors():
-    np.testing.assert_array_equal(mk.utils.pad_sequences([[1, 2, 3], [4], [], [5, 6, 7, 8, 9]]), FIXTURES["pad_default"])
+    padded = mk.utils.pad_sequences([[1, 2, 3], [4], [], [5, 6, 7, 8, 9]])
+    np.testing.assert_array_equal(padded, FIXTURES["pad_default"])
     got = mk.utils.pad_sequences([np.ones((2, 3)), np.ones((1, 3)) * 2], dtype="float32")
     np.testing.assert_array_equal(got, FIXTURES["pad_float_steps"])
     with pytest.raises(ValueError, match="Padding type"):
