@@ -2,13 +2,13 @@
 efficiency", renamed ``tf.keras -> mk``.
 
 The tutorial downloads the Auto MPG table; this example makes an Auto-MPG-like table in the
-script (no download, so the numbers differ from the tutorial's): 398 cars with cylinders, displacement, horsepower, weight, acceleration,
-model year and origin, and a fuel efficiency (MPG) that falls as 1 / weight and with horsepower
-and rises with the model year, plus noise. As in the tutorial, the features are normalized by a
-``layers.Normalization`` layer adapted to the training set (its mean and variance become
-non-trainable weights of the model), and four models are compared by their test mean absolute
-error: a linear model on horsepower, a linear model on all features, and a DNN (two hidden
-layers of 64) on horsepower and on all features.
+script (no download, so the numbers differ from the tutorial's): 398 cars with cylinders,
+displacement, horsepower, weight, acceleration, model year and origin, and a fuel efficiency
+(MPG) that falls as 1 / weight and with horsepower and rises with the model year, plus noise.
+As in the tutorial, the features are normalized by a ``layers.Normalization`` layer adapted to
+the training set (its mean and variance become non-trainable weights of the model), and four
+models are compared by their test mean absolute error: a linear model on horsepower, a linear
+model on all features, and a DNN (two hidden layers of 64) on horsepower and on all features.
 
     python examples/regression_normalization.py
     python examples/regression_normalization.py --epochs 20

@@ -10,8 +10,9 @@ punctuation that the tutorial's custom standardization removes. Then, as in the 
 2. a ``TextVectorization`` layer with a custom ``standardize`` (``mk.strings`` functions) is
    adapted to the training texts and maps them to padded sequences of token ids;
 3. ``Embedding`` + ``GlobalAveragePooling1D`` + ``Dense(1)`` learns from the vectorized data;
-4. the "export model" ``Sequential([vectorize_layer, model])`` takes raw strings: ``evaluate`` on the raw test set and ``predict`` on new sentences. Its first layer
-   runs on the host; the rest is the compiled program.
+4. the "export model" ``Sequential([vectorize_layer, model])`` takes raw strings: ``evaluate``
+   on the raw test set and ``predict`` on new sentences. Its first layer runs on the host; the
+   rest is the compiled program.
 
     python examples/text_classification.py
     python examples/text_classification.py --reviews 200 --epochs 3
@@ -100,7 +101,8 @@ def main(argv=None):
                                                output_mode="int", output_sequence_length=SEQUENCE_LENGTH)
     train_text = raw_train_ds.map(lambda x, y: x)
     vectorize_layer.adapt(train_text)
-    print("Vocabulary size:", vectorize_layer.vocabulary_size(), "- first tokens:", vectorize_layer.get_vocabulary()[:6])
+    print("Vocabulary size:", vectorize_layer.vocabulary_size(),
+          "- first tokens:", vectorize_layer.get_vocabulary()[:6])
 
     def vectorize_text(text, label):
         text = mk.expand_dims(text, -1)
