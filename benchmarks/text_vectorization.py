@@ -107,7 +107,8 @@ def main(argv=None):
         return result
     results = {}
     for who in ("mk", "tf"):
-        command = [args.tf_python if who == "tf" else sys.executable, __file__, "--only", who, "--docs", str(args.docs), "--words", str(args.words),
+        python = args.tf_python if who == "tf" else sys.executable
+        command = [python, __file__, "--only", who, "--docs", str(args.docs), "--words", str(args.words),
                    "--vocabulary", str(args.vocabulary), "--repeats", str(args.repeats)]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode:
