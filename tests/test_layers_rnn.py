@@ -110,8 +110,17 @@ def test_stateful_carries_and_resets_states():
     _, h3 = layer(X)
     assert_close(h3.numpy(), h1.numpy())
     assert not np.allclose(h2.numpy(), h1.numpy())
-    _, expected = L.SimpleRNN(2, return_state=True)(X, initial_state=[h1])
+    plain = L.SimpleRNN(2, return_state=True)
+    plain(X)
+    plain.set_weights(layer.get_weights())
+    _, expected = plain(X, initial_state=[h1])  # the second batch started from the first's state
+    assert_close(h2.numpy(), expected.numpy())
     assert layer.states[0].shape == (2, 2) and len(layer.weights) == 3  # the states are not weights, as Keras
+    fresh = L.SimpleRNN(2, stateful=True)  # first called inside mk.function
+    step = mk.function(lambda x: fresh(x))
+    first, second = step(mk.constant(X)), step(mk.constant(X))
+    assert_close(fresh.states[0].numpy(), second.numpy())
+    assert not np.allclose(first.numpy(), second.numpy())
 
 
 def test_user_cell_in_one_scan():
