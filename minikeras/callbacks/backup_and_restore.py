@@ -47,6 +47,9 @@ class BackupAndRestore(Callback):
             raise ValueError(f"Invalid value for argument `save_freq`. Received: save_freq={save_freq}. Expected "
                              "either 'epoch' or an integer value.")
         self.backup_dir = os.fspath(backup_dir)
+        if os.path.exists(self.backup_dir) and not os.path.isdir(self.backup_dir):
+            raise ValueError(f"BackupAndRestore: backup_dir={self.backup_dir!r} is a file; it must be a folder for "
+                             "this run's backup (or a path that does not exist yet)")
         self.save_freq = save_freq
         self.double_checkpoint = double_checkpoint
         self.delete_checkpoint = delete_checkpoint

@@ -23,6 +23,7 @@ class Merge(Layer):
 
     min_inputs = 1
     exact_inputs = None
+    broadcasts = True  # elementwise: the inputs' shapes must broadcast together
 
     def compute_mask(self, inputs, mask=None):
         """The elementwise OR of the inputs' masks; None unless every input has one (Keras 3)."""
@@ -55,7 +56,17 @@ class Merge(Layer):
 
     def build(self, input_shape):
         self._check_inputs(input_shape)
+        if self.broadcasts and all(isinstance(s, (list, tuple)) for s in input_shape):
+            self._check_broadcast(input_shape)
         self.built = True
+
+    def _check_broadcast(self, input_shape):
+        shapes = [tuple(s) for s in input_shape]
+        rank = max(len(s) for s in shapes)
+        for dims in zip(*[(1,) * (rank - len(s)) + s for s in shapes]):
+            if len({d for d in dims if d not in (None, 1)}) > 1:
+                raise ValueError(f"{type(self).__name__} '{self.name}': inputs have incompatible shapes. Received "
+                                 f"shapes {', '.join(str(s) for s in shapes)}")
 
     def call(self, inputs):
         self._check_inputs(inputs)
@@ -132,6 +143,8 @@ class Minimum(Merge):
 class Concatenate(Merge):
     """Its inputs joined along ``axis`` (default the last): shapes must agree elsewhere."""
 
+    broadcasts = False
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = int(axis)
@@ -189,6 +202,7 @@ class Dot(Merge):
     (cosine proximity). ``(batch, n)`` and ``(batch, n)`` give ``(batch, 1)``.
     """
 
+    broadcasts = False
     exact_inputs = 2
 
     def __init__(self, axes, normalize=False, **kwargs):

@@ -20,7 +20,12 @@ def constant(value, dtype=None, shape=None, name=None):
     """
     if is_string_value(value) or as_dtype(dtype) is string:
         return _string_constant(value, shape)
-    array = to_array(value, as_dtype(dtype))
+    try:
+        array = to_array(value, as_dtype(dtype))
+    except ValueError as error:
+        if isinstance(value, (list, tuple)) and "inhomogeneous" in str(error):  # TensorFlow's message
+            raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {value!r}") from None
+        raise
     if shape is not None:
         shape = tuple(shape)
         if array.size == 1 or array.shape == shape:

@@ -87,6 +87,11 @@ class Optimizer(GradientTransforms):
             if frequency and (not isinstance(frequency, int) or frequency < 1):
                 raise ValueError("`ema_overwrite_frequency` must be an integer >= 1 or None. Received: "
                                  f"ema_overwrite_frequency={ema_overwrite_frequency}")
+        for key, value in (("clipnorm", clipnorm), ("clipvalue", clipvalue), ("global_clipnorm", global_clipnorm)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                                      or not value > 0):
+                raise ValueError(f"{type(self).__name__}: `{key}` must be a positive number or None (a gradient "
+                                 f"clipped to a negative or zero bound is no gradient). Received: {key}={value!r}")
         if sum(a is not None for a in (clipnorm, clipvalue, global_clipnorm)) > 1:
             raise ValueError(f"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
                              f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")

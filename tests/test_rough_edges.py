@@ -1,0 +1,35 @@
+"""Bad input met early with a clear error (Keras's or TensorFlow's type and message where they
+have one): a file given to BackupAndRestore as its folder, a negative clip bound, a ragged
+list to mk.constant, merge layers on shapes that do not broadcast (named, with None batch)."""
+import numpy as np
+import pytest
+
+import minikeras as mk
+
+
+def test_backup_and_restore_refuses_a_regular_file(tmp_path):
+    path = tmp_path / "backup"
+    path.write_text("not a folder")
+    with pytest.raises(ValueError, match=r"BackupAndRestore: backup_dir=.*backup' is a file; it must be a folder"):
+        mk.callbacks.BackupAndRestore(path)
+    mk.callbacks.BackupAndRestore(tmp_path / "new")  # a path that does not exist yet is fine
+
+
+@pytest.mark.parametrize("key", ["clipnorm", "clipvalue", "global_clipnorm"])
+def test_negative_clip_bounds_are_refused(key):
+    with pytest.raises(ValueError, match=rf"SGD: `{key}` must be a positive number or None.*{key}=-1"):
+        mk.optimizers.SGD(**{key: -1})
+    assert getattr(mk.optimizers.SGD(**{key: np.float32(0.5)}), key) == 0.5
+
+
+def test_ragged_list_to_constant_gives_tensorflows_message():
+    with pytest.raises(ValueError, match=r"Can.t convert non-rectangular Python sequence to Tensor: \[\[1, 2\]"):
+        mk.constant([[1, 2], [3]])
+
+
+def test_merge_of_shapes_that_do_not_broadcast_names_the_layer():
+    a, b = mk.Input((4,)), mk.Input((5,))
+    with pytest.raises(ValueError, match=r"Add 'adder': inputs have incompatible shapes\. Received shapes "
+                                         r"\(None, 4\), \(None, 5\)"):
+        mk.layers.Add(name="adder")([a, b])
+    assert mk.layers.Add()([a, mk.Input((1,))]).shape == (None, 4)  # broadcasting shapes are fine
