@@ -37,6 +37,7 @@ run skips XLA's compile: ``--no-compilation-cache`` turns that off.
 import argparse
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -218,6 +219,17 @@ def positive_int(text):
     return value
 
 
+def enable_compilation_cache():
+    """Keeps compiled programs on disk (``mk.config.enable_compilation_cache``); where that cannot
+    be written (a read-only home directory), warns and trains without it. Returns the folder or None."""
+    try:
+        return mk.config.enable_compilation_cache()
+    except OSError as error:
+        warnings.warn(f"training without the compilation cache ({error}); set MINIKERAS_HOME to a writable folder "
+                      "to keep compiled programs between runs", RuntimeWarning, stacklevel=2)
+        return None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=["tape", "fit"], default="tape")
@@ -231,7 +243,7 @@ def main(argv=None):
                              "and a later run starts training ~1.2 s sooner")
     args = parser.parse_args(argv)
     if not args.no_compilation_cache:
-        mk.config.enable_compilation_cache()
+        enable_compilation_cache()
     start = time.perf_counter()
     curve = run(args.mode, args.epochs, args.batch_size, args.subset, args.seed)
     reached = next((f"{seconds:.1f} s (epoch {epoch:g})" for epoch, seconds, accuracy in curve if accuracy >= 0.99),

@@ -33,3 +33,20 @@ def test_merge_of_shapes_that_do_not_broadcast_names_the_layer():
                                          r"\(None, 4\), \(None, 5\)"):
         mk.layers.Add(name="adder")([a, b])
     assert mk.layers.Add()([a, mk.Input((1,))]).shape == (None, 4)  # broadcasting shapes are fine
+
+
+def test_main_job_warns_and_goes_on_without_a_writable_cache_folder(tmp_path, monkeypatch):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "mnist_cnn_example", Path(__file__).resolve().parents[1] / "examples" / "mnist_cnn.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    blocker = tmp_path / "home"
+    blocker.write_text("a file where the home folder should be")  # unwritable even for root
+    monkeypatch.setenv("MINIKERAS_HOME", str(blocker))
+    with pytest.warns(RuntimeWarning, match="training without the compilation cache"):
+        assert example.enable_compilation_cache() is None
+    assert mk.config.compilation_cache_directory() is None or not str(mk.config.compilation_cache_directory()
+                                                                       ).startswith(str(blocker))
