@@ -1,15 +1,17 @@
 """mk.image: values against tf.image (tests/fixtures/images, made by real TensorFlow),
 gradients against jax, the random and stateless_random variants."""
+import os
+
 import jax
 import numpy as np
 import pytest
 from conftest import check_grad
+
+import minikeras as mk
 from minikeras.image.resizing import host_resize
 from minikeras.image.transform import _projective_forward, affine_matrix, projective_transform
 
-import minikeras as mk
-
-F = np.load(__import__("os").path.join(__import__("os").path.dirname(__file__), "fixtures", "images", "image_ops.npz"))
+F = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "images", "image_ops.npz"))
 X, XU, IMAGE = F["images"], F["images_u8"], F["image"]
 I = mk.image
 
