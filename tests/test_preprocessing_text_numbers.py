@@ -92,6 +92,10 @@ def test_bad_input_errors_name_the_layer():
         mk.layers.TextVectorization(name="tv", vocabulary=["a"])(np.array([1.0]))
     with pytest.raises(TypeError, match="CategoryEncoding 'ce' expects integer ids, received strings"):
         mk.layers.CategoryEncoding(num_tokens=2, name="ce")(["a"])
+    with pytest.raises(TypeError, match=r"Dense 'dense_s' expects numbers, received strings of shape \(1, 2\): .*"
+                                        "preprocessing layers"):
+        mk.layers.Dense(2, name="dense_s")(np.array([["a", "b"]]))
+    assert mk.layers.Lambda(mk.strings.upper)(["ab"]).numpy().tolist() == [b"AB"]  # a Lambda may take strings
     with pytest.raises(ValueError, match="input rank must be 1 or the last shape dimension must be 1"):
         mk.layers.TextVectorization(vocabulary=["a"])(np.array([["a", "b"]]))
 

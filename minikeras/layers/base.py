@@ -6,7 +6,7 @@ import numpy as np
 
 from minikeras import _context, autograph, initializers, regularizers
 from minikeras.backend import floatx, is_tracer
-from minikeras.dtypes import as_dtype
+from minikeras.dtypes import as_dtype, string_refusal
 from minikeras.layers import mask_flow
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
@@ -47,6 +47,7 @@ class Layer(Module):
 
     input_ndim = None
     min_ndim = None
+    takes_strings = False  # True for layers that compute on string Tensors (host preprocessing, Lambda)
     supports_masking = False  # True where a subclass overrides compute_mask (set in __init__)
     _NOT_TRACKED = frozenset({"_inbound", "_losses"})
 
@@ -372,21 +373,29 @@ class Layer(Module):
             if isinstance(x, (Tensor, Variable)):
                 tensor = x if isinstance(x, Tensor) else x.value()
             elif is_string_value(x):  # a model may start with string preprocessing layers
-                return string_tensor(x)
+                tensor = string_tensor(x)
             else:
                 tensor = Tensor(to_array(x))
+            if tensor.dtype == object:
+                self._check_takes_strings(tensor)
+                return tensor
             if tensor.dtype.kind == "f" and tensor.dtype != self._dtype:
                 mask = mask_flow.get_mask(tensor)
                 tensor = cast(tensor, self._dtype)
                 mask_flow.set_mask(tensor, mask)
             return tensor
         if isinstance(inputs, (list, tuple)) and is_string_value(inputs):
-            return string_tensor(inputs)  # a list of strings is one string Tensor, as in Keras
+            return convert(string_tensor(inputs))  # a list of strings is one string Tensor, as in Keras
         if isinstance(inputs, (list, tuple)):
             return type(inputs)(convert(x) for x in inputs)
         if isinstance(inputs, dict):
             return {k: convert(v) for k, v in inputs.items()}
         return convert(inputs)
+
+    def _check_takes_strings(self, tensor):
+        if not (self.takes_strings or getattr(self, "saves_layers", False)):  # a model checks its layers
+            raise string_refusal(f"{type(self).__name__} '{self.name}' expects numbers, received strings of shape "
+                                 f"{tensor.shape}")
 
     def _check_input(self, inputs):
         if not isinstance(inputs, (Tensor, KerasTensor)):

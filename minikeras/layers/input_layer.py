@@ -16,6 +16,8 @@ class InputLayer(Layer):
       batch_shape: the whole shape instead (``(None,) + shape``).
     """
 
+    takes_strings = True  # a model's input may be strings (for its leading preprocessing layers)
+
     def __init__(self, shape=None, batch_size=None, dtype=None, input_shape=None, name=None, batch_shape=None,
                  batch_input_shape=None, input_tensor=None, **kwargs):
         shape = shape if shape is not None else input_shape

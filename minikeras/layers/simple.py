@@ -54,6 +54,8 @@ class Lambda(Layer):
       arguments: keyword arguments passed to ``function``.
     """
 
+    takes_strings = True  # a function may compute on string Tensors (mk.strings)
+
     def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
         super().__init__(**kwargs)
         if not callable(function):

@@ -47,6 +47,7 @@ class HostLayer(Layer):
     """
 
     runs_on_host = True
+    takes_strings = True
 
     @property
     def output_dtype(self):
