@@ -11,6 +11,9 @@ For each model, in one run and timed in turn (so machine load hits all alike):
               it should match ``mk fit`` (one compiled program, no per-layer Python at run time),
   * tf:       when TensorFlow is installed (``pip install -e ".[bench]"``), the TF 2 tutorial's
               ``@tf.function`` GradientTape step on Keras layers (``tf_reference.py``),
+  * torch:    when PyTorch is installed for ``--torch-python`` (this interpreter by default), the
+              same model in PyTorch, an eager step with Adam (``train_step_torch.py``), in a process
+              of its own that this one drives over a pipe, so that it too is timed in turn,
 reported as samples/s in steady state and as ratios to jax; compile times are separate. The last
 column is the minor page faults per training step while each contender ran: hundreds are normal,
 thousands mean the memory allocator hands out fresh pages every step (see
@@ -29,11 +32,15 @@ Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
     python benchmarks/train_step.py            # both models
     python benchmarks/train_step.py --quick    # fewer steps
     python benchmarks/train_step.py --repeats 21   # a finer median on a noisy machine (default 5)
+    --torch-compile                            # the PyTorch row with torch.compile instead of eager
     --default-malloc                           # without the setting import minikeras makes (for all)
 """
 import argparse
 import os
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import jax
@@ -161,6 +168,50 @@ def tensorflow_contender(kind, batches):
     return lambda: step(*tf_batches[0]).numpy(), run_tf
 
 
+class PyTorchWorker:
+    """``train_step_torch.py`` in a process of its own, over the benchmark's batches: ``first()``
+    and ``run()`` each return when the child has done the work; ``faults`` collects the child's
+    minor page faults per ``run()``. ``start`` returns why not (a string) without PyTorch."""
+
+    def __init__(self, process, description):
+        self.process, self.description, self.faults = process, description, []
+
+    @classmethod
+    def start(cls, kind, x, y, batch, python, compile_model, folder):
+        data = os.path.join(folder, f"{kind}_batches.npz")
+        np.savez(data, x=x, y=y)
+        command = [python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_step_torch.py"),
+                   "--kind", kind, "--batch-size", str(batch), "--data", data]
+        command += ["--compile"] if compile_model else []
+        try:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        except OSError as error:
+            return f"{python}: {error}"
+        answer = process.stdout.readline().strip()
+        if not answer.startswith("ready "):
+            process.wait()
+            return answer or f"{python} exited with {process.returncode}"
+        return cls(process, answer.removeprefix("ready "))
+
+    def _call(self, command):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline().strip()
+        if not answer.startswith("done "):
+            raise RuntimeError(f"train_step_torch.py answered {answer!r} to {command!r}")
+        return int(answer.removeprefix("done "))
+
+    def first(self):
+        self._call("first")
+
+    def run(self):
+        self.faults.append(self._call("run"))
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
 # -- the GEMM bound -------------------------------------------------------------------------------
 def training_flops_per_sample(model):
     """``6 * sum(MACs) - 2 * MACs(first layer)`` over the model's Conv2D and Dense layers."""
@@ -187,7 +238,7 @@ def gemm_flops_per_second(n=2048, repeats=5):
     return 2 * n ** 3 / best
 
 
-def measure(kind, batch, steps, repeats):
+def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False):
     rng = np.random.default_rng(0)
     x = rng.random((steps * batch, 28, 28, 1), dtype=np.float32)
     y = rng.integers(0, 10, steps * batch).astype(np.int32)
@@ -238,15 +289,32 @@ def measure(kind, batch, steps, repeats):
     tensorflow = tensorflow_contender(kind, batches)
     if tensorflow is not None:
         first_calls["tf"], runs["tf"] = tensorflow
-    compile_seconds = {}
-    for name, run_first in first_calls.items():
-        start = time.perf_counter()
-        block(run_first())
-        compile_seconds[name] = time.perf_counter() - start
-    faults = {}
-    seconds = interleaved(runs, repeats, faults)
+    notes = []
+    with tempfile.TemporaryDirectory() as folder:
+        worker = None
+        if torch_python:
+            worker = PyTorchWorker.start(kind, x, y, batch, torch_python, torch_compile, folder)
+            if isinstance(worker, str):
+                notes.append(f"no torch row: {worker}")
+                worker = None
+            else:
+                first_calls["torch"], runs["torch"] = worker.first, worker.run
+                notes.append(f"torch: {worker.description}, a process of its own")
+        try:
+            compile_seconds = {}
+            for name, run_first in first_calls.items():
+                start = time.perf_counter()
+                block(run_first())
+                compile_seconds[name] = time.perf_counter() - start
+            faults = {}
+            seconds = interleaved(runs, repeats, faults)
+        finally:
+            if worker is not None:
+                worker.close()
+    if worker is not None:  # this process's faults while the child ran say nothing: the child's own count
+        faults["torch"] = statistics.median(worker.faults)
     return ({name: steps * batch / s for name, s in seconds.items()}, compile_seconds,
-            training_flops_per_sample(reference_model), {name: n / steps for name, n in faults.items()})
+            training_flops_per_sample(reference_model), {name: n / steps for name, n in faults.items()}, notes)
 
 
 def main(argv=None):
@@ -259,6 +327,10 @@ def main(argv=None):
     parser.add_argument(DEFAULT_MALLOC_FLAG, action="store_true",
                         help="leave glibc's malloc as it is (MINIKERAS_REUSE_HOST_MEMORY=0; applies to every "
                              "contender, since it is process-wide)")
+    parser.add_argument("--torch-python", default=sys.executable,
+                        help="the interpreter that runs the PyTorch row (default: this one); '' for no PyTorch row")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="the PyTorch row with torch.compile (default: eager PyTorch)")
     args = parser.parse_args(argv)  # --default-malloc acted before the import (honour_default_malloc_flag)
     steps, repeats = (4, 3) if args.quick else (12, 5)
     if args.repeats is not None:
@@ -272,17 +344,21 @@ def main(argv=None):
         gemm = gemm_flops_per_second()
         print(f"GEMM 2048^3 float32 (jax.jit): {gemm / 1e9:.0f} GFLOP/s")
         for kind in args.models.split(","):
-            rates, compiles, flops, faults = measure(kind, args.batch_size, steps, repeats)
+            rates, compiles, flops, faults, notes = measure(kind, args.batch_size, steps, repeats, args.torch_python,
+                                                            args.torch_compile)
             bound = gemm / flops
             print(f"\n{kind} MNIST CNN: {flops / 1e6:.1f} MFLOP per training sample, GEMM bound {bound:.0f} "
                   f"samples/s")
-            print(f"  {'':9} {'samples/s':>10} {'vs jax':>7} {'vs tf':>6} {'of bound':>8} {'first call (compile)':>21}"
-                  f" {'faults/step':>11}")
+            print(f"  {'':9} {'samples/s':>10} {'vs jax':>7} {'vs tf':>6} {'vs torch':>8} {'of bound':>8} "
+                  f"{'first call (compile)':>21} {'faults/step':>11}")
             for name, rate in rates.items():
                 vs_tf = f"{rate / rates['tf']:5.2f}x" if "tf" in rates else "    -"
+                vs_torch = f"{rate / rates['torch']:7.2f}x" if "torch" in rates else "       -"
                 fault_text = f"{faults[name]:11.0f}" if name in faults else f"{'-':>11}"
-                print(f"  {name:9} {rate:10.0f} {rate / rates['jax']:6.2f}x {vs_tf:>6} {rate / bound:7.0%} "
-                      f"{compiles[name]:19.1f} s {fault_text}")
+                print(f"  {name:9} {rate:10.0f} {rate / rates['jax']:6.2f}x {vs_tf:>6} {vs_torch:>8} "
+                      f"{rate / bound:7.0%} {compiles[name]:19.1f} s {fault_text}")
+            for note in notes:
+                print(f"  ({note})")
         gemm_after = gemm_flops_per_second()
         print(f"\nGEMM again at the end: {gemm_after / 1e9:.0f} GFLOP/s")
     print(f"{steal.describe()}")
