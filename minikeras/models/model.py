@@ -6,10 +6,10 @@ from minikeras.layers.base import Layer
 from minikeras.models.functional import FunctionalGraph
 from minikeras.models.functional_config import functional_config, functional_from_config
 from minikeras.models.summary import format_summary
-from minikeras.trainers.trainer import Trainer
 from minikeras.module import tracked_items
 from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor
+from minikeras.trainers.trainer import Trainer
 
 
 class Model(Trainer, Layer):
@@ -36,8 +36,11 @@ class Model(Trainer, Layer):
     keras_files_layers_by_attribute = True
 
     def __new__(cls, *args, **kwargs):
-        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
-            cls = Functional  # mk.Model(inputs, outputs): the functional API, as Keras 3
+        if args or "inputs" in kwargs or "outputs" in kwargs:
+            if cls is Model:
+                cls = Functional  # mk.Model(inputs, outputs): the functional API, as Keras 3
+            elif not issubclass(cls, Functional) and _defines_no_call(cls):
+                cls = _functional_subclass(cls)
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
@@ -123,6 +126,25 @@ class Model(Trainer, Layer):
 
 
 @register_builtin("minikeras.models")
+def _defines_no_call(cls):
+    """Whether no class between ``cls`` and ``Model`` defines ``call``."""
+    return all("call" not in vars(klass) for klass in cls.__mro__[:cls.__mro__.index(Model)])
+
+
+_FUNCTIONAL_SUBCLASSES = {}
+
+
+def _functional_subclass(cls):
+    """``cls`` (a subclass of Model that overrides e.g. ``train_step`` but not ``call``) on top of
+    ``Functional``, for ``cls(inputs, outputs)``: Keras 3 lets the "customizing what happens in
+    fit" guide build its ``CustomModel`` so. ``cls``'s own methods come first, then Functional's."""
+    found = _FUNCTIONAL_SUBCLASSES.get(cls)
+    if found is None:
+        found = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        _FUNCTIONAL_SUBCLASSES[cls] = found
+    return found
+
+
 class Functional(FunctionalGraph, Model):
     """A model made with ``mk.Model(inputs, outputs)`` (see ``FunctionalGraph``)."""
 

@@ -5,6 +5,8 @@ Each of ``train_step``, ``test_step`` and ``predict_step`` is compiled once with
 generator - are lifted automatically), so a step is one XLA program. Override them to
 customise training, as in Keras ("customizing what happens in fit").
 """
+import warnings
+
 import jax
 import numpy as np
 
@@ -18,6 +20,7 @@ from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable
 from minikeras.trainers import data_adapter, host_prefix
 from minikeras.trainers.class_weight import class_weight_to_sample_weights
+from minikeras.trainers.input_cast import cast_integer_inputs
 from minikeras.trainers.label_check import check_sparse_labels
 from minikeras.trainers.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
 from minikeras.trainers.output_losses import OutputLosses, as_loss_object, is_multi_output
@@ -219,8 +222,11 @@ class Trainer:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         variables = self.trainable_variables
-        gradients = tape.gradient(loss, variables)
-        self.optimizer.apply_gradients(zip(gradients, variables))
+        if variables:
+            gradients = tape.gradient(loss, variables)
+            self.optimizer.apply_gradients(zip(gradients, variables))
+        else:  # as Keras 3: the loss and metrics are still computed
+            warnings.warn("The model does not have any trainable weights.", UserWarning, stacklevel=2)
         return self.compute_metrics(x, y, y_pred, sample_weight, loss=loss)
 
     def test_step(self, data):
@@ -299,10 +305,10 @@ class Trainer:
             self._trainer_steps_per_execution = int(steps_per_execution)
         if distribution is not None:  # as compile(distribution=...), from now on
             self._trainer_distribution = _check_distribution(distribution)
-        x = host_prefix.preprocess(self, x)  # leading string layers run on the host (validation_data's too)
+        x = cast_integer_inputs(self, host_prefix.preprocess(self, x))  # leading string layers run on the host
         if validation_data is not None:
             val_x, val_y, val_sw = _unpack_validation(validation_data)
-            validation_data = (host_prefix.preprocess(self, val_x), val_y, val_sw)
+            validation_data = (cast_integer_inputs(self, host_prefix.preprocess(self, val_x)), val_y, val_sw)
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = data_adapter.split_validation(x, y, sample_weight,
                                                                                    validation_split)
@@ -369,7 +375,7 @@ class Trainer:
         """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
         self._require_compiled("evaluate")
         if not _internal:  # fit's validation data went through the leading host layers already
-            x = host_prefix.preprocess(self, x)
+            x = cast_integer_inputs(self, host_prefix.preprocess(self, x))
             check_sparse_labels(self, y, "evaluate's y")
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
         self._check_distributed_batches(data)
@@ -397,7 +403,8 @@ class Trainer:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x``, computed in batches (default 32), as NumPy arrays."""
-        data = data_adapter.make_batches(host_prefix.preprocess(self, x), None, None, batch_size, False, steps)
+        x = cast_integer_inputs(self, host_prefix.preprocess(self, x))
+        data = data_adapter.make_batches(x, None, None, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = 1 if verbose == "auto" else int(verbose)
         callback_list = CallbackList(callbacks, add_history=False, progbar=ProgbarLogger,
