@@ -14,6 +14,7 @@ the output, so every layer and op works without a ``compute_output_shape``.
 This module imports nothing from minikeras but ``dtypes``: the tensor and op modules use it.
 """
 import itertools
+import re
 
 import jax
 
@@ -34,6 +35,18 @@ class SymbolicInput(TypeError):
             f"{tensor!r} is a symbolic tensor (from mk.Input): it has a shape but no value, so it can only be "
             "passed to layers and mk ops while building a functional model (mk.Model(inputs, outputs)); "
             "call the model on data to compute values")
+
+
+def _show_unknown_sizes(error, tensors):
+    """``error``'s message with the probe size of unknown dimensions shown as None, as the
+    user wrote them (a batch of 83 is no size of theirs), unless a known size is the same."""
+    size = _PROBE_SIZES[0]
+    if not error.args or not isinstance(error.args[0], str) or any(size in t.shape for t in tensors):
+        return
+    text = re.sub(rf"(?<![\w.]){size}(?![\w.])", "None", error.args[0])
+    error.args = (text,) + error.args[1:]
+    if isinstance(getattr(error, "_message", None), str):  # mk.errors' OpError keeps it apart
+        error._message = text
 
 
 class KerasTensor:
@@ -172,6 +185,7 @@ def output_spec(fn, args, kwargs, describe, evaluate=jax.eval_shape):
             raise
         except Exception as error:
             if probe == 0:
+                _show_unknown_sizes(error, [leaves[i] for i in where])
                 raise
             raise ValueError(f"{describe}: its output shape depends on an unknown input size "
                              f"(None): {error}") from error

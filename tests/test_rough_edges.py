@@ -50,3 +50,15 @@ def test_main_job_warns_and_goes_on_without_a_writable_cache_folder(tmp_path, mo
         assert example.enable_compilation_cache() is None
     assert mk.config.compilation_cache_directory() is None or not str(mk.config.compilation_cache_directory()
                                                                        ).startswith(str(blocker))
+
+
+def test_functional_shape_errors_show_unknown_sizes_as_none():
+    a, b = mk.Input((3,)), mk.Input((4,))
+    with pytest.raises(TypeError, match=r"\(None, 3\), \(None, 4\)") as raised:
+        a + b
+    assert "83" not in str(raised.value)
+    with pytest.raises(ValueError, match=r"Dot 'dot.*': the contracted dimensions differ: \(None, 3\)\[1\] vs "
+                                         r"\(None, 4\)\[1\]"):
+        mk.layers.Dot(axes=1)([a, b])
+    with pytest.raises(TypeError, match=r"\(83, 83, 3\), \(83, 83, 4\)"):  # a known size of 83: left as is
+        mk.Input((83, 3)) + mk.Input((83, 4))
