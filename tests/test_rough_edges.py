@@ -62,3 +62,16 @@ def test_functional_shape_errors_show_unknown_sizes_as_none():
         mk.layers.Dot(axes=1)([a, b])
     with pytest.raises(TypeError, match=r"\(83, 83, 3\), \(83, 83, 4\)"):  # a known size of 83: left as is
         mk.Input((83, 3)) + mk.Input((83, 4))
+
+
+def test_offline_download_error_lists_each_mirror_once(tmp_path, monkeypatch):
+    import traceback
+
+    monkeypatch.setenv("MINIKERAS_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MINIKERAS_DATASETS", raising=False)
+    mirror = (tmp_path / "no-such-mirror").as_uri()
+    with pytest.raises(OSError) as raised:
+        mk.datasets.mnist.load_data(mirrors=[mirror])
+    printed = "".join(traceback.format_exception(raised.value))
+    assert printed.count(mirror) == 1, printed
+    assert "Offline?" in printed and raised.value.failures

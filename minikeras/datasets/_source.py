@@ -146,7 +146,7 @@ def locate(
                 f"Offline? Put the four files in $MINIKERAS_DATASETS/{name}/ or pass "
                 "load_data(path=<directory>).",
                 err.failures,
-            ) from err
+            ) from None  # its message holds the mirror list; chaining printed it twice
     return cache
 
 
