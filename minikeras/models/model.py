@@ -125,7 +125,6 @@ class Model(Trainer, Layer):
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
 
-@register_builtin("minikeras.models")
 def _defines_no_call(cls):
     """Whether no class between ``cls`` and ``Model`` defines ``call``."""
     return all("call" not in vars(klass) for klass in cls.__mro__[:cls.__mro__.index(Model)])
@@ -145,6 +144,7 @@ def _functional_subclass(cls):
     return found
 
 
+@register_builtin("minikeras.models")
 class Functional(FunctionalGraph, Model):
     """A model made with ``mk.Model(inputs, outputs)`` (see ``FunctionalGraph``)."""
 
