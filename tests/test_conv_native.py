@@ -227,22 +227,6 @@ def test_turned_off_by_the_environment_and_xla_used_instead():
     assert done.stdout.strip() == "False MINIKERAS_NATIVE=0 turns native kernels off | xla"
 
 
-def test_built_once_into_the_home_directory_and_loaded_after(tmp_path):
-    code = ("from minikeras.xla_cpu import native_build as b\n"
-            "print(b.load_library('conv_native.cc') is not None, b.why_unavailable('conv_native.cc'))")
-    first = _python(code, MINIKERAS_HOME=str(tmp_path))
-    assert first.returncode == 0 and first.stdout.strip() == "True", first.stdout + first.stderr
-    files = sorted(f for f in tmp_path.joinpath("native").iterdir() if f.name != ".build.lock")
-    # every kernel library, built together; nothing half-written left
-    assert [f.name.split("-")[0] for f in files] == sorted(s[:-3] for s in native_build.SOURCES), files
-    assert all(f.suffix == ".so" for f in files)
-    built = [f.stat().st_mtime_ns for f in files]
-    second = _python(code, MINIKERAS_HOME=str(tmp_path))
-    assert second.returncode == 0 and second.stdout.strip() == "True", second.stdout + second.stderr
-    assert sorted(f for f in tmp_path.joinpath("native").iterdir() if f.name != ".build.lock") == files
-    assert [f.stat().st_mtime_ns for f in files] == built  # loaded, not built again
-
-
 def test_a_failed_build_says_why_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIKERAS_HOME", str(tmp_path))
     monkeypatch.setenv("CXX", sys.executable)  # not a compiler: the build fails
@@ -258,9 +242,9 @@ def test_a_failed_build_says_why_and_leaves_nothing(tmp_path, monkeypatch):
         native_build.load_library.cache_clear()
 
 
-def test_processes_started_at_once_build_once_and_say_so(tmp_path):
+def test_processes_started_at_once_build_once_into_the_home_directory_and_later_ones_load(tmp_path):
     code = ("from minikeras.xla_cpu import native_build as b\n"
-            "print(b.load_library('conv_native.cc') is not None)")
+            "print(b.load_library('conv_native.cc') is not None, b.why_unavailable('conv_native.cc'))")
     env = {**os.environ, "MINIKERAS_HOME": str(tmp_path)}
     runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env) for _ in range(3)]
@@ -268,8 +252,16 @@ def test_processes_started_at_once_build_once_and_say_so(tmp_path):
     assert all(run.returncode == 0 and out.strip() == "True" for run, (out, _) in zip(runs, outputs)), outputs
     announced = [err for _, err in outputs if "building its native CPU kernels" in err]
     assert len(announced) == 1, outputs  # one process built, the others waited and loaded its libraries
-    libraries = [f for f in tmp_path.joinpath("native").iterdir() if f.suffix == ".so"]
-    assert len(libraries) == len(native_build.SOURCES)
+    files = sorted(f for f in tmp_path.joinpath("native").iterdir() if f.name != ".build.lock")
+    # every kernel library, built together; nothing half-written left
+    assert [f.name.split("-")[0] for f in files] == sorted(s[:-3] for s in native_build.SOURCES), files
+    assert all(f.suffix == ".so" for f in files)
+    built = [f.stat().st_mtime_ns for f in files]
+    later = _python(code, MINIKERAS_HOME=str(tmp_path))
+    assert later.returncode == 0 and later.stdout.strip() == "True", later.stdout + later.stderr
+    assert "building" not in later.stderr
+    assert sorted(f for f in tmp_path.joinpath("native").iterdir() if f.name != ".build.lock") == files
+    assert [f.stat().st_mtime_ns for f in files] == built  # loaded, not built again
 
 
 def test_falling_back_to_xla_warns_once_with_the_reason_and_status_says_why():

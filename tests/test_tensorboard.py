@@ -36,8 +36,9 @@ def fitted(tmp_path_factory):
     rng = np.random.RandomState(0)
     x = rng.randn(40, 3).astype("float32")
     y = (x[:, :1] > 0).astype("float32")
+    # named as Keras named its model in a fresh process (the histogram tags start with the model name)
     model = mk.Sequential([mk.Input((3,)), mk.layers.Dense(4, activation="relu", name="hidden"),
-                           mk.layers.Dense(1, activation="sigmoid", name="out")])
+                           mk.layers.Dense(1, activation="sigmoid", name="out")], name="sequential")
     model.compile("adam", "binary_crossentropy", metrics=["accuracy", mk.metrics.AUC(name="auc")])
     callback = mk.callbacks.TensorBoard(str(log_dir), histogram_freq=1, write_images=True, update_freq=2)
     history = model.fit(x, y, batch_size=8, epochs=3, validation_split=0.25, callbacks=[callback], verbose=0)

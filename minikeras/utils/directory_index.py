@@ -10,6 +10,35 @@ import os
 
 import numpy as np
 
+LABEL_MODES = ("int", "categorical", "binary", None)
+
+
+def check_label_args(labels, label_mode, class_names, files, samples):
+    """Keras's checks of ``labels``, ``class_names`` and ``label_mode`` for a ``*_dataset_from_directory``
+    whose folder holds ``files`` (e.g. "image files") read as ``samples`` (e.g. "images")."""
+    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple)):
+        raise ValueError(f"`labels` argument should be a list/tuple of integer labels, of the same size as the number "
+                         f"of {files} in the target directory. If you wish to infer the labels from the "
+                         f"subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish to get "
+                         f"a dataset that only contains {samples} (no labels), pass `labels=None`. Received: "
+                         f"labels={labels}")
+    if class_names and labels != "inferred":
+        raise ValueError(f"You can only pass `class_names` if `labels=\"inferred\"`. Received: labels={labels}, and "
+                         f"class_names={class_names}")
+    if label_mode not in LABEL_MODES:
+        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
+                         f"label_mode={label_mode}")
+
+
+def encode_labels(labels, label_mode, num_classes):
+    """Integer class ids as Keras gives them for ``label_mode``: float32 (n, 1) for 'binary', one-hot
+    float32 for 'categorical', int32 otherwise."""
+    if label_mode == "binary":
+        return np.asarray(labels, np.float32)[:, None]
+    if label_mode == "categorical":
+        return np.eye(num_classes, dtype=np.float32)[np.asarray(labels)]
+    return np.asarray(labels, np.int32)
+
 
 def check_validation_split_arg(validation_split, subset, shuffle, seed):
     if validation_split and not 0 < validation_split < 1:

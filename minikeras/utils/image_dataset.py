@@ -15,11 +15,16 @@ from minikeras.data.dataset import AUTOTUNE, Dataset
 from minikeras.errors import NotFoundError
 from minikeras.image import codec
 from minikeras.image.resizing import METHODS, crop_box_to_aspect_ratio, host_resize
-from minikeras.utils.directory_index import check_validation_split_arg, index_directory, training_or_validation_split
+from minikeras.utils.directory_index import (
+    check_label_args,
+    check_validation_split_arg,
+    encode_labels,
+    index_directory,
+    training_or_validation_split,
+)
 
 FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 _CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
-_LABEL_MODES = ("int", "categorical", "binary", None)
 
 
 def load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio):
@@ -59,13 +64,6 @@ def _pool():
     return _POOL[0]
 
 
-def _labels(labels, label_mode, num_classes):
-    if label_mode == "binary":
-        return np.asarray(labels, np.float32)[:, None]
-    if label_mode == "categorical":
-        return np.eye(num_classes, dtype=np.float32)[np.asarray(labels)]
-    return np.asarray(labels, np.int32)
-
 
 def _dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer_size, seed, batch_size, names):
     paths = list(paths)
@@ -79,7 +77,7 @@ def _dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer_size,
             images = load(paths[int(rows[0])])[None]
         return images if np.ndim(i.numpy()) else images[0]
 
-    ds = Dataset.from_tensor_slices((index, _labels(labels, label_mode, num_classes)) if label_mode else index)
+    ds = Dataset.from_tensor_slices((index, encode_labels(labels, label_mode, num_classes)) if label_mode else index)
     if shuffle:
         ds = ds.shuffle(buffer_size, seed=seed)
     if batch_size is not None:
@@ -130,18 +128,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
       NotFoundError / InvalidArgumentError (when a batch is read): a file that cannot be read
         or decoded, named in the message.
     """
-    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple)):
-        raise ValueError(f"`labels` argument should be a list/tuple of integer labels, of the same size as the number "
-                         f"of image files in the target directory. If you wish to infer the labels from the "
-                         f"subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish to get "
-                         f"a dataset that only contains images (no labels), pass `labels=None`. Received: "
-                         f"labels={labels}")
-    if class_names and labels != "inferred":
-        raise ValueError(f"You can only pass `class_names` if `labels=\"inferred\"`. Received: labels={labels}, and "
-                         f"class_names={class_names}")
-    if label_mode not in _LABEL_MODES:
-        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         f"label_mode={label_mode}")
+    check_label_args(labels, label_mode, class_names, "image files", "images")
     if color_mode not in _CHANNELS:
         raise ValueError('`color_mode` must be one of {"rgb", "rgba", "grayscale"}. '
                          f'Received: color_mode={color_mode}')

@@ -10,9 +10,13 @@ import numpy as np
 from minikeras.data.dataset import AUTOTUNE, Dataset
 from minikeras.errors import NotFoundError
 from minikeras.string_tensor import StringTensor
-from minikeras.utils.directory_index import check_validation_split_arg, index_directory, training_or_validation_split
-
-_LABEL_MODES = ("int", "categorical", "binary", None)
+from minikeras.utils.directory_index import (
+    check_label_args,
+    check_validation_split_arg,
+    encode_labels,
+    index_directory,
+    training_or_validation_split,
+)
 
 
 def _reader(max_length):
@@ -27,20 +31,13 @@ def _reader(max_length):
     return read
 
 
-def _labels(labels, label_mode, num_classes):
-    if label_mode == "binary":
-        return np.asarray(labels, np.float32)[:, None]
-    if label_mode == "categorical":
-        return np.eye(num_classes, dtype=np.float32)[np.asarray(labels)]
-    return np.asarray(labels, np.int32)
-
 
 def _dataset(paths, labels, label_mode, num_classes, max_length, shuffle, buffer_size, seed, batch_size, names):
     read = _reader(max_length)
     path_array = np.empty(len(paths), dtype=object)
     path_array[:] = [p.encode("utf-8", "surrogateescape") for p in paths]
     if label_mode:
-        ds = Dataset.from_tensor_slices((path_array, _labels(labels, label_mode, num_classes)))
+        ds = Dataset.from_tensor_slices((path_array, encode_labels(labels, label_mode, num_classes)))
     else:
         ds = Dataset.from_tensor_slices(path_array)
     if shuffle:
@@ -81,18 +78,7 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
     Raises:
       ValueError: bad arguments, no class folders, or no text files.
     """
-    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple)):
-        raise ValueError(f"`labels` argument should be a list/tuple of integer labels, of the same size as the number "
-                         f"of text files in the target directory. If you wish to infer the labels from the "
-                         f"subdirectory names in the target directory, pass `labels=\"inferred\"`. If you wish to get "
-                         f"a dataset that only contains text samples (no labels), pass `labels=None`. Received: "
-                         f"labels={labels}")
-    if class_names and labels != "inferred":
-        raise ValueError(f"You can only pass `class_names` if `labels=\"inferred\"`. Received: labels={labels}, and "
-                         f"class_names={class_names}")
-    if label_mode not in _LABEL_MODES:
-        raise ValueError(f'`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         f"label_mode={label_mode}")
+    check_label_args(labels, label_mode, class_names, "text files", "text samples")
     if format != "tf":
         raise ValueError(f'`format` must be "tf" (a minikeras Dataset). Received: format={format}')
     if labels is None or label_mode is None:
