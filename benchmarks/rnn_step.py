@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_TF_PYTHON = "/work/tfvenv/bin/python"
+DEFAULT_TF_PYTHON = os.environ.get("MINIKERAS_TF_PYTHON", "")  # a Python with TensorFlow, if not this one
 
 
 def data(args, length, seed=0):
@@ -181,7 +181,7 @@ def tf_child(kind, args, length):
 
 
 def tensorflow(kind, args, length):
-    python = args.tf_python or (DEFAULT_TF_PYTHON if os.path.exists(DEFAULT_TF_PYTHON) else sys.executable)
+    python = args.tf_python or DEFAULT_TF_PYTHON or sys.executable
     command = [python, __file__, "--tf-child", kind, "--length", str(length), "--steps", str(args.steps),
                "--batch", str(args.batch), "--units", str(args.units), "--features", str(args.features)]
     done = subprocess.run(command, capture_output=True, text=True)

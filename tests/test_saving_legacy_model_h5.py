@@ -1,7 +1,7 @@
 """Whole models in legacy HDF5 files (``model.save('m.h5')`` / ``load_model('m.h5')``), as Keras 3:
 minikeras reads the files Keras 3 wrote (tests/fixtures/legacy_h5, made by make_legacy_h5.py
 there) and takes the same next Adam step; its own files round-trip, and Keras 3 reads them when
-``MINIKERAS_KERAS_PYTHON`` names a Python with Keras 3 installed (e.g. /work/tfvenv/bin/python)."""
+``MINIKERAS_KERAS_PYTHON`` names a Python with Keras 3 installed (e.g. tfvenv/bin/python)."""
 import os
 import subprocess
 import warnings
