@@ -85,7 +85,7 @@ void filter_chunk(const float* xi, const float* dyi, float* dwt, const Shape& s,
       for (int64_t j = 0; j < s.kw; ++j)
         for (int64_t o0 = 0; o0 < s.o; o0 += TO) {
           const int to = static_cast<int>(std::min<int64_t>(TO, s.o - o0));
-          with_tile_size<TO>(to, [&](auto t) {
+          with_tile_size<TO>(to, [&](auto t) __attribute__((always_inline)) {
             filter_tile<CV, decltype(t)::value>(xi, dyi, dwt, s, wp, r0, r1, i, j, c0, o0);
           });
         }
@@ -125,11 +125,11 @@ void few_filter_chunk(const float* xi, const float* dyi, float* dw, const Shape&
       int64_t o0 = 0;
       if (pairs)
         for (; o0 + 32 <= s.o; o0 += 32)
-          with_tile_size<kPairTaps>(taps, [&](auto t) {
+          with_tile_size<kPairTaps>(taps, [&](auto t) __attribute__((always_inline)) {
             few_filter_tile<decltype(t)::value, 2>(xi, dyi, dw, s, wp, r0, r1, i, o0);
           });
       for (; o0 < s.o; o0 += 16)
-        with_tile_size<kFewTaps>(taps, [&](auto t) {
+        with_tile_size<kFewTaps>(taps, [&](auto t) __attribute__((always_inline)) {
           few_filter_tile<decltype(t)::value, 1>(xi, dyi, dw, s, wp, r0, r1, i, o0);
         });
     }
@@ -265,11 +265,11 @@ void input_grad(ffi::ThreadPool& pool, const float* dy, const float* w, float* d
         int64_t c0 = 0;  // the last tile only as wide as what is left of the row
         if constexpr (kWideTiles)
           for (; c0 + 32 <= s.c; c0 += 32)
-            with_tile_size<kInputTileMax>(valid, [&](auto t) {
+            with_tile_size<kInputTileMax>(valid, [&](auto t) __attribute__((always_inline)) {
               input_tile<2, decltype(t)::value>(dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
             });
         for (; c0 < s.c; c0 += 16)
-          with_tile_size<kInputTileMax>(valid, [&](auto t) {
+          with_tile_size<kInputTileMax>(valid, [&](auto t) __attribute__((always_inline)) {
             input_tile<1, decltype(t)::value>(dyp, wt.data(), dxb + h * s.w * s.c, s, wq, h, w0, valid, c0);
           });
       }
@@ -325,7 +325,7 @@ void forward_row(const float* xi, const float* w, float* yr, const Shape& s, int
   const int tp = tile_width(s.wo, TPMAX);
   for (int64_t w0 = 0; w0 < s.wo; w0 += tp) {
     const int valid = static_cast<int>(std::min<int64_t>(tp, s.wo - w0));  // the last tile may be narrower
-    with_tile_size<TPMAX>(valid, [&](auto t) {
+    with_tile_size<TPMAX>(valid, [&](auto t) __attribute__((always_inline)) {
       forward_tile<NV, decltype(t)::value>(xi, w, yr, s, wp, h, w0, valid, o0, epilogue);
     });
   }

@@ -48,7 +48,7 @@ void row_block(const float* a, const float* b, float* c, int64_t k_size, int64_t
   constexpr int TM = kTileRows<NV>;
   for (int64_t m0 = m_begin; m0 < m_end; m0 += TM)
     with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, m_end - m0)),
-                       [&](auto t) { tile<NV, decltype(t)::value>(a, b, c, k_size, m, n, m0, n0); });
+                       [&](auto t) __attribute__((always_inline)) { tile<NV, decltype(t)::value>(a, b, c, k_size, m, n, m0, n0); });
 }
 
 constexpr int64_t kBlockRows = 96;  // rows of C per unit of work shared among the threads

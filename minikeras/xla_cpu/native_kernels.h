@@ -108,23 +108,25 @@ inline void tile_step(v16 (&acc)[T][V], const float* vectors, const float* scala
   }
 }
 
-// Runs work(worker, index) once for every index in [0, n) (an image, a block of rows), on the
-// calling thread (worker 0) and on up to `helpers` tasks of XLA's intra-op thread pool (workers
-// 1..helpers), each taking the next index from a shared counter. The caller never waits for a task that has not
-// started: it takes indices itself until none is left, then waits only for those being worked
-// on. So a busy pool (both of XLA's threads inside such calls at once, say) costs speed,
-// never a deadlock, and no thread of our own competes with XLA's for the cores.
 // Calls tile(std::integral_constant<int, N>{}) for the run-time size n in [1, MAX], so that a tile
 // whose size is known only at run time (a row's last, narrower tile) runs the instantiation compiled
 // for that size, its accumulators in registers; n outside [1, MAX] calls nothing.
+// Always inlined, and so must be the lambdas given to it: called through the closure, a kernel's
+// loop variables stay in memory and the MNIST CNN's step is measurably slower (benchmarks/LOG.md).
 template <int MAX, typename Tile>
-inline void with_tile_size(int n, Tile&& tile) {
+__attribute__((always_inline)) inline void with_tile_size(int n, Tile&& tile) {
   if constexpr (MAX > 0) {
     if (n == MAX) return tile(std::integral_constant<int, MAX>{});
     with_tile_size<MAX - 1>(n, std::forward<Tile>(tile));
   }
 }
 
+// Runs work(worker, index) once for every index in [0, n) (an image, a block of rows), on the
+// calling thread (worker 0) and on up to `helpers` tasks of XLA's intra-op thread pool (workers
+// 1..helpers), each taking the next index from a shared counter. The caller never waits for a task that has not
+// started: it takes indices itself until none is left, then waits only for those being worked
+// on. So a busy pool (both of XLA's threads inside such calls at once, say) costs speed,
+// never a deadlock, and no thread of our own competes with XLA's for the cores.
 template <typename Work>
 inline void for_each_index(xla::ffi::ThreadPool& pool, int64_t n, int64_t helpers, Work work) {
   struct State {
