@@ -42,7 +42,32 @@ def step_value(step):
     return int(step)
 
 
-class SummaryWriter:
+class _DefaultWriter:
+    """What every writer shares: making itself the default writer (and step) for a block or from now on.
+    Subclasses give ``write``, ``flush`` and ``close``."""
+
+    @contextlib.contextmanager
+    def as_default(self, step=None):
+        """Makes this the default writer (and ``step``, when given, the default step) inside the block;
+        flushes at its end."""
+        previous = (_STATE.writer, _STATE.step)
+        _STATE.writer = self
+        if step is not None:
+            _STATE.step = step
+        try:
+            yield self
+        finally:
+            self.flush()
+            _STATE.writer, _STATE.step = previous
+
+    def set_as_default(self, step=None):
+        """Makes this the default writer from now on (and ``step`` the default step)."""
+        _STATE.writer = self
+        if step is not None:
+            _STATE.step = step
+
+
+class SummaryWriter(_DefaultWriter):
     """Writes summaries to one event file in ``logdir`` (``events.out.tfevents.<time>.<host>...v2``,
     as TF names them). Use it as the default writer with ``with writer.as_default(step):``."""
 
@@ -72,25 +97,6 @@ class SummaryWriter:
         self.init()
         self._file.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
 
-    @contextlib.contextmanager
-    def as_default(self, step=None):
-        """Makes this the default writer (and ``step``, when given, the default step) inside the block."""
-        previous = (_STATE.writer, _STATE.step)
-        _STATE.writer = self
-        if step is not None:
-            _STATE.step = step
-        try:
-            yield self
-        finally:
-            self.flush()
-            _STATE.writer, _STATE.step = previous
-
-    def set_as_default(self, step=None):
-        """Makes this the default writer from now on (and ``step`` the default step)."""
-        _STATE.writer = self
-        if step is not None:
-            _STATE.step = step
-
     def flush(self):
         """Writes what is queued to disk."""
         if self._file is not None:
@@ -106,27 +112,11 @@ class SummaryWriter:
         return f"<SummaryWriter logdir={self._logdir!r}>"
 
 
-class NoopSummaryWriter:
+class NoopSummaryWriter(_DefaultWriter):
     """A writer that writes nothing (``mk.summary.create_noop_writer``)."""
 
     def write(self, summary, step):
         pass
-
-    @contextlib.contextmanager
-    def as_default(self, step=None):
-        previous = (_STATE.writer, _STATE.step)
-        _STATE.writer = self
-        if step is not None:
-            _STATE.step = step
-        try:
-            yield self
-        finally:
-            _STATE.writer, _STATE.step = previous
-
-    def set_as_default(self, step=None):
-        _STATE.writer = self
-        if step is not None:
-            _STATE.step = step
 
     def flush(self):
         pass
