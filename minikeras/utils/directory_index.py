@@ -1,5 +1,6 @@
 """Files of a directory of class folders, labelled and split as Keras 3's ``index_directory``
-and ``get_training_or_validation_split`` do (used by ``text_dataset_from_directory``).
+and ``get_training_or_validation_split`` do (used by ``image_dataset_from_directory`` and
+``text_dataset_from_directory``).
 
 Class names are the sorted sub-folders (or ``class_names`` in its order); files are listed
 sorted, per class, then shuffled with ``np.random.RandomState(seed)`` (paths and labels with
@@ -136,3 +137,32 @@ def training_or_validation_split(samples, labels, validation_split, subset, verb
             print(f"Using {num_val} files for validation.")
         return samples[len(samples) - num_val:], None if labels is None else labels[len(samples) - num_val:]
     raise ValueError(f'`subset` must be either "training" or "validation", received: {subset}')
+
+
+def shuffle_buffer_size(batch_size):
+    """The shuffle buffer of a ``*_dataset_from_directory``: 8 batches, or 1024 elements unbatched."""
+    return batch_size * 8 if batch_size is not None else 1024
+
+
+def split_datasets(make, samples, labels, validation_split, subset, shuffle, directory, what, formats,
+                   verbose=True):
+    """The dataset of ``subset`` (None: all the files; 'training' or 'validation'; 'both': a
+    [training, validation] list, the validation part unshuffled), each built by
+    ``make(samples, labels, shuffle)`` from its part of ``samples`` and ``labels``.
+
+    Raises:
+      ValueError: a part with no files, naming ``what`` (e.g. 'images'), ``directory`` and the
+        allowed ``formats``.
+    """
+    def build(subset_name, shuffled):
+        part_samples, part_labels = training_or_validation_split(samples, labels, validation_split, subset_name,
+                                                                 verbose)
+        if not part_samples:
+            kind = {"training": "training ", "validation": "validation "}.get(subset_name, "")
+            allowed = f"formats: {formats}" if len(formats) > 1 else f"format: {formats[0]}"
+            raise ValueError(f"No {kind}{what} found in directory {directory}. Allowed {allowed}")
+        return make(part_samples, part_labels, shuffled)
+
+    if subset == "both":
+        return [build("training", shuffle), build("validation", False)]
+    return build(subset, shuffle)

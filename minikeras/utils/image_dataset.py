@@ -20,7 +20,8 @@ from minikeras.utils.directory_index import (
     check_validation_split_arg,
     encode_labels,
     index_directory,
-    training_or_validation_split,
+    shuffle_buffer_size,
+    split_datasets,
 )
 
 FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
@@ -159,17 +160,12 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     def load(path):
         return load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio)
 
-    buffer_size = batch_size * 8 if batch_size is not None else 1024
+    buffer_size = shuffle_buffer_size(batch_size)
     num_classes = len(names) if names else 0
 
-    def build(subset_name, shuffled):
-        part_paths, part_labels = training_or_validation_split(paths, labels, validation_split, subset_name, verbose)
-        if not part_paths:
-            kind = {"training": "training ", "validation": "validation "}.get(subset_name, "")
-            raise ValueError(f"No {kind}images found in directory {os.fspath(directory)}. Allowed formats: {FORMATS}")
+    def make(part_paths, part_labels, shuffled):
         return _dataset(part_paths, part_labels, label_mode, num_classes, load, shuffled, buffer_size, seed,
                         batch_size, names)
 
-    if subset == "both":
-        return [build("training", shuffle), build("validation", False)]
-    return build(subset, shuffle)
+    return split_datasets(make, paths, labels, validation_split, subset, shuffle, os.fspath(directory), "images",
+                          FORMATS, verbose)

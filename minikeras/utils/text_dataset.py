@@ -15,7 +15,8 @@ from minikeras.utils.directory_index import (
     check_validation_split_arg,
     encode_labels,
     index_directory,
-    training_or_validation_split,
+    shuffle_buffer_size,
+    split_datasets,
 )
 
 
@@ -27,7 +28,7 @@ def _reader(max_length):
                 text = f.read()
         except OSError as error:
             raise NotFoundError(None, "ReadFile", f"{name}; {error.strerror} [Op:ReadFile]") from error
-        return StringTensor.of_bytes(np.array(text[:max_length] if max_length is not None else text, dtype=object))
+        return StringTensor.of_bytes(np.array(text[:max_length], dtype=object))
     return read
 
 
@@ -91,17 +92,12 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
     if label_mode == "binary" and len(names) != 2:
         raise ValueError(f'When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
                          f"class_names={names}")
-    buffer_size = batch_size * 8 if batch_size is not None else 1024
+    buffer_size = shuffle_buffer_size(batch_size)
     num_classes = len(names) if names else 0
 
-    def build(subset_name, shuffled):
-        part_paths, part_labels = training_or_validation_split(paths, labels, validation_split, subset_name, verbose)
-        if not part_paths:
-            kind = {"training": "training ", "validation": "validation "}.get(subset_name, "")
-            raise ValueError(f"No {kind}text files found in directory {directory}. Allowed format: .txt")
-        return _dataset(part_paths, part_labels, label_mode, num_classes, None if max_length is None else max_length,
-                        shuffled, buffer_size, seed, batch_size, names)
+    def make(part_paths, part_labels, shuffled):
+        return _dataset(part_paths, part_labels, label_mode, num_classes, max_length, shuffled, buffer_size, seed,
+                        batch_size, names)
 
-    if subset == "both":
-        return [build("training", shuffle), build("validation", False)]
-    return build(subset, shuffle)
+    return split_datasets(make, paths, labels, validation_split, subset, shuffle, directory, "text files",
+                          (".txt",), verbose)
