@@ -4,6 +4,7 @@ A ``Dataset`` (dataset.py) holds one stage; its methods check their arguments an
 stage for the next one. ``Stream`` gives the streaming version of each transformation;
 the stages over in-memory rows (``_rows``) override some with index plans.
 """
+import atexit
 import itertools
 import queue
 import threading
@@ -294,9 +295,33 @@ class Zip(Stream):
 
 _ITEM, _END, _ERROR = "item", "end", "error"
 
+# The prefetch workers still running, each with its stop event. A worker is a daemon thread so
+# that an iterator never closed does not keep the process alive; the exit hook below stops
+# and joins them before jax is torn down, since a daemon thread still inside jax when Python
+# finalizes aborts the process.
+_WORKERS = {}
+_WORKERS_LOCK = threading.Lock()
+
+
+def _stop_workers():
+    with _WORKERS_LOCK:
+        workers = list(_WORKERS.items())
+    for _, stop in workers:
+        stop.set()
+    for worker, _ in workers:
+        worker.join()
+
+
+# atexit runs its hooks last-registered first: this module is imported after jax, so its hook
+# runs before jax's.
+atexit.register(_stop_workers)
+
 
 class Prefetch(Unary):
-    """Runs the upstream pipeline on a background thread, ``buffer_size`` elements ahead."""
+    """Runs the upstream pipeline on a background thread, ``buffer_size`` elements ahead.
+
+    Leaving the pass early (``break``, ``take``, closing the iterator) stops the thread and
+    waits for the element it is preparing; iterators never closed are stopped at exit."""
 
     def __init__(self, upstream, buffer_size):
         super().__init__(upstream)
@@ -317,18 +342,32 @@ class Prefetch(Unary):
 
         def work():
             try:
-                for element in self.upstream._elements():
-                    if not put((_ITEM, element)):
-                        return
+                elements = self.upstream._elements()
+                try:
+                    for element in elements:
+                        if not put((_ITEM, element)):
+                            return
+                finally:
+                    elements.close()  # stops an upstream prefetch on this thread, not at garbage collection
                 put((_END, None))
             except BaseException as error:  # noqa: BLE001 - handed to the consumer
                 put((_ERROR, error))
+            finally:
+                with _WORKERS_LOCK:
+                    _WORKERS.pop(threading.current_thread(), None)
 
         worker = threading.Thread(target=work, name="mk.data.prefetch", daemon=True)
+        with _WORKERS_LOCK:
+            _WORKERS[worker] = stop
         worker.start()
         try:
             while True:
-                kind, value = slots.get()
+                try:
+                    kind, value = slots.get(timeout=0.1)
+                except queue.Empty:
+                    if worker.is_alive() or not slots.empty():
+                        continue
+                    return  # stopped at exit before it handed over its end
                 if kind == _END:
                     return
                 if kind == _ERROR:
@@ -336,4 +375,4 @@ class Prefetch(Unary):
                 yield value
         finally:
             stop.set()
-
+            worker.join()
