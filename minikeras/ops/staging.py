@@ -72,6 +72,12 @@ def lifted_variables():
 def stage(fn, input_avals=(), carried=(), make_inputs=None, convert_python_numbers=True):
     """Runs ``fn(*make_inputs(values))`` once under ``jax.make_jaxpr`` and returns a ``Staged``.
 
+    Every Variable ``fn`` touches gets its value back afterwards (also when ``fn`` raises): inside
+    ``mk.function`` those the trace lifted, and the ``carried`` ones anywhere. Outside
+    ``mk.function`` (an eager RNN layer stages its step with its weights carried) nothing
+    watches the other Variables: assigning them a traced value raises, as any assignment of a
+    traced value outside ``mk.function`` does, and ``written`` is empty.
+
     Args:
       fn: the Python function.
       input_avals: ``jax.ShapeDtypeStruct``s of the array inputs.
@@ -86,6 +92,7 @@ def stage(fn, input_avals=(), carried=(), make_inputs=None, convert_python_numbe
     def body(*values):
         inputs = [Tensor(v) for v in values[:len(input_avals)]]
         before = {id(v): v._value for v in lifted_variables()}
+        carried_before = [(v, v._value) for v in carried]  # outside mk.function none of them is lifted
         for v, value in zip(carried, values[len(input_avals):]):
             v._value = value
         starts = {id(v): v._value for v in lifted_variables()}
@@ -100,6 +107,8 @@ def stage(fn, input_avals=(), carried=(), make_inputs=None, convert_python_numbe
                 if v._value is not start:
                     written.append((v, v._value))
         finally:
+            for v, value in carried_before:
+                v._value = value
             for v in lifted_variables():
                 if id(v) in before:
                     v._value = before[id(v)]
