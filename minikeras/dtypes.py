@@ -48,6 +48,12 @@ def as_dtype(value):
         raise TypeError(f"Expected a dtype such as 'float32' or mk.int32, received {value!r}") from None
 
 
+def dtype_name(dtype):
+    """The name Keras 3 writes for ``dtype`` in configs: 'string' for string Tensors' dtype."""
+    dtype = as_dtype(dtype)
+    return "string" if dtype == string else dtype.name
+
+
 def canonical_dtype(dtype):
     """float64 -> float32 and int64 -> int32 unless JAX runs with x64 enabled."""
     dtype = np.dtype(dtype)

@@ -1,4 +1,5 @@
 """``mk.Input``: the symbolic input of a functional model, and its ``InputLayer``."""
+from minikeras.dtypes import dtype_name
 from minikeras.layers.base import Layer
 from minikeras.module import unique_name
 from minikeras.saving.registry import register_builtin
@@ -43,7 +44,7 @@ class InputLayer(Layer):
         return self._batch_input_shape
 
     def get_config(self):
-        return {"name": self.name, "dtype": self.dtype.name, "batch_shape": self._batch_input_shape}
+        return {"name": self.name, "dtype": dtype_name(self.dtype), "batch_shape": self._batch_input_shape}
 
     supports_masking = True  # passes its input through, mask included
 

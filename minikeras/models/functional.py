@@ -5,13 +5,18 @@ graph's nodes (``models.graph``) on real Tensors in order: plain layer and op ca
 ``mk.function`` traces the whole model once into one program, as it does a ``Sequential``.
 """
 import jax
+import numpy as np
 
 from minikeras.layers.base import Layer
 from minikeras.layers.mask_flow import get_mask, set_mask
+from minikeras.models.functional_host import StringInputError, host_value, run_host_nodes, split_host_prefix
 from minikeras.models.graph import describe_value, input_tensors_of, map_graph
+from minikeras.ops.array import expand_dims, squeeze
 from minikeras.ops.math import cast
+from minikeras.string_tensor import is_string_value
 from minikeras.symbolic import flatten, is_symbolic, map_symbolic
 from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.trainers import host_prefix
 
 
 class FunctionalGraph:
@@ -31,7 +36,7 @@ class FunctionalGraph:
     # The graph (nodes, symbolic tensors) holds no state; the layers are tracked through
     # ``_graph_layers``, in the graph's order.
     GRAPH_STATE = frozenset({"_graph_nodes", "_graph_operations", "_graph_inputs", "_graph_outputs",
-                             "_inputs_struct", "_outputs_struct"})
+                             "_inputs_struct", "_outputs_struct", "_host_split"})
 
     def _init_graph(self, inputs, outputs):
         if isinstance(inputs, tuple):
@@ -56,6 +61,7 @@ class FunctionalGraph:
                 raise ValueError(f'The name "{name}" is used {names.count(name)} times in the model '
                                  f"'{self.name}'. All layer names should be unique.")
         self._graph_layers = layers
+        self._host_split = split_host_prefix(self._graph_inputs, self._graph_nodes, self._graph_outputs)
         self.built = True
         self._output_shape = self.output_shape
 
@@ -132,6 +138,9 @@ class FunctionalGraph:
         """The outputs for ``inputs`` (a Tensor, or a list or dict matching ``model.input``);
         ``mask``: the inputs' masks (one per input, None for none), else those they carry."""
         values = {}
+        split = self._host_split if host_prefix.is_applied_to(self) else None
+        if split is not None:  # fit/evaluate/predict ran the leading host layers already
+            return self._call_compiled_part(split, inputs)
         given = self._standardize_inputs(inputs)
         masks = [get_mask(v) for v in given] if mask is None else list(jax.tree_util.tree_leaves(
             mask if isinstance(mask, (list, tuple, dict)) else [mask], is_leaf=lambda m: m is None))
@@ -149,8 +158,46 @@ class FunctionalGraph:
                 values[id(tensor)] = value
         return map_symbolic(lambda t: values[id(t)], self._outputs_struct)
 
-    def _standardize_inputs(self, inputs):
-        """The model's input values, in the order of ``model.inputs``."""
+    # -- leading host layers (string preprocessing) ------------------------------------------
+    @property
+    def has_host_layers(self):
+        """Whether layers that run on the host (string preprocessing) read the model's Inputs."""
+        return self._host_split is not None
+
+    def apply_host_layers(self, inputs):
+        """The values the compiled steps of fit/evaluate/predict start from: ``inputs`` (arrays,
+        lists of ``str``, Tensors, as ``model(inputs)`` takes them) through the leading host
+        layers, run eagerly on the host; one NumPy array, or a tuple of them in the order of the
+        tensors the compiled part reads. ``inputs`` unchanged for a model without host layers."""
+        split = self._host_split
+        if split is None:
+            self._refuse_strings(inputs)
+            return inputs
+        values = [host_value(value, tensor) for value, tensor in zip(self._input_values(inputs), self._graph_inputs)]
+        self._check_input_values(values)
+        boundary = run_host_nodes(split, self._graph_inputs, values)
+        return boundary[0] if len(boundary) == 1 else tuple(boundary)
+
+    def _call_compiled_part(self, split, inputs):
+        values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if len(values) != len(split.boundary):
+            raise ValueError(f"Model '{self.name}': its compiled part expects {len(split.boundary)} values (what "
+                             f"its host layers make), received {len(values)}")
+        known = {}
+        for tensor, value in zip(split.boundary, values):
+            if isinstance(value, Tensor) and value.dtype != tensor.dtype and value.dtype != object:
+                value = cast(value, tensor.dtype)
+            known[id(tensor)] = value
+        for node in split.compiled_nodes:
+            out = node.run(lambda t: known[id(t)])
+            results = jax.tree_util.tree_leaves(out, is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
+            for tensor, value in zip(node.output_tensors, results):
+                known[id(tensor)] = value
+        return map_symbolic(lambda t: known[id(t)], self._outputs_struct)
+
+    # -- inputs ------------------------------------------------------------------------------
+    def _input_values(self, inputs):
+        """``inputs`` as a list in the order of ``model.inputs`` (a dict by Input names or keys)."""
         expected = self._graph_inputs
         if isinstance(inputs, dict):
             keys = list(self._inputs_struct) if isinstance(self._inputs_struct, dict) else self.input_names
@@ -160,23 +207,66 @@ class FunctionalGraph:
                                  f"{sorted(inputs)} (missing {missing})")
             if isinstance(self._inputs_struct, dict):
                 by_tensor = {id(self._inputs_struct[k]): inputs[k] for k in keys}
-                values = [by_tensor[id(t)] for t in expected]
-            else:
-                values = [inputs[k] for k in keys]
-        elif isinstance(inputs, (list, tuple)):
+                return [by_tensor[id(t)] for t in expected]
+            return [inputs[k] for k in keys]
+        if isinstance(inputs, (list, tuple)) and not (len(expected) == 1 and is_string_value(inputs)):
             values = list(inputs)
         else:
             values = [inputs]
         if len(values) != len(expected):
             raise ValueError(f"Model '{self.name}' expects {len(expected)} input(s) {self.input_names}, but it "
                              f"received {len(values)} input tensors")
-        for tensor, value in zip(expected, values):
+        return values
+
+    def _refuse_strings(self, inputs):
+        """Strings given to a numeric Input raise ``StringInputError`` (other mismatches are left
+        to the steps' own checks)."""
+        if isinstance(inputs, (dict, list, tuple)) or is_string_value(inputs) or hasattr(inputs, "dtype"):
+            try:
+                values = self._input_values(inputs)
+            except ValueError:
+                return
+            for tensor, value in zip(self._graph_inputs, values):
+                self._check_not_strings(tensor, value)
+
+    def _check_not_strings(self, tensor, value):
+        if tensor.dtype != object and (getattr(value, "dtype", None) in (object,) or is_string_value(value)
+                                       or getattr(getattr(value, "dtype", None), "kind", "") in "US"):
+            shape = tuple(np.shape(value)) if not hasattr(value, "shape") else tuple(value.shape)
+            raise StringInputError(f"Input '{tensor.node.operation.name}' of model '{self.name}' expects "
+                                   f"{tensor.dtype.name} values of shape {tensor.shape}, received strings of "
+                                   f"shape {shape}: strings go to an Input of dtype 'string' "
+                                   "(mk.Input(shape=(1,), dtype='string')) followed by string preprocessing "
+                                   "layers (TextVectorization, StringLookup, Hashing)")
+
+    def _check_input_values(self, values):
+        for tensor, value in zip(self._graph_inputs, values):
+            self._check_not_strings(tensor, value)
             shape = tuple(getattr(value, "shape", ()))
             if len(shape) != len(tensor.shape) or any(
                     e is not None and e != n for e, n in zip(tensor.shape[1:], shape[1:])):
                 raise ValueError(f"Input '{tensor.node.operation.name}' of model '{self.name}' expects shape "
                                  f"{tensor.shape}, received a value of shape {shape}")
+
+    def _standardize_inputs(self, inputs):
+        """The model's input values, in the order of ``model.inputs``, a trailing axis of size 1
+        added or dropped as Keras 3 does; shapes checked."""
+        values = [_adjust_rank(value, tensor) for value, tensor in zip(self._input_values(inputs), self._graph_inputs)]
+        self._check_input_values(values)
         return values
+
+
+def _adjust_rank(value, tensor):
+    """``value`` with a trailing axis of size 1 added or dropped where the Input ``tensor`` has
+    one rank more (and that axis) or one rank less, as Keras 3's functional models do."""
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return value
+    if len(shape) == len(tensor.shape) + 1 and shape[-1] == 1:
+        return squeeze(value, axis=-1)
+    if len(shape) == len(tensor.shape) - 1 and tensor.shape[-1] == 1:
+        return expand_dims(value, axis=-1)
+    return value
 
 
 def _shapes(structure):

@@ -11,6 +11,7 @@ node index, tensor index]}}``; node indices count the layer's calls that belong 
 """
 import jax
 
+from minikeras.dtypes import dtype_name
 from minikeras.layers.base import Layer
 from minikeras.layers.input_layer import InputLayer
 from minikeras.saving.registry import deserialize_keras_object, serialize_keras_object
@@ -35,7 +36,7 @@ def functional_config(model):
         return [node.operation.name, own[id(node.operation)].index(node), index]
 
     def describe(tensor):
-        return {"class_name": _TENSOR, "config": {"shape": list(tensor.shape), "dtype": tensor.dtype.name,
+        return {"class_name": _TENSOR, "config": {"shape": list(tensor.shape), "dtype": dtype_name(tensor.dtype),
                                                   "keras_history": history(tensor)}}
     layers = []
     for layer in model.layers:

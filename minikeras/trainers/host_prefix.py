@@ -7,6 +7,10 @@ Dataset batch by batch, as a ``map`` after its batching), and the compiled step 
 while ``applied()`` is active, ``Sequential.call`` starts after those layers. This is the
 tutorials' "export model": ``Sequential([vectorize_layer, model, Activation("sigmoid")])``
 whose ``predict`` takes raw strings.
+
+A functional model does the same with the host layers that read its Inputs (its
+``apply_host_layers``, ``has_host_layers``): the compiled steps take the values those layers
+make (``mk.Model(mk.Input(shape=(1,), dtype="string"), model(vectorize_layer(inputs)))``).
 """
 import contextlib
 
@@ -14,8 +18,10 @@ import numpy as np
 
 from minikeras.data.dataset import Dataset
 from minikeras.layers.preprocessing.host_layer import host_array
+from minikeras.trainers.input_cast import cast_integer_inputs
 
 _active = [0]
+_models = []  # the models whose steps run now, innermost last (None: any model)
 
 
 def leading_host_layers(layers):
@@ -33,13 +39,21 @@ def skipped(layers):
     return leading_host_layers(layers) if _active[0] else 0
 
 
+def is_applied_to(model):
+    """Whether ``model``'s leading host layers are taken as applied now (its steps run)."""
+    return bool(_active[0]) and bool(_models) and _models[-1] is model
+
+
 @contextlib.contextmanager
-def applied():
-    """While active, a model's leading host layers are taken as already applied to its inputs."""
+def applied(model=None):
+    """While active, a model's leading host layers are taken as already applied to its inputs
+    (``model``: the model whose steps run; a functional model checks that it is the one)."""
     _active[0] += 1
+    _models.append(model)
     try:
         yield
     finally:
+        _models.pop()
         _active[0] -= 1
 
 
@@ -62,6 +76,26 @@ def _raw_shape(x):
         spec = spec[0] if isinstance(spec, tuple) else spec
         return spec.shape
     return np.shape(host_array(x))
+
+
+def model_inputs(model, x):
+    """``x`` as the compiled steps of ``model`` take it: integer arrays cast to the dtypes of
+    the Inputs they go to (``input_cast``) and the leading host layers applied."""
+    if hasattr(model, "apply_host_layers"):  # functional: cast the raw inputs, then the host layers
+        return _functional(model, cast_integer_inputs(model, x))
+    return cast_integer_inputs(model, preprocess(model, x))
+
+
+def _functional(model, x):
+    if x is None:
+        return x
+    if isinstance(x, Dataset):
+        def element(*parts):
+            if len(parts) == 1:
+                return model.apply_host_layers(parts[0])
+            return (model.apply_host_layers(parts[0]),) + tuple(parts[1:])
+        return x.map(element)
+    return model.apply_host_layers(x)
 
 
 def preprocess(model, x):

@@ -20,7 +20,6 @@ from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable
 from minikeras.trainers import data_adapter, host_prefix
 from minikeras.trainers.class_weight import class_weight_to_sample_weights
-from minikeras.trainers.input_cast import cast_integer_inputs
 from minikeras.trainers.label_check import check_sparse_labels
 from minikeras.trainers.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
 from minikeras.trainers.output_losses import OutputLosses, as_loss_object, is_multi_output
@@ -256,7 +255,7 @@ class Trainer:
         runner = self._step(kind)
         distribution = getattr(self, "_trainer_distribution", None)
         try:
-            with host_prefix.applied():  # the batches went through the leading host layers already
+            with host_prefix.applied(self):  # the batches went through the leading host layers already
                 if distribution is None:
                     return runner.run(batches, group)
                 with distribution:  # mk.distribute: the compiled steps run on its devices
@@ -305,10 +304,10 @@ class Trainer:
             self._trainer_steps_per_execution = int(steps_per_execution)
         if distribution is not None:  # as compile(distribution=...), from now on
             self._trainer_distribution = _check_distribution(distribution)
-        x = cast_integer_inputs(self, host_prefix.preprocess(self, x))  # leading string layers run on the host
+        x = host_prefix.model_inputs(self, x)  # leading string layers run on the host
         if validation_data is not None:
             val_x, val_y, val_sw = _unpack_validation(validation_data)
-            validation_data = (cast_integer_inputs(self, host_prefix.preprocess(self, val_x)), val_y, val_sw)
+            validation_data = (host_prefix.model_inputs(self, val_x), val_y, val_sw)
         if validation_split and validation_data is None:
             (x, y, sample_weight), validation_data = data_adapter.split_validation(x, y, sample_weight,
                                                                                    validation_split)
@@ -375,7 +374,7 @@ class Trainer:
         """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
         self._require_compiled("evaluate")
         if not _internal:  # fit's validation data went through the leading host layers already
-            x = cast_integer_inputs(self, host_prefix.preprocess(self, x))
+            x = host_prefix.model_inputs(self, x)
             check_sparse_labels(self, y, "evaluate's y")
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
         self._check_distributed_batches(data)
@@ -403,7 +402,7 @@ class Trainer:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x``, computed in batches (default 32), as NumPy arrays."""
-        x = cast_integer_inputs(self, host_prefix.preprocess(self, x))
+        x = host_prefix.model_inputs(self, x)
         data = data_adapter.make_batches(x, None, None, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = 1 if verbose == "auto" else int(verbose)

@@ -250,7 +250,9 @@ class TextVectorization(HostLayer):
     def compute_output_shape(self, input_shape):
         if self._output_mode == "int":
             return (input_shape[0] if input_shape else None, self._output_sequence_length)
-        depth = self._lookup_layer.max_tokens if self._lookup_layer.pad_to_max_tokens else self.vocabulary_size()
+        # the lookup's depth: the vocabulary_size a config gave (a loaded model's graph is built before its
+        # vocabulary asset is read, as in Keras), else the vocabulary's
+        depth = self._lookup_layer.compute_output_shape((None, 1))[-1] or self.vocabulary_size()
         return (input_shape[0] if input_shape else None, depth)
 
 
