@@ -176,6 +176,9 @@ class LossFunctionWrapper(Loss):
     def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
         super().__init__(name=name or getattr(fn, "__name__", None), reduction=reduction, dtype=dtype)
         self.fn = fn
+        # a function of integer labels (sparse cross-entropy) gets them as they are, not cast to
+        # float and back (compile(loss='sparse_categorical_crossentropy') wraps the function)
+        self._integer_labels = getattr(fn, "integer_labels", False)
         self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):

@@ -158,6 +158,9 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     return _sparse_crossentropy(y_true, y_pred, from_logits, ignore_class, axis, "sparse_categorical_crossentropy")[0]
 
 
+sparse_categorical_crossentropy.integer_labels = True  # LossFunctionWrapper passes y_true uncast
+
+
 bce = BCE = binary_crossentropy
 
 
