@@ -9,18 +9,22 @@ sequence length, and the first call (trace + compile) of each.
     python benchmarks/rnn_step.py --units 8 --length 6 --steps 3 --lengths 4 8   # smoke run
 
 The model: ``[LSTM|GRU](units)`` on (batch, length, features) -> ``Dense(10, softmax)``,
-sparse categorical cross-entropy, Adam(1e-3); the same initial weights in every contender.
+sparse categorical cross-entropy, Adam(1e-3). The minikeras model is built once per kind (seed 0);
+every contender starts from its initial weights (the tape step and ``fit`` on that one model, reset
+in between; the jax step and TensorFlow's model get the same arrays).
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 DEFAULT_TF_PYTHON = os.environ.get("MINIKERAS_TF_PYTHON", "")  # a Python with TensorFlow, if not this one
 
 
@@ -42,17 +46,26 @@ def timed(first, run, steps, batch):
 
 
 # -- minikeras ------------------------------------------------------------------------------------
-def minikeras_model(kind, args):
-    import minikeras as mk
-    recurrent = mk.layers.LSTM if kind == "lstm" else mk.layers.GRU
-    model = mk.Sequential([recurrent(args.units), mk.layers.Dense(10, activation="softmax")])
-    model.build((None, None, args.features))
-    return model
+class SharedModel:
+    """The one minikeras model of a kind (built once, seed 0) and its initial weights, which each
+    contender starts from: ``fresh()`` gives the model with them restored."""
+
+    def __init__(self, kind, args):
+        import minikeras as mk
+        mk.random.set_seed(0)
+        recurrent = mk.layers.LSTM if kind == "lstm" else mk.layers.GRU
+        self.model = mk.Sequential([recurrent(args.units), mk.layers.Dense(10, activation="softmax")])
+        self.model.build((None, None, args.features))
+        self.weights = self.model.get_weights()  # kernel, recurrent_kernel, bias, dense kernel, dense bias
+
+    def fresh(self):
+        self.model.set_weights(self.weights)
+        return self.model
 
 
-def minikeras_tape(kind, args, length):
+def minikeras_tape(shared, args, length):
     import minikeras as mk
-    model = minikeras_model(kind, args)
+    model = shared.fresh()
     optimizer = mk.optimizers.Adam(1e-3)
     loss_fn = mk.losses.SparseCategoricalCrossentropy()
 
@@ -75,9 +88,9 @@ def minikeras_tape(kind, args, length):
     return timed(lambda: step(xs[0], ys[0]).numpy(), run, args.steps, args.batch)
 
 
-def minikeras_fit(kind, args, length):
+def minikeras_fit(shared, args, length):
     import minikeras as mk
-    model = minikeras_model(kind, args)
+    model = shared.fresh()
     model.compile(optimizer=mk.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
     x, y = data(args, length)
     x, y = x.reshape((-1,) + x.shape[2:]), y.reshape(-1)
@@ -87,19 +100,14 @@ def minikeras_fit(kind, args, length):
 
 
 # -- hand-written jax -----------------------------------------------------------------------------
-def jax_step(kind, args, length):
+def jax_step(kind, args, length, weights):
     """The same model in plain jax: the input projection for all steps, then lax.scan."""
     import jax
     import jax.numpy as jnp
     import optax
 
-    rng = np.random.default_rng(0)
-    gates = 4 if kind == "lstm" else 3
-    u, f = args.units, args.features
-    params = {"k": rng.normal(size=(f, gates * u)).astype("float32") * 0.1,
-              "r": rng.normal(size=(u, gates * u)).astype("float32") * 0.1,
-              "b": np.zeros((gates * u,) if kind == "lstm" else (2, gates * u), "float32"),
-              "w": rng.normal(size=(u, 10)).astype("float32") * 0.1, "c": np.zeros((10,), "float32")}
+    u = args.units
+    params = dict(zip(("k", "r", "b", "w", "c"), (np.asarray(w) for w in weights)))  # GRU's b: (2, 3 units)
 
     def lstm_step(r, carry, p):
         h, c = carry
@@ -159,6 +167,8 @@ def tf_child(kind, args, length):
     recurrent = tf.keras.layers.LSTM if kind == "lstm" else tf.keras.layers.GRU
     model = tf.keras.Sequential([tf.keras.Input((None, args.features)), recurrent(args.units),
                                  tf.keras.layers.Dense(10, activation="softmax")])
+    with np.load(args.weights) as saved:
+        model.set_weights([saved[f"arr_{i}"] for i in range(len(saved.files))])
     optimizer = tf.keras.optimizers.Adam(1e-3)
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy()
 
@@ -180,18 +190,51 @@ def tf_child(kind, args, length):
     return timed(lambda: step(xs[0], ys[0]).numpy(), run, args.steps, args.batch)
 
 
-def tensorflow(kind, args, length):
+def tensorflow(kind, args, length, weights):
     python = args.tf_python or DEFAULT_TF_PYTHON or sys.executable
-    command = [python, __file__, "--tf-child", kind, "--length", str(length), "--steps", str(args.steps),
-               "--batch", str(args.batch), "--units", str(args.units), "--features", str(args.features)]
-    done = subprocess.run(command, capture_output=True, text=True)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "weights.npz")
+        np.savez(path, *weights)
+        command = [python, __file__, "--tf-child", kind, "--length", str(length), "--steps", str(args.steps),
+                   "--batch", str(args.batch), "--units", str(args.units), "--features", str(args.features),
+                   "--weights", path]
+        done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-CONTENDERS = {"minikeras tape step": minikeras_tape, "minikeras fit": minikeras_fit, "jax.jit + lax.scan": jax_step,
-              "TensorFlow @tf.function": tensorflow}
+CONTENDERS = {"minikeras tape step": lambda kind, shared, args, length: minikeras_tape(shared, args, length),
+              "minikeras fit": lambda kind, shared, args, length: minikeras_fit(shared, args, length),
+              "jax.jit + lax.scan": lambda kind, shared, args, length: jax_step(kind, args, length, shared.weights),
+              "TensorFlow @tf.function": lambda kind, shared, args, length: tensorflow(kind, args, length,
+                                                                                        shared.weights)}
+
+
+def run_kind(kind, args):
+    """Times every contender on one kind of model and prints its table."""
+    print(f"{kind.upper()}({args.units}), length {args.length}, {args.features} features, batch {args.batch}")
+    shared = SharedModel(kind, args)
+    rows = {}
+    for name, contender in CONTENDERS.items():
+        if args.no_tf and name.startswith("TensorFlow"):
+            continue
+        rows[name] = contender(kind, shared, args, args.length)
+    jax_rate = rows["jax.jit + lax.scan"]["samples_per_s"]
+    tf_rate = rows.get("TensorFlow @tf.function", {}).get("samples_per_s")
+    print(f"  {'contender':26s} {'samples/s':>10s} {'ms/step':>8s} {'first call s':>12s} {'vs jax':>7s} "
+          f"{'vs TF':>6s}")
+    for name, row in rows.items():
+        if "error" in row:
+            print(f"  {name:26s} unavailable: {row['error']}")
+            continue
+        vs_tf = f"{row['samples_per_s'] / tf_rate:6.2f}" if tf_rate else "     -"
+        print(f"  {name:26s} {row['samples_per_s']:10.0f} {row['step_ms']:8.2f} {row['first_call_s']:12.2f} "
+              f"{row['samples_per_s'] / jax_rate:7.2f} {vs_tf}")
+    for length in args.lengths:
+        tape = minikeras_tape(shared, args, length)
+        ref = jax_step(kind, args, length, shared.weights)
+        print(f"  length {length:4d}: tape step {tape['step_ms']:8.2f} ms, jax {ref['step_ms']:8.2f} ms")
 
 
 def main():
@@ -203,35 +246,20 @@ def main():
     parser.add_argument("--features", type=int, default=32)
     parser.add_argument("--units", type=int, default=128)
     parser.add_argument("--steps", type=int, default=50, help="timed steps per contender")
-    parser.add_argument("--tf-python", default=None, help="a Python with TensorFlow (default: the tfvenv's)")
+    parser.add_argument("--tf-python", default=None,
+                        help="a Python with TensorFlow (default: $MINIKERAS_TF_PYTHON, else this interpreter)")
     parser.add_argument("--no-tf", action="store_true")
     parser.add_argument("--tf-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--weights", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.tf_child:
         print(json.dumps(tf_child(args.tf_child, args, args.length)))
         return
-    for kind in args.kinds:
-        print(f"{kind.upper()}({args.units}), length {args.length}, {args.features} features, batch {args.batch}")
-        rows = {}
-        for name, contender in CONTENDERS.items():
-            if args.no_tf and name.startswith("TensorFlow"):
-                continue
-            rows[name] = contender(kind, args, args.length)
-        jax_rate = rows["jax.jit + lax.scan"]["samples_per_s"]
-        tf_rate = rows.get("TensorFlow @tf.function", {}).get("samples_per_s")
-        print(f"  {'contender':26s} {'samples/s':>10s} {'ms/step':>8s} {'first call s':>12s} {'vs jax':>7s} "
-              f"{'vs TF':>6s}")
-        for name, row in rows.items():
-            if "error" in row:
-                print(f"  {name:26s} unavailable: {row['error']}")
-                continue
-            vs_tf = f"{row['samples_per_s'] / tf_rate:6.2f}" if tf_rate else "     -"
-            print(f"  {name:26s} {row['samples_per_s']:10.0f} {row['step_ms']:8.2f} {row['first_call_s']:12.2f} "
-                  f"{row['samples_per_s'] / jax_rate:7.2f} {vs_tf}")
-        for length in args.lengths:
-            tape = minikeras_tape(kind, args, length)
-            ref = jax_step(kind, args, length)
-            print(f"  length {length:4d}: tape step {tape['step_ms']:8.2f} ms, jax {ref['step_ms']:8.2f} ms")
+    from common import CpuSteal, cpu_model
+    with CpuSteal() as steal:
+        for kind in args.kinds:
+            run_kind(kind, args)
+    print(f"{cpu_model()}; {steal.describe()}")
 
 
 if __name__ == "__main__":
