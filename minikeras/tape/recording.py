@@ -8,6 +8,9 @@ gradient is missing (``diagnosis``). It implements the tape protocol (see ``mini
 """
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
+from jax._src.config import eager_constant_folding  # no public way to stage inside ensure_compile_time_eval
+from jax.core import Tracer
 
 from minikeras import _context
 from minikeras.ops.math import add as recorded_add
@@ -143,6 +146,8 @@ class Recording:
                 results = (compiled.replay_in_trace(plan)(plan.values, seed_values) if traced
                            else compiled.run(plan, seed_values))
                 return {key: g for key, g in zip(source_ids, results) if g is not None}
+            if traced:
+                seeds = [(key, _staged(seed)) for key, seed in seeds]
         return self._backward_by_rule(seeds, set(source_ids), recorded)
 
     def _backward_by_rule(self, seeds, keep, recorded):
@@ -164,6 +169,19 @@ class Recording:
     def watched_variables(self):
         """The watched Variables (trainable or not), unordered."""
         return [x for x in self.watched.values() if isinstance(x, Variable)]
+
+
+def _staged(seed):
+    """``seed`` as a value of the enclosing trace. A default seed is a concrete array, and
+    ``mk.function`` traces with constants computed eagerly, so what the rules compute from the
+    seed alone (a mean's ``1 / n`` broadcast to the batch, a square's ``2 * g``) would become
+    activation-sized constants of the program, resident for its lifetime; staged, they are
+    ops that XLA fuses into their consumers (``compiled.replay_in_trace`` does the same by
+    passing the seeds as arguments)."""
+    if isinstance(seed, Tracer):
+        return seed
+    with eager_constant_folding(False):  # the opposite of jax.ensure_compile_time_eval
+        return lax.optimization_barrier(seed)
 
 
 def _zeros_like(tensor, recorded):
