@@ -9,21 +9,25 @@ optimizer in ``optimizer``. A layer's own variables are its trainable ones, then
 non-trainable ones, each in creation order.
 
 The attributes searched are those of ``module.tracked_items``, the walker behind
-``variables`` and ``Model.layers``, with its one skip rule (``_NOT_TRACKED``). Unlike
-``variables``, a weights file keeps the state of Metrics held by attributes, as Keras 3 does.
+``variables`` and ``Model.layers``, with its one skip rule (``_NOT_TRACKED``). A Metric held by
+an attribute (a custom ``train_step``'s tracker) and what is below it are *optional* entries:
+Keras 3 writes no metric state (its Metric has no ``save_own_variables``), so they are not
+written, and they are read only from a file that has their group (an older minikeras file).
 A model says how its layers are filed (``saves_layers``, ``keras_files_layers_by_attribute``).
 """
+from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, tracked_items
 from minikeras.tensor import Variable, in_creation_order
 
 
 class Entry:
-    """One saveable: its path in the file, the object, and its own variables in file order."""
+    """One saveable: its path in the file, the object, and its own variables in file order;
+    ``optional`` for metric state (never written, read when the file has it)."""
 
-    __slots__ = ("path", "owner", "variables")
+    __slots__ = ("path", "owner", "variables", "optional")
 
-    def __init__(self, path, owner, variables):
-        self.path, self.owner, self.variables = path, owner, variables
+    def __init__(self, path, owner, variables, optional=False):
+        self.path, self.owner, self.variables, self.optional = path, owner, variables, optional
 
     @property
     def group_name(self):
@@ -86,23 +90,24 @@ def entries(model, keras_subclass_paths=False):
     """
     out, visited = [], set()
 
-    def visit(module, path):
+    def visit(module, path, optional=False):
         if id(module) in visited:
             return
         visited.add(id(module))
-        out.append(Entry(path, module, own_variables(module)))
+        optional = optional or isinstance(module, Metric)
+        out.append(Entry(path, module, own_variables(module), optional))
         layers_first = getattr(module, "saves_layers", False) and not (
             keras_subclass_paths and module.keras_files_layers_by_attribute)
         for name, value in _children(module, layers_first):
             child_path = _join(path, name)
             if isinstance(value, Module):
-                visit(value, child_path)
+                visit(value, child_path, optional)
             else:
                 used = {}
                 for item in value:
                     base = snake_case(type(item).__name__)
                     used[base] = used.get(base, -1) + 1
-                    visit(item, _join(child_path, base if used[base] == 0 else f"{base}_{used[base]}"))
+                    visit(item, _join(child_path, base if used[base] == 0 else f"{base}_{used[base]}"), optional)
 
     visit(model, "")
     return out

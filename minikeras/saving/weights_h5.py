@@ -7,6 +7,9 @@
     /optimizer/vars/0..M       attrs: name='adam'           (iterations, learning_rate, slots)
     /seed_generator/vars/0     the random generator's state (see ``random_state``)
 
+No metric state, as Keras 3 writes none (``_walk``'s optional entries); a file that has it
+(written by an older minikeras) restores it.
+
 Datasets hold the arrays as they are (float32, int32, ...); bfloat16 is stored as 2-byte
 opaque data with ``attrs['dtype'] = 'bfloat16'``, as Keras does.
 """
@@ -22,7 +25,7 @@ BFLOAT16 = "bfloat16"
 
 def write(h5file, model):
     """Writes every entry of ``model`` (and its optimizer, if built) into an open h5py File."""
-    all_entries = entries(model)
+    all_entries = [e for e in entries(model) if not e.optional]
     optimizer = optimizer_entry(model)
     if optimizer is not None and getattr(optimizer.owner, "built", True):
         all_entries.append(optimizer)
@@ -107,7 +110,10 @@ class Loader:
         model_entries = entries(self.model)
         keras_paths = {id(e.owner): e.group_name for e in entries(self.model, keras_subclass_paths=True)}
         for entry in model_entries:
-            self.load_entry(entry, self._group(entry, keras_paths))
+            group = self._group(entry, keras_paths)
+            if group is None and entry.optional:
+                continue  # no metric state in the file: the metric keeps its own
+            self.load_entry(entry, group)
         self._check_unused_layer_groups(model_entries)
 
     def _check_unused_layer_groups(self, model_entries):
