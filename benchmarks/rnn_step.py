@@ -6,12 +6,15 @@ sequence length, and the first call (trace + compile) of each.
     python benchmarks/rnn_step.py                       # LSTM and GRU, length 100, batch 64
     python benchmarks/rnn_step.py --lengths 25 50 100 200
     python benchmarks/rnn_step.py --tf-python /path/to/python-with-tensorflow
-    python benchmarks/rnn_step.py --units 8 --length 6 --steps 3 --lengths 4 8   # smoke run
+    python benchmarks/rnn_step.py --units 8 --length 6 --steps 3 --rounds 1 --lengths 4 8   # smoke run
 
 The model: ``[LSTM|GRU](units)`` on (batch, length, features) -> ``Dense(10, softmax)``,
 sparse categorical cross-entropy, Adam(1e-3). The minikeras model is built once per kind (seed 0);
-every contender starts from its initial weights (the tape step and ``fit`` on that one model, reset
-in between; the jax step and TensorFlow's model get the same arrays).
+every contender starts from its initial weights (the tape step and ``fit`` train that one model,
+its weights restored before each compiles; the jax step and TensorFlow's model get the same
+arrays). A contender's time is the median of ``--rounds`` runs of ``--steps`` steps; the tape
+step, ``fit`` and the jax step run in turn within each round, so that a change in the machine's
+load hits all three alike (TensorFlow runs its rounds in its own process).
 """
 import argparse
 import json
@@ -36,13 +39,27 @@ def data(args, length, seed=0):
 
 
 def timed(first, run, steps, batch):
+    """Times ``first()`` (trace + compile); returns the row with ``run`` (all the steps, to be
+    timed by ``time_rounds`` beside the other contenders' runs)."""
     start = time.perf_counter()
     first()
-    compile_s = time.perf_counter() - start
-    start = time.perf_counter()
-    run()
-    per_step = (time.perf_counter() - start) / steps
-    return {"first_call_s": compile_s, "step_ms": 1e3 * per_step, "samples_per_s": batch / per_step}
+    return {"first_call_s": time.perf_counter() - start, "run": run}
+
+
+def time_rounds(rows, args):
+    """Times the ``run`` of each row ``args.rounds`` times, the rows in turn within each round
+    (so that a change in the machine's load hits all alike); fills in each row's median."""
+    times = {name: [] for name, row in rows.items() if "run" in row}
+    for _ in range(args.rounds):
+        for name in times:
+            start = time.perf_counter()
+            rows[name]["run"]()
+            times[name].append(time.perf_counter() - start)
+    for name, values in times.items():
+        per_step = sorted(values)[len(values) // 2] / args.steps
+        rows[name].pop("run")
+        rows[name].update(step_ms=1e3 * per_step, samples_per_s=args.batch / per_step)
+    return rows
 
 
 # -- minikeras ------------------------------------------------------------------------------------
@@ -187,7 +204,7 @@ def tf_child(kind, args, length):
         for a, b in zip(xs, ys):
             loss = step(a, b)
         loss.numpy()
-    return timed(lambda: step(xs[0], ys[0]).numpy(), run, args.steps, args.batch)
+    return time_rounds({"tf": timed(lambda: step(xs[0], ys[0]).numpy(), run, args.steps, args.batch)}, args)["tf"]
 
 
 def tensorflow(kind, args, length, weights):
@@ -197,29 +214,23 @@ def tensorflow(kind, args, length, weights):
         np.savez(path, *weights)
         command = [python, __file__, "--tf-child", kind, "--length", str(length), "--steps", str(args.steps),
                    "--batch", str(args.batch), "--units", str(args.units), "--features", str(args.features),
-                   "--weights", path]
+                   "--rounds", str(args.rounds), "--weights", path]
         done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-CONTENDERS = {"minikeras tape step": lambda kind, shared, args, length: minikeras_tape(shared, args, length),
-              "minikeras fit": lambda kind, shared, args, length: minikeras_fit(shared, args, length),
-              "jax.jit + lax.scan": lambda kind, shared, args, length: jax_step(kind, args, length, shared.weights),
-              "TensorFlow @tf.function": lambda kind, shared, args, length: tensorflow(kind, args, length,
-                                                                                        shared.weights)}
-
-
 def run_kind(kind, args):
     """Times every contender on one kind of model and prints its table."""
     print(f"{kind.upper()}({args.units}), length {args.length}, {args.features} features, batch {args.batch}")
     shared = SharedModel(kind, args)
-    rows = {}
-    for name, contender in CONTENDERS.items():
-        if args.no_tf and name.startswith("TensorFlow"):
-            continue
-        rows[name] = contender(kind, shared, args, args.length)
+    rows = {"minikeras tape step": minikeras_tape(shared, args, args.length),  # compiled now, timed below
+            "minikeras fit": minikeras_fit(shared, args, args.length),
+            "jax.jit + lax.scan": jax_step(kind, args, args.length, shared.weights)}
+    if not args.no_tf:  # its rounds run in its own process, before ours
+        rows["TensorFlow @tf.function"] = tensorflow(kind, args, args.length, shared.weights)
+    time_rounds(rows, args)
     jax_rate = rows["jax.jit + lax.scan"]["samples_per_s"]
     tf_rate = rows.get("TensorFlow @tf.function", {}).get("samples_per_s")
     print(f"  {'contender':26s} {'samples/s':>10s} {'ms/step':>8s} {'first call s':>12s} {'vs jax':>7s} "
@@ -232,8 +243,9 @@ def run_kind(kind, args):
         print(f"  {name:26s} {row['samples_per_s']:10.0f} {row['step_ms']:8.2f} {row['first_call_s']:12.2f} "
               f"{row['samples_per_s'] / jax_rate:7.2f} {vs_tf}")
     for length in args.lengths:
-        tape = minikeras_tape(shared, args, length)
-        ref = jax_step(kind, args, length, shared.weights)
+        timings = time_rounds({"tape": minikeras_tape(shared, args, length),
+                               "jax": jax_step(kind, args, length, shared.weights)}, args)
+        tape, ref = timings["tape"], timings["jax"]
         print(f"  length {length:4d}: tape step {tape['step_ms']:8.2f} ms, jax {ref['step_ms']:8.2f} ms")
 
 
@@ -245,7 +257,9 @@ def main():
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--features", type=int, default=32)
     parser.add_argument("--units", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=50, help="timed steps per contender")
+    parser.add_argument("--steps", type=int, default=50, help="timed steps per contender and round")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="each contender's steps are timed this many times, in turn with the others (median)")
     parser.add_argument("--tf-python", default=None,
                         help="a Python with TensorFlow (default: $MINIKERAS_TF_PYTHON, else this interpreter)")
     parser.add_argument("--no-tf", action="store_true")
