@@ -12,6 +12,11 @@ No metric state, as Keras 3 writes none (``_walk``'s optional entries); a file t
 
 Datasets hold the arrays as they are (float32, int32, ...); bfloat16 is stored as 2-byte
 opaque data with ``attrs['dtype'] = 'bfloat16'``, as Keras does.
+
+An object may also keep arrays that are no Variables under names of its own, with Keras 3's
+methods: ``save_own_variables(store)`` sets ``store[name] = array`` (written beside its numbered
+variables, e.g. ``/layers/string_lookup/vars/idf_weights`` of a 'tf_idf' lookup), and
+``load_own_variables(store)`` is handed those arrays when a file is read.
 """
 import warnings
 
@@ -39,6 +44,12 @@ def write(h5file, model):
                 dataset.attrs["dtype"] = BFLOAT16
             else:
                 group.create_dataset(str(i), data=value)
+        save_own = getattr(entry.owner, "save_own_variables", None)
+        if save_own is not None:
+            store = {}
+            save_own(store)
+            for name, value in store.items():
+                group.create_dataset(str(name), data=np.asarray(value))
     random_state.write(h5file, model)
 
 
@@ -56,6 +67,17 @@ def read_array(dataset):
 
 class Mismatch(ValueError):
     pass
+
+
+class OwnArrays:
+    """The target of an object's named arrays (``load_own_variables``), assigned as a Variable is:
+    ``OwnArrays(owner).assign({name: array})``."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def assign(self, store):
+        self.owner.load_own_variables(store)
 
 
 class Loader:
@@ -84,9 +106,13 @@ class Loader:
     def load_entry(self, entry, group):
         variables = entry.variables
         count = len(group) if group is not None else 0
+        named = {}
+        if group is not None and hasattr(entry.owner, "load_own_variables"):
+            named = {k: read_array(group[k]) for k in group.keys() if not k.isdigit()}
+            count -= len(named)
         if group is not None:
             self.used_groups.add(group.name.lstrip("/"))
-            expected_names = {str(i) for i in range(count)}
+            expected_names = {str(i) for i in range(count)} | set(named)
             if set(group.keys()) != expected_names:
                 raise ValueError(f"Unexpected datasets {sorted(group.keys())} in group '{group.name}' of "
                                  f"'{self.filename}': a Keras weights file numbers them 0..{count - 1}")
@@ -104,6 +130,8 @@ class Loader:
                     f"Shape mismatch in {entry.describe()} for weight '{variable.path}': the model expects shape "
                     f"{tuple(variable.shape)}, '{dataset.name}' in the file has shape {tuple(dataset.shape)}")
             pairs.append((variable, read_array(dataset)))
+        if named:
+            pairs.append((OwnArrays(entry.owner), named))
         self.assignments.extend(pairs)
 
     def load_model_entries(self):

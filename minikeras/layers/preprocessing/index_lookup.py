@@ -339,7 +339,25 @@ class IndexLookup(HostLayer):
         lines = self._read_vocabulary_file(path)
         if not lines:
             return  # saved before adapt: nothing learned yet
-        self.set_vocabulary(lines, idf_weights=self.idf_weights if self.output_mode == "tf_idf" else None)
+        idf_weights = None
+        if self.output_mode == "tf_idf":
+            if self.idf_weights is None:
+                raise ValueError(f"{type(self).__name__} '{self.name}': output_mode='tf_idf', but the model file has "
+                                 "no idf_weights for this layer (vars/idf_weights in its weights)")
+            idf_weights = self.idf_weights[:len(lines)]  # read by load_own_variables; padded to max_tokens
+        self.set_vocabulary(lines, idf_weights=idf_weights)
+
+    # The IDF weights of 'tf_idf' are no Variable: a weights file keeps them as Keras 3 does,
+    # under the layer's vars/idf_weights (written and read before the vocabulary asset).
+    def save_own_variables(self, store):
+        """Keras 3's weights-file state of the layer: ``idf_weights`` in 'tf_idf' mode, nothing else."""
+        if self.output_mode == "tf_idf" and self.idf_weights is not None:
+            store["idf_weights"] = np.asarray(self.idf_weights, np.float32)
+
+    def load_own_variables(self, store):
+        """Takes ``idf_weights`` from a weights file (the vocabulary that goes with them comes next)."""
+        if self.output_mode == "tf_idf" and "idf_weights" in store:
+            self.idf_weights = np.asarray(store["idf_weights"], np.float32).reshape(-1)
 
     # -- configuration -----------------------------------------------------------------------
     def get_config(self):

@@ -220,6 +220,13 @@ class TextVectorization(HostLayer):
     def load_assets(self, dir_path):
         self._lookup_layer.load_assets(dir_path)
 
+    def save_own_variables(self, store):
+        """The lookup layer's ``idf_weights`` ('tf_idf'), also kept in this layer's own group, as Keras 3."""
+        self._lookup_layer.save_own_variables(store)
+
+    def load_own_variables(self, store):
+        self._lookup_layer.load_own_variables(store)
+
     # -- configuration ---------------------------------------------------------------------------
     def get_config(self):
         config = super().get_config()
