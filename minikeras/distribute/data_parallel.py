@@ -13,7 +13,6 @@ A batch whose size is not a multiple of the device count is an error, not padded
 with a masked loss would still change BatchNormalization's statistics and the metrics, so
 results would silently differ from single-device training.
 """
-import math
 
 import jax
 import numpy as np
@@ -171,11 +170,9 @@ class DataParallel:
         if n is None or batch_size is None or steps is None:
             return
         self._check_batch(min(batch_size, n), about=f"batch_size={batch_size}")
-        # batch starts are step * batch_size mod n: they repeat after n / gcd(n, batch_size) steps
-        for step in range(min(int(steps), n // math.gcd(n, batch_size))):
-            start = (step * batch_size) % n
-            if n - start < batch_size:
-                self._check_batch(n - start, about=f"the last batch of {n} samples in batches of {batch_size}")
+        # a pass over the data ends with its short batch, if any (with steps_per_epoch, a later epoch may reach it)
+        if n > batch_size and n % batch_size:
+            self._check_batch(n % batch_size, about=f"the last batch of {n} samples in batches of {batch_size}")
 
     # -- the hooks of mk.function and steps_per_execution ------------------------------------
     def prepare_call(self, program, dynamic_values):

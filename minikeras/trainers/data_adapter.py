@@ -9,6 +9,7 @@ import numpy as np
 from minikeras.data import INFINITE_CARDINALITY, Dataset
 from minikeras.dtypes import model_input_dtype
 from minikeras.tensor import Tensor, Variable
+from minikeras.trainers.epoch_passes import Passes
 
 
 def _is_number_list(x):
@@ -60,8 +61,13 @@ DEVICE_DATA_LIMIT = 1 << 30
 
 
 class ArrayBatches:
-    """Batches of in-memory arrays: shuffled each epoch by an index permutation (one fancy
-    index per batch, no Python loop per example)."""
+    """Batches of in-memory arrays: shuffled each pass by an index permutation (one fancy
+    index per batch, no Python loop per example). Epochs take them as Keras 3 does
+    (``epoch_passes``): with ``steps`` (``steps_per_epoch``) a pass goes on across epochs and
+    an epoch stops, with Keras's warning, where the data ends; it never wraps around.
+
+    ``batch_size`` None: Keras's default, ``ceil(n / steps)`` with ``steps``, else 32.
+    """
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=32, shuffle=False, steps=None):
         self.x, self.y, self.sample_weight = _to_numpy(x), _to_numpy(y), _to_numpy(sample_weight)
@@ -80,45 +86,49 @@ class ArrayBatches:
         if n_x == 0:
             raise ValueError("Expected input data to be non-empty (x has 0 samples)")
         if batch_size is None:
-            batch_size = 32
+            batch_size = math.ceil(n_x / steps) if steps else 32
         if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive integer, received {batch_size!r}")
         self.n = n_x
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
-        self.steps = steps if steps is not None else math.ceil(n_x / self.batch_size)
+        self.num_batches = math.ceil(n_x / self.batch_size)
+        self.steps = steps if steps is not None else self.num_batches  # an epoch's steps, for the progress bar
+        self._passes = Passes(steps, self.num_batches)
         leaves = jax.tree_util.tree_leaves((self.x, self.y, self.sample_weight))
         self.fits_device = sum(leaf.nbytes for leaf in leaves) <= DEVICE_DATA_LIMIT
         self._call_arrays = None
         self.full_batch_signature = None  # StepRunner's key for a full-size batch, set by it
 
     def epoch(self, rng):
-        """This epoch's batches ``(x, y, sample_weight)`` of NumPy arrays: step ``i`` holds the
-        examples ``order[start:start + batch_size]`` with ``start = i * batch_size % n``
-        (truncated at ``n``), ``order`` a permutation drawn from ``rng`` when shuffling."""
-        order = rng.permutation(self.n) if self.shuffle else None
-        for step in range(self.steps):
-            yield self.batch(order, step)
+        """This epoch's batches ``(x, y, sample_weight)`` of NumPy arrays (see ``epoch_groups``)."""
+        for group in self.epoch_groups(rng, 1):
+            yield from group
 
-    def batch(self, order, step):
-        """Step ``step``'s batch of an epoch whose example order is ``order`` (None: in order)."""
-        start = (step * self.batch_size) % self.n
+    def batch(self, order, index):
+        """Batch ``index`` of a pass whose example order is ``order`` (None: in order): the
+        examples ``order[index * batch_size:(index + 1) * batch_size]`` (the last one shorter)."""
+        start = index * self.batch_size
         index = slice(start, min(start + self.batch_size, self.n)) if order is None else \
             order[start:start + self.batch_size]
         return tuple(_take(part, index) for part in (self.x, self.y, self.sample_weight))
 
     def epoch_groups(self, rng, size):
-        """This epoch's batches (as ``epoch`` makes them, from the same draw of ``rng``) in
-        groups of ``size`` consecutive steps, the last one shorter if ``steps`` is not a
-        multiple: lists of one batch when ``size`` is 1, else ``ArrayGroup``s, which slice
-        their batches on the host only if iterated."""
-        if size == 1:
-            for batch in self.epoch(rng):
-                yield [batch]
-            return
-        order = EpochOrder(rng.permutation(self.n) if self.shuffle else None)
-        for first in range(0, self.steps, size):
-            yield ArrayGroup(self, order, first, min(size, self.steps - first))
+        """This epoch's batches in ``ArrayGroup``s of up to ``size`` consecutive batches of the
+        current pass (a group is shorter where the pass ends), which slice their batches on the
+        host only if iterated. A pass that starts in this epoch draws its order from ``rng``
+        when shuffling."""
+        def new_pass():
+            order, position = EpochOrder(rng.permutation(self.n) if self.shuffle else None), 0
+
+            def take(count):
+                nonlocal position
+                count = min(count, self.num_batches - position)
+                group = ArrayGroup(self, order, position, count)
+                position += count
+                return group
+            return take
+        return self._passes.epoch(size, new_pass)
 
     def call_arrays(self):
         """The leaves of ``(x, y, sample_weight)`` (``jax.tree_util`` order) in the dtypes a
@@ -163,7 +173,7 @@ class EpochOrder:
 
 
 class ArrayGroup:
-    """Steps ``first .. first + len - 1`` of an epoch of ``ArrayBatches``: iterable (the host
+    """Batches ``first .. first + len - 1`` of a pass of ``ArrayBatches``: iterable (the host
     batches, as ``ArrayBatches.epoch`` yields them), and described by batch start offsets so
     that a compiled loop can take the batches from the whole training arrays itself."""
 
@@ -174,8 +184,8 @@ class ArrayGroup:
         return self.count
 
     def __iter__(self):
-        for step in range(self.first, self.first + self.count):
-            yield self.source.batch(self.order.order, step)
+        for index in range(self.first, self.first + self.count):
+            yield self.source.batch(self.order.order, index)
 
     def full_starts(self):
         """The group's batch starts (int32, into the epoch's order) if every batch is a full
@@ -185,12 +195,11 @@ class ArrayGroup:
 
 @functools.lru_cache(maxsize=64)
 def _full_starts(first, count, batch_size, n):
-    """``step * batch_size % n`` for the ``count`` steps from ``first`` (see ``_for_calls``); None
-    if one of those batches would be cut short by the end of the data. (Cached: every epoch,
-    and every fit on data of this size, has the same groups.)"""
-    steps = np.arange(first, first + count, dtype=np.int64)
-    starts = steps * batch_size % n
-    if n >= 2 ** 31 or (n % batch_size and starts.max() + batch_size > n):
+    """``index * batch_size`` for the ``count`` batches from ``first`` (see ``_for_calls``); None
+    if one of those batches is cut short by the end of the data. (Cached: every epoch, and
+    every fit on data of this size, has the same groups.)"""
+    starts = np.arange(first, first + count, dtype=np.int64) * batch_size
+    if n >= 2 ** 31 or starts.max() + batch_size > n:
         return None
     return _for_calls([starts.astype(np.int32)])[0]
 
@@ -204,7 +213,10 @@ def _take(structure, index):
 
 
 class DatasetBatches:
-    """Batches from an ``mk.data.Dataset`` yielding ``x``, ``(x, y)`` or ``(x, y, sample_weight)``."""
+    """Batches from an ``mk.data.Dataset`` yielding ``x``, ``(x, y)`` or ``(x, y, sample_weight)``,
+    epoch by epoch as Keras 3 takes them (``epoch_passes``): with ``steps`` an iterator goes on
+    across epochs until the Dataset ends, and an epoch that reaches its end stops there with
+    Keras's warning."""
 
     def __init__(self, dataset, steps=None):
         self.dataset = dataset
@@ -212,31 +224,20 @@ class DatasetBatches:
         if steps is None and cardinality == INFINITE_CARDINALITY:
             raise ValueError("The Dataset is infinite (e.g. it repeats without a count): pass steps_per_epoch / steps")
         # Unknown length (from_generator, filter): each epoch runs until the data ends, as in Keras.
-        self.steps = steps if steps is not None else (None if cardinality < 0 else int(cardinality))
-        self._iterator = None
+        known = None if cardinality < 0 else int(cardinality)
+        self.steps = steps if steps is not None else known
+        self._passes = Passes(steps, known)
 
     def epoch(self, rng):
-        if self._iterator is None or self.steps is None:
-            self._iterator = iter(self.dataset)
-        steps = itertools.count() if self.steps is None else range(self.steps)
-        for _ in steps:
-            try:
-                element = next(self._iterator)
-            except StopIteration:
-                self._iterator = iter(self.dataset)
-                return
-            yield check_batch(*unpack(element))
-        if self.dataset.cardinality() >= 0:
-            self._iterator = None
+        for group in self.epoch_groups(rng, 1):
+            yield from group
 
     def epoch_groups(self, rng, size):
-        """This epoch's batches in lists of ``size`` (the last one may be shorter)."""
-        batches = self.epoch(rng)
-        while True:
-            group = list(itertools.islice(batches, size))
-            if not group:
-                return
-            yield group
+        """This epoch's batches in lists of up to ``size`` (shorter where the Dataset ends)."""
+        def new_pass():
+            iterator = iter(self.dataset)
+            return lambda count: [check_batch(*unpack(element)) for element in itertools.islice(iterator, count)]
+        return self._passes.epoch(size, new_pass)
 
 
 def check_batch(x, y, sample_weight):
@@ -278,7 +279,7 @@ def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False, 
         return DatasetBatches(x, steps)
     if x is None:
         raise ValueError("x is required")
-    return ArrayBatches(x, y, sample_weight, 32 if batch_size is None else batch_size, shuffle, steps)
+    return ArrayBatches(x, y, sample_weight, batch_size, shuffle, steps)
 
 
 def split_validation(x, y, sample_weight, validation_split):

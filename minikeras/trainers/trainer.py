@@ -333,6 +333,10 @@ class Trainer:
         epoch_logs = {}
         per_call = self._trainer_steps_per_execution
         batch_hooks = wants_batch_logs(callback_list.callbacks, TRAIN_BATCH_HOOKS)
+        if resumed and steps_per_epoch is not None and isinstance(train, data_adapter.ArrayBatches):
+            for done in range(initial_epoch):  # a pass goes on across epochs: where the ones before left it
+                for _ in train.epoch_groups(_numpy_rng(data_order_seed, done), per_call):
+                    pass
         for epoch in range(initial_epoch, epochs):
             for metric in self.metrics:
                 metric.reset_state()
@@ -354,6 +358,8 @@ class Trainer:
                     callback_list.on_train_batch_end(step - 1, logs)
                 if self.stop_training:
                     break
+            if not logs:  # no step ran (a Dataset of unknown length ended at once): the reset metrics, as Keras
+                logs = {m.name: m.result() for m in self.metrics}
             epoch_logs = to_floats(logs) if logs else {}
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val_x, val_y, val_sw = _unpack_validation(validation_data)
