@@ -152,3 +152,30 @@ def test_shuffled_pass_goes_on_across_epochs():
     first_pass = np.concatenate(epochs[0] + epochs[1])
     assert sorted(first_pass) == list(range(16)) and list(first_pass) != list(range(16))
     assert list(np.concatenate(epochs[2])) == list(np.random.default_rng(2).permutation(16)[:8])
+
+
+def test_resumed_fit_goes_on_with_the_interrupted_pass(model, tmp_path):
+    # 3 shuffled batches, 2 steps an epoch: epoch 1 trains on the last batch of epoch 0's pass.
+    # A fit stopped after epoch 0 and resumed by BackupAndRestore must do the same, not start a
+    # new pass, to end with the uninterrupted run's weights.
+    def run(callbacks=()):
+        return model.fit(X, Y, batch_size=4, epochs=3, steps_per_epoch=2, shuffle=True, verbose=0,
+                         callbacks=list(callbacks))
+
+    class Stop(mk.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            raise KeyboardInterrupt
+
+    model.set_weights([np.zeros((1, 1), np.float32)])
+    mk.random.set_seed(11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run()
+        uninterrupted = model.get_weights()[0]
+        model.set_weights([np.zeros((1, 1), np.float32)])
+        mk.random.set_seed(11)
+        with pytest.raises(KeyboardInterrupt):
+            run([mk.callbacks.BackupAndRestore(tmp_path / "b"), Stop()])
+        history = run([mk.callbacks.BackupAndRestore(tmp_path / "b")])
+    assert history.epoch == [1, 2]
+    np.testing.assert_array_equal(model.get_weights()[0], uninterrupted)
