@@ -73,3 +73,17 @@ def test_padded_to_max_tokens_round_trips(tmp_path):
     model.save(path)
     assert _weights(path)["layers/text_vectorization/vars/idf_weights"].shape == (10,)  # padded, as Keras writes
     np.testing.assert_allclose(mk.saving.load_model(path)(TF_IDF_TEXTS).numpy(), expected, rtol=1e-6)
+
+
+def test_weights_files_keep_idf_weights(tmp_path):
+    lookup = mk.layers.IntegerLookup(output_mode="tf_idf")
+    lookup.adapt(np.array([[1, 2, 2], [3, 3, 3]]))
+    model = mk.Sequential([mk.Input(shape=(3,), dtype="int64"), lookup])
+    inputs = np.array([[1, 7, 3]])
+    expected = model(inputs).numpy()
+    path = str(tmp_path / "lookup.weights.h5")
+    model.save_weights(path)
+    fresh = mk.layers.IntegerLookup(output_mode="tf_idf", vocabulary=[3, 2, 1], idf_weights=[1.0, 1.0, 1.0])
+    other = mk.Sequential([mk.Input(shape=(3,), dtype="int64"), fresh])
+    other.load_weights(path)  # the IDF weights only (a vocabulary is an asset of .keras files)
+    np.testing.assert_allclose(other(inputs).numpy(), expected, rtol=1e-6)

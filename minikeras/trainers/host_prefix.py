@@ -90,6 +90,8 @@ def _functional(model, x):
     if x is None:
         return x
     if isinstance(x, Dataset):
+        if not model.has_host_layers:
+            return x  # left as it is: its batches are the Dataset's business
         def element(*parts):
             if len(parts) == 1:
                 return model.apply_host_layers(parts[0])
