@@ -4,20 +4,53 @@
   and, when true, calls each entry's ``record``/``read_variable`` (the tape protocol,
   documented in ``minikeras.tape``). Code outside the tape changes the list only through
   ``recording_with`` below.
-- ``traces``: the ``mk.function`` trace contexts tracing now, innermost last. ``outside_traces``
-  below hides them for a block that creates process state.
+- ``traces``: the ``mk.function`` trace contexts tracing now in this thread, innermost last
+  (per thread, as jax's own trace state: a dataset's prefetch thread runs eagerly while the
+  main thread traces a step). ``outside_traces`` below hides them for a block that creates
+  process state.
 - ``execution``: process-wide execution settings (``mk.config.run_functions_eagerly``,
   the active ``mk.distribute`` strategy), read where they take effect and written only by
   the public functions that own them.
 
 Kept in one tiny module with no imports from the rest of minikeras, so every layer of the
 code can read it and the check an op makes when nothing records stays a single truthiness
-test of a list.
+test (of a list for ``tapes``; ``traces`` answers it per thread).
 """
 import contextlib
+import threading
 
-tapes = []    # GradientTapes currently recording, innermost last
-traces = []   # mk.function trace contexts currently tracing, innermost last
+
+class TraceStack(threading.local):
+    """A stack of trace contexts with a list's operations (truthiness, ``len``, indexing and
+    slices, ``append``, ``pop``) whose contents belong to the calling thread."""
+
+    def __init__(self):
+        self.stack = []
+
+    def __bool__(self):
+        return bool(self.stack)
+
+    def __len__(self):
+        return len(self.stack)
+
+    def __getitem__(self, index):
+        return self.stack[index]
+
+    def __setitem__(self, index, value):
+        self.stack[index] = value
+
+    def __iter__(self):
+        return iter(self.stack)
+
+    def append(self, context):
+        self.stack.append(context)
+
+    def pop(self):
+        return self.stack.pop()
+
+
+tapes = []             # GradientTapes currently recording, innermost last
+traces = TraceStack()  # mk.function trace contexts tracing in this thread, innermost last
 
 
 class Execution:

@@ -81,17 +81,10 @@ def _object_array(items):
 def tracing_here():
     """Whether this thread is tracing compiled code (``mk.function``, a compiled step).
 
-    ``_context.traces`` is process-wide, and a pipeline's prefetch thread maps batches (string
-    work included) while the main thread traces a step: jax's trace state, which is per
-    thread, tells the two apart.
+    ``_context.traces`` is per thread: a pipeline's prefetch thread maps batches (string work
+    included) while the main thread traces a step.
     """
-    if not _context.traces:
-        return False
-    try:
-        from jax._src import core as jax_core  # jax's per-thread trace state (no public accessor)
-        return not jax_core.trace_ctx.is_top_level()
-    except (ImportError, AttributeError):
-        return True
+    return bool(_context.traces)
 
 
 def check_eager(what):
