@@ -24,7 +24,7 @@ LABELS = np.array([1, 0, 1, 0] * 2, np.float32)
 def export():
     """The Keras-made export model, loaded and compiled once (its steps shared by the tests)."""
     model = mk.saving.load_model(os.path.join(HERE, "export.keras"))
-    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+    model.compile(optimizer=mk.optimizers.Adam(0.05), loss="binary_crossentropy", metrics=["accuracy"])
     return model
 
 
