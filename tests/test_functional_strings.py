@@ -97,3 +97,10 @@ def test_made_here_saved_and_loaded_with_keras_layout(tmp_path):
     assert config["layers"][1]["inbound_nodes"][0]["args"][0]["config"]["dtype"] == "string"
     loaded = mk.saving.load_model(path)
     np.testing.assert_allclose(loaded.predict(TEXTS, verbose=0), expected, rtol=1e-6)
+
+
+def test_on_batch_methods_take_raw_strings(two_inputs):
+    expected = two_inputs.predict([TEXTS, NUMBERS], verbose=0)  # after the fit above
+    np.testing.assert_allclose(two_inputs.predict_on_batch([TEXTS, NUMBERS]), expected, rtol=1e-6)
+    assert two_inputs.test_on_batch([list(TEXTS), NUMBERS], expected) < 1e-10
+    assert two_inputs.train_on_batch([TEXTS, NUMBERS], expected + 1) > 0.5

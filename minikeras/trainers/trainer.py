@@ -432,7 +432,7 @@ class Trainer:
         if reset_metrics:
             for metric in self.metrics:
                 metric.reset_state()
-        logs = to_floats(self._run("train", [(x, y, sample_weight)]))
+        logs = to_floats(self._run("train", [(host_prefix.model_inputs(self, x), y, sample_weight)]))
         return self._format_logs(logs, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True, return_dict=False):
@@ -441,11 +441,11 @@ class Trainer:
         if reset_metrics:
             for metric in self.metrics:
                 metric.reset_state()
-        logs = to_floats(self._run("test", [(x, y, sample_weight)]))
+        logs = to_floats(self._run("test", [(host_prefix.model_inputs(self, x), y, sample_weight)]))
         return self._format_logs(logs, return_dict)
 
     def predict_on_batch(self, x):
-        return np.asarray(self._run("predict", [(x, None, None)]))
+        return np.asarray(self._run("predict", [(host_prefix.model_inputs(self, x), None, None)]))
 
     def _format_logs(self, logs, return_dict):
         if return_dict:
