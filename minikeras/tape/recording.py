@@ -6,10 +6,11 @@ topological order. Ops that carry no gradient (round, argmax, integer results, .
 in a side list, ``blocked``, only so that ``unconnected_gradients='raise'`` can say *why* a
 gradient is missing (``diagnosis``). It implements the tape protocol (see ``minikeras.tape``).
 """
+import contextlib
+
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax._src.config import eager_constant_folding  # no public way to stage inside ensure_compile_time_eval
 from jax.core import Tracer
 
 from minikeras import _context
@@ -180,8 +181,18 @@ def _staged(seed):
     passing the seeds as arguments)."""
     if isinstance(seed, Tracer):
         return seed
-    with eager_constant_folding(False):  # the opposite of jax.ensure_compile_time_eval
+    with _staging_constants():
         return lax.optimization_barrier(seed)
+
+
+def _staging_constants():
+    """The opposite of ``jax.ensure_compile_time_eval``: jax's private switch (no public one),
+    or, in a jax without it, nothing (the seed then stays a constant: more memory, same values)."""
+    try:
+        from jax._src.config import eager_constant_folding
+    except ImportError:
+        return contextlib.nullcontext()
+    return eager_constant_folding(False)
 
 
 def _zeros_like(tensor, recorded):
