@@ -113,6 +113,8 @@ def _(g, out, x, *, dtype):
 
 def cast(x, dtype, name=None):
     """Converts ``x`` to ``dtype``; casting to an integer type cuts the gradient (it is None)."""
+    if type(x) is Tensor and type(dtype) is str and x._value.dtype.name == dtype:
+        return x  # already that dtype, named as held: no dtype lookups (a generator loop's cast)
     dtype = requested_dtype(dtype)
     if dtype_of(x) == dtype and isinstance(x, Tensor):
         return x

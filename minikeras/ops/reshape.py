@@ -1,5 +1,7 @@
 """``reshape``, the one shape op below the others: reductions, broadcasting and the other shape
 ops (array.py) are all written with it, so it depends on none of them."""
+import math
+
 import jax.numpy as jnp
 import numpy as np
 from jax.export import is_symbolic_dim
@@ -34,6 +36,10 @@ _reshape.defgrad(lambda g, out, x, *, shape: reshape(g, x.shape))
 
 def reshape(tensor, shape, name=None):
     """Gives ``tensor`` a new shape with the same number of elements (one -1 is inferred)."""
+    if type(tensor) is Tensor and type(shape) is tuple:
+        fast = _reshape_ints(tensor, shape)
+        if fast is not None:
+            return fast
     x = tensor if isinstance(tensor, (Tensor, Variable, KerasTensor)) else Tensor(to_array(tensor))
     shape = static_shape(shape, "reshape")
     if isinstance(x, KerasTensor):  # sizes unknown until run: the model's call checks them
@@ -48,4 +54,23 @@ def reshape(tensor, shape, name=None):
             f"input shape {x.shape}")
     if isinstance(x, StringTensor):  # strings stay on the host (expand_dims and squeeze come here too)
         return StringTensor.of_bytes(np.reshape(np.asarray(x), shape))
+    return _reshape(x, shape=shape)
+
+
+def _reshape_ints(x, shape):
+    """The common eager call, a Tensor to a tuple of Python ints without -1 (a generator loop's
+    ``mk.reshape(next_id, (1, 1))``), with no conversions: it runs between a compiled call and
+    the read of its result. None where the general path applies (-1, symbolic sizes, another
+    element count, which that path reports)."""
+    size = 1
+    for n in shape:
+        if type(n) is not int or n < 0:
+            return None
+        size *= n
+    dims = x._value.shape
+    for n in dims:
+        if type(n) is not int:
+            return None
+    if math.prod(dims) != size:
+        return None
     return _reshape(x, shape=shape)
