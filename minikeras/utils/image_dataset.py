@@ -13,8 +13,8 @@ import numpy as np
 
 from minikeras.data.dataset import AUTOTUNE, Dataset
 from minikeras.errors import NotFoundError
-from minikeras.image import codec
-from minikeras.image.resizing import METHODS, crop_box_to_aspect_ratio, host_resize
+from minikeras.image import codec, png
+from minikeras.image.resizing import METHODS, crop_box_to_aspect_ratio, host_resize, host_resize_batch
 from minikeras.utils.directory_index import (
     check_label_args,
     check_validation_split_arg,
@@ -28,42 +28,87 @@ FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 _CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
 
 
-def load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio):
-    """One file as a float32 (height, width, channels) array, resized as Keras does.
-
-    Raises:
-      NotFoundError: the file cannot be read; InvalidArgumentError: it is not an image.
-    """
+def read_file(path):
+    """The bytes of a file; NotFoundError (naming it) when it cannot be read."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except OSError as error:
         raise NotFoundError(None, "ReadFile", f"{path}; {error.strerror} [Op:ReadFile]") from error
-    image = codec.decode(data, channels, what=f"the image file '{path}'")
+
+
+def fit_aspect_ratio(image, image_size, crop_to_aspect_ratio, pad_to_aspect_ratio):
+    """A decoded image cropped (centre) or padded (zeros) to the target's aspect ratio as Keras
+    does, or unchanged."""
     height, width = image_size
     if crop_to_aspect_ratio:
         top, left, crop_h, crop_w = crop_box_to_aspect_ratio(image.shape[0], image.shape[1], height, width)
-        image = image[top:top + crop_h, left:left + crop_w]
-    elif pad_to_aspect_ratio:
+        return image[top:top + crop_h, left:left + crop_w]
+    if pad_to_aspect_ratio:
         pad_h = max(image.shape[0], int(float(image.shape[1] * height) / width))
         pad_w = max(image.shape[1], int(float(image.shape[0] * width) / height))
         top, left = (pad_h - image.shape[0]) // 2, (pad_w - image.shape[1]) // 2
         padded = np.zeros((pad_h, pad_w, image.shape[2]), image.dtype)
         padded[top:top + image.shape[0], left:left + image.shape[1]] = image
-        image = padded
+        return padded
+    return image
+
+
+def load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio):
+    """One file as a float32 (height, width, channels) array, decoded and resized as Keras does,
+    on its own (the reference for ``load_batch``).
+
+    Raises:
+      NotFoundError: the file cannot be read; InvalidArgumentError: it is not an image.
+    """
+    image = codec.decode(read_file(path), channels, what=f"the image file '{path}'")
+    image = fit_aspect_ratio(image, image_size, crop_to_aspect_ratio, pad_to_aspect_ratio)
     return host_resize(image.astype(np.float32), image_size, interpolation)
 
 
+def load_batch(paths, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio):
+    """The files as one float32 (n, height, width, channels) batch, each image as ``load_image``
+    gives it: the files are read and their pixel data inflated on threads, common PNG files of
+    one width decoded by Pillow in one call (``png.decode_batch``), other files one by one, and
+    the images of one size resized together (``host_resize_batch``).
+
+    Raises:
+      NotFoundError: a file cannot be read; InvalidArgumentError: a file is not an image.
+    """
+    datas = _map_parts(lambda part: [read_file(path) for path in part], paths)
+    target = codec.CHANNEL_MODES[channels]
+    images = png.decode_batch(codec.pillow(), datas, dict.fromkeys(("L", "LA", "RGB", "RGBA"), target),
+                              lambda fn, items: _map_parts(lambda part: [fn(item) for item in part], items))
+    groups = {}
+    for i, image in enumerate(images):
+        if image is None:
+            image = codec.decode(datas[i], channels, what=f"the image file '{paths[i]}'")
+        images[i] = fit_aspect_ratio(image, image_size, crop_to_aspect_ratio, pad_to_aspect_ratio)
+        groups.setdefault(images[i].shape, []).append(i)
+    if len(groups) == 1:
+        return host_resize_batch(np.stack(images), image_size, interpolation)
+    out = np.empty((len(images), *image_size, channels), np.float32)
+    for rows in groups.values():
+        out[rows] = host_resize_batch(np.stack([images[i] for i in rows]), image_size, interpolation)
+    return out
+
+
+_WORKERS = min(os.cpu_count() or 1, 16)
 _POOL = []
 
 
-def _pool():
-    """The threads that decode batches (one per CPU, at most 8), made on first use."""
+def _map_parts(fn, items):
+    """``fn`` (a list -> a list) over consecutive parts of ``items`` on a pool of threads (one
+    per CPU, at most 16; made on first use), the results joined in order. File reads and zlib
+    release the GIL; a part has at least 8 items, for the threads' own cost."""
+    parts = min(_WORKERS, len(items) // 8)
+    if parts <= 1:
+        return fn(items)
     if not _POOL:
-        _POOL.append(concurrent.futures.ThreadPoolExecutor(min(os.cpu_count() or 1, 8),
-                                                           thread_name_prefix="minikeras-images"))
-    return _POOL[0]
-
+        _POOL.append(concurrent.futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="minikeras-images"))
+    bounds = np.linspace(0, len(items), parts + 1).astype(int)
+    results = _POOL[0].map(fn, [items[a:b] for a, b in zip(bounds[:-1], bounds[1:])])
+    return [x for result in results for x in result]
 
 
 def _dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer_size, seed, batch_size, names):
@@ -72,10 +117,7 @@ def _dataset(paths, labels, label_mode, num_classes, load, shuffle, buffer_size,
 
     def read(i):
         rows = np.atleast_1d(i.numpy())
-        if len(rows) > 1:  # Pillow's decoder and NumPy's loops release the GIL: decode a batch in threads
-            images = np.stack(list(_pool().map(load, [paths[int(r)] for r in rows])))
-        else:
-            images = load(paths[int(rows[0])])[None]
+        images = load([paths[int(r)] for r in rows])
         return images if np.ndim(i.numpy()) else images[0]
 
     ds = Dataset.from_tensor_slices((index, encode_labels(labels, label_mode, num_classes)) if label_mode else index)
@@ -157,8 +199,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
                          f"class_names={names}")
     channels = _CHANNELS[color_mode]
 
-    def load(path):
-        return load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio)
+    def load(part):
+        return load_batch(part, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio)
 
     buffer_size = shuffle_buffer_size(batch_size)
     num_classes = len(names) if names else 0
