@@ -86,3 +86,20 @@ def test_generator_loop_runs_one_program_without_retracing():
     (program,) = step.programs()
     assert program.assigned == [generator] and program.n_outputs == 2
     assert ids.shape == (1, 1) and all(0 <= d < 3 for d in drawn)
+
+
+def test_results_of_the_compiled_call_keep_their_structure():
+    """A flat tuple of Tensors is built without a pytree unflatten; other results as before."""
+    x = mk.constant(np.array([1.0, 2.0], "float32"))
+    pair = mk.function(lambda a: (a + 1.0, a * 2.0))
+    one = mk.function(lambda a: (a + 1.0,))
+    nested = mk.function(lambda a: (a, [a * 3.0, 4], {"s": a - 1.0}))
+    for _ in range(2):  # the first call traces, the second takes the short call path
+        out = pair(x)
+        assert type(out) is tuple and len(out) == 2 and all(isinstance(t, mk.Tensor) for t in out)
+        assert out[0].numpy().tolist() == [2.0, 3.0] and out[1].numpy().tolist() == [2.0, 4.0]
+        (single,) = one(x)
+        assert type(one(x)) is tuple and single.numpy().tolist() == [2.0, 3.0]
+        a, (b, four), d = nested(x)
+        assert four == 4 and b.numpy().tolist() == [3.0, 6.0] and d["s"].numpy().tolist() == [0.0, 1.0]
+    assert pair.tracing_count == one.tracing_count == nested.tracing_count == 1

@@ -57,6 +57,9 @@ class Program:
         self._out_is_array = traced.out_is_array
         self._single = (len(traced.out_is_array) == 1 and traced.out_is_array[0]
                         and traced.out_tree == jax.tree_util.tree_structure(0))
+        # a flat tuple of Tensors (``return next_id, states``): made without a pytree unflatten
+        self._flat_tuple = (all(traced.out_is_array)
+                            and traced.out_tree == jax.tree_util.tree_structure((0,) * len(traced.out_is_array)))
         self.general = _has_symbolic_sizes(traced.jaxpr)
         # a general program's inputs as a signature with named sizes: a call that fits compiles
         self._input_signature = _tensor_signature(traced.jaxpr.in_avals[len(self.variables):]) if self.general else None
@@ -146,8 +149,10 @@ class Program:
         n = self.n_outputs
         if self.assigned:
             self.write_back(results[n:])
-        if self._single:  # the common case, made short: it runs on every call
+        if self._single:  # the common cases, made short: they run on every call
             return Tensor(results[0])
+        if self._flat_tuple:
+            return tuple(map(Tensor, results[:n]))
         return self.structure(results[:n])
 
 
