@@ -11,10 +11,17 @@ times in a Python loop at batch 1. Per-call time (median and mean) and the first
   ``generate_one_step``, fed back the same way, in a process of its own that imports no
   minikeras (``--tf-python``; JSON back);
 - the floor: a hand-written ``jax.jit`` step (a GRU cell in ``jax.numpy``, the draw and the
-  reshape for the next call inside the program).
+  reshape for the next call inside the program). This is not the tutorial's loop, which
+  casts and reshapes the drawn id eagerly between calls: an eager reshape is a second XLA
+  execution chained between two calls of the program (in jax as in minikeras), and it costs
+  far more than its dispatch, as it waits for the program and the next call waits for it. So
+  the floor is a bound that no loop written as the tutorial's reaches;
+- jax, eager feed-back: the same ``jax.jit`` step returning the drawn ids, fed back eagerly as
+  the tutorial does (``jnp.reshape(next_id.astype(jnp.int32), (1, 1))``): the tutorial's loop
+  written in jax, the fair reference for minikeras's row.
 
 Every call is followed by reading the drawn id on the host (``.numpy()``), as a generator
-that decodes each character does, so a call's time is the whole round trip. All three run
+that decodes each character does, so a call's time is the whole round trip. All of them run
 the same weights (minikeras's initial ones, passed on), and the first step's logits are
 compared across them.
 
@@ -107,8 +114,10 @@ def profile(call, ids, states, calls):
 
 
 # -- hand-written jax -----------------------------------------------------------------------------
-def run_jax(args, weights):
-    """The floor: the same model as one jitted function of (params, ids, state, key)."""
+def run_jax(args, weights, eager_feedback=False):
+    """The floor: the same model as one jitted function of (params, ids, state, key); with
+    ``eager_feedback`` the program returns the drawn ids (batch,) and the loop casts and reshapes
+    them eagerly, as the tutorial's loop does."""
     import jax
     import jax.numpy as jnp
 
@@ -130,11 +139,17 @@ def run_jax(args, weights):
         logits, h = logits_and_state(params, ids, h)
         key, sub = jax.random.split(key)
         next_id = jax.random.categorical(sub, logits / args.temperature + mask, axis=-1)
+        if eager_feedback:
+            return next_id, h, key
         return next_id.astype(jnp.int32).reshape(1, 1), h, key
 
     key = [jax.random.key(0)]
 
     def call(ids, h):
+        if eager_feedback:
+            next_id, h, key[0] = step(params, ids, h, key[0])
+            ids = jnp.reshape(next_id.astype(jnp.int32), (1, 1))
+            return ids, h, int(np.asarray(next_id)[0])
         ids, h, key[0] = step(params, ids, h, key[0])
         return ids, h, int(np.asarray(ids)[0, 0])
 
@@ -228,15 +243,17 @@ def main(argv=None):
     parser.add_argument("--no-tf", action="store_true")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also print cProfile's view of N more minikeras calls (stderr)")
-    parser.add_argument("--child", choices=("mk", "jax", "tf"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("mk", "jax", "jax-eager", "tf"), help=argparse.SUPPRESS)
     parser.add_argument("--weights", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child == "mk":
         print(json.dumps(run_minikeras(args, args.weights)))
         return None
+    if args.child in ("jax", "jax-eager"):
+        print(json.dumps(run_jax(args, load_weights(args.weights), eager_feedback=args.child == "jax-eager")))
+        return None
     if args.child:
-        runner = run_jax if args.child == "jax" else run_tensorflow
-        print(json.dumps(runner(args, load_weights(args.weights))))
+        print(json.dumps(run_tensorflow(args, load_weights(args.weights))))
         return None
 
     sys.path.insert(0, HERE)
@@ -251,6 +268,7 @@ def main(argv=None):
             print(f"minikeras failed: {rows['minikeras mk.function']['error']}")
             return rows
         rows["jax.jit (floor)"] = run_child(child_command(args, sys.executable, "jax", weights_path))
+        rows["jax.jit, eager feed-back"] = run_child(child_command(args, sys.executable, "jax-eager", weights_path))
         if not args.no_tf:
             rows["TensorFlow @tf.function"] = run_child(child_command(args, tf_python, "tf", weights_path))
     print(f"{cpu_model()}; {steal.describe()}")
