@@ -153,3 +153,12 @@ def test_unreadable_and_broken_files_are_named(files, tmp_path):
         image_dataset.load_batch(paths[:9] + [str(broken)], 3, (6, 8), "bilinear", False, False)
     with pytest.raises(mk.errors.NotFoundError, match="missing.png"):
         image_dataset.load_batch(paths[:9] + [str(tmp_path / "missing.png")], 3, (6, 8), "bilinear", False, False)
+
+
+def test_load_batch_in_parts_on_threads_keeps_the_order(files, monkeypatch):
+    _, paths, _ = files
+    paths = paths * 3  # 51 files: three parts of a batch on the pool's threads
+    monkeypatch.setattr(image_dataset, "_WORKERS", 4)
+    args = (3, (6, 8), "bilinear", True, False)
+    expected = np.stack([image_dataset.load_image(path, *args) for path in paths])
+    np.testing.assert_array_equal(image_dataset.load_batch(paths, *args), expected)
