@@ -6,6 +6,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from minikeras.dtypes import requested_dtype
 from minikeras.ops.convert import binary_args, dtype_of
@@ -102,6 +103,10 @@ mod = floormod
 
 # -- casting --------------------------------------------------------------------------
 _cast = Primitive("cast", lambda x, *, dtype: x.astype(dtype))
+# names whose dtype is held as it is named (a 64-bit one only matches a Tensor that is 64-bit)
+_DTYPE_NAMED = {name: np.dtype(name) for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128")}
 
 
 @_cast.defgrad
@@ -113,8 +118,9 @@ def _(g, out, x, *, dtype):
 
 def cast(x, dtype, name=None):
     """Converts ``x`` to ``dtype``; casting to an integer type cuts the gradient (it is None)."""
-    if type(x) is Tensor and type(dtype) is str and x._value.dtype.name == dtype:
-        return x  # already that dtype, named as held: no dtype lookups (a generator loop's cast)
+    named = _DTYPE_NAMED.get(dtype) if type(dtype) is str else None
+    if named is not None and type(x) is Tensor and x._value.dtype == named:
+        return x  # already the dtype named: no dtype conversions (a generator loop's cast)
     dtype = requested_dtype(dtype)
     if dtype_of(x) == dtype and isinstance(x, Tensor):
         return x
