@@ -162,3 +162,12 @@ def test_load_batch_in_parts_on_threads_keeps_the_order(files, monkeypatch):
     args = (3, (6, 8), "bilinear", True, False)
     expected = np.stack([image_dataset.load_image(path, *args) for path in paths])
     np.testing.assert_array_equal(image_dataset.load_batch(paths, *args), expected)
+
+
+def test_decode_batch_splits_large_groups(files, monkeypatch):
+    _, _, datas = files
+    modes = dict.fromkeys(("L", "LA", "RGB", "RGBA"), "RGB")
+    whole = png.decode_batch(Image, datas, modes)
+    monkeypatch.setattr(png, "_MAX_GROUP_BYTES", 400)  # about one file's rows per call
+    for a, b in zip(whole, png.decode_batch(Image, datas, modes)):
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b))

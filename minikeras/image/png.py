@@ -18,6 +18,7 @@ _MODES = {0: "L", 2: "RGB", 4: "LA", 6: "RGBA"}  # colour type -> Pillow's mode 
 _FULL_PATH = {b"PLTE", b"tRNS", b"acTL", b"fcTL", b"fdAT"}
 # A first row filtered 'up' or 'paeth' reads a row of zeros above it: the same as 'none' or 'sub'.
 _FIRST_ROW_FILTER = {0: b"\x00", 1: b"\x01", 2: b"\x00", 4: b"\x01"}
+_MAX_GROUP_BYTES = 1 << 26  # the filtered rows decoded in one call, at most (one larger file goes alone)
 
 
 def parse(data, max_pixels=None):
@@ -108,12 +109,19 @@ def decode_batch(Image, datas, target_modes, inflate_map=map):
     parsed = [parse(data, Image.MAX_IMAGE_PIXELS) for data in datas]
     todo = [i for i, p in enumerate(parsed) if p is not None and p[2] in target_modes]
     rows = dict(zip(todo, inflate_map(_inflate, [parsed[i] for i in todo])))
-    groups = {}
+    groups, latest = [], {}  # [(width, mode), bytes of rows, files]; a group's rows stay under _MAX_GROUP_BYTES
     for i in todo:
-        if rows[i] is not None:
-            groups.setdefault((parsed[i][0], parsed[i][2]), []).append(i)
+        if rows[i] is None:
+            continue
+        key = (parsed[i][0], parsed[i][2])
+        group = latest.get(key)
+        if group is None or (group[2] and group[1] + len(rows[i]) > _MAX_GROUP_BYTES):
+            group = latest[key] = [key, 0, []]
+            groups.append(group)
+        group[1] += len(rows[i])
+        group[2].append(i)
     out = [None] * len(datas)
-    for (width, mode), members in groups.items():
+    for (width, mode), _, members in groups:
         heights = [parsed[i][1] for i in members]
         try:
             image = Image.frombytes(mode, (width, sum(heights)), zlib.compress(b"".join(rows[i] for i in members), 0),

@@ -8,6 +8,7 @@ array: the images are float32, (batch, height, width, channels), values in [0, 2
 """
 import concurrent.futures
 import os
+import threading
 
 import numpy as np
 
@@ -121,12 +122,14 @@ def _resize_all(images, image_size, interpolation, channels):
 
 _WORKERS = min(os.cpu_count() or 1, 16)
 _POOL = []
+_POOL_LOCK = threading.Lock()
 
 
 def _pool():
     """The threads that load parts of batches (one per CPU, at most 16), made on first use."""
-    if not _POOL:
-        _POOL.append(concurrent.futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="minikeras-images"))
+    with _POOL_LOCK:  # two datasets' prefetch threads may ask at once
+        if not _POOL:
+            _POOL.append(concurrent.futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="minikeras-images"))
     return _POOL[0]
 
 
