@@ -34,14 +34,17 @@ def read_file(path):
     try:
         fd = os.open(path, os.O_RDONLY)  # without open()'s buffered file object: less work per small file
         try:
-            chunks = []
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
+            chunks = [os.read(fd, _READ_SIZE)]
+            while len(chunks[-1]) == _READ_SIZE:  # a file this large or larger: read on to its end
+                chunks.append(os.read(fd, _READ_SIZE))
         finally:
             os.close(fd)
     except OSError as error:
         raise NotFoundError(None, "ReadFile", f"{path}; {error.strerror} [Op:ReadFile]") from error
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_READ_SIZE = 1 << 20
 
 
 def fit_aspect_ratio(image, image_size, crop_to_aspect_ratio, pad_to_aspect_ratio):
@@ -77,10 +80,9 @@ def load_batch(paths, channels, image_size, interpolation, crop_to_aspect_ratio,
     """The files as one float32 (n, height, width, channels) batch, each image as ``load_image``
     gives it: the common PNG files of one width are decoded by Pillow in one call
     (``png.decode_batch``), other files one by one, then the images of one size are resized
-    together (``host_resize_batch``). With more than two CPUs the batch goes in parts on a pool
+    together (``host_resize_batch``). With more than one CPU the batch goes in parts on a pool
     of threads: file reads, zlib and NumPy's array operations release the GIL (Pillow's decoder
-    does not), so the parts overlap; with two or fewer, switching between the threads cost more
-    than the overlap gained when measured.
+    does not), so the parts overlap.
 
     Raises:
       NotFoundError: a file cannot be read; InvalidArgumentError: a file is not an image.
@@ -89,7 +91,7 @@ def load_batch(paths, channels, image_size, interpolation, crop_to_aspect_ratio,
         images = _decode_files(part, channels, image_size, crop_to_aspect_ratio, pad_to_aspect_ratio)
         return _resize_all(images, image_size, interpolation, channels)
 
-    parts = min(_WORKERS * 2, len(paths) // 16) if _WORKERS > 2 else 1
+    parts = min(_WORKERS * 2, len(paths) // 16) if _WORKERS > 1 else 1
     if parts <= 1:
         return load(paths)
     bounds = np.linspace(0, len(paths), parts + 1).astype(int)
