@@ -1,6 +1,6 @@
-"""image_dataset_from_directory's batched loading (png.decode_batch, host_resize_batch,
-load_batch) gives exactly what loading each file on its own gives (Image.open, host_resize):
-files of several sizes, modes, PNG row filters (the first row's included) and formats."""
+"""image_dataset_from_directory's batched loading (host_resize_batch, load_batch) gives exactly
+what loading each file on its own gives (codec.decode, host_resize): files of several sizes,
+modes, PNG row filters and formats."""
 import io
 import os
 import struct
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras.image import codec, png
+from minikeras.image import codec
 from minikeras.image.resizing import METHODS, host_resize, host_resize_batch
 from minikeras.utils import image_dataset
 
@@ -36,7 +36,7 @@ def filtered_png(pixels, filters):
     color = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
     chunks = [(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, color, 0, 0, 0)),
               (b"tEXt", b"note\x00hand-filtered"), (b"IDAT", zlib.compress(bytes(raw))), (b"IEND", b"")]
-    return png.SIGNATURE + b"".join(struct.pack(">I", len(body)) + kind + body
+    return b"\x89PNG\r\n\x1a\n" + b"".join(struct.pack(">I", len(body)) + kind + body
                                     + struct.pack(">I", zlib.crc32(body, zlib.crc32(kind))) for kind, body in chunks)
 
 
@@ -50,8 +50,8 @@ def pillow_encoded(pixels, **options):
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    """(path, bytes) of files in two class folders: hand-filtered PNGs (every first-row filter,
-    'average' among them, which the batched decoder leaves to Pillow), Pillow's PNGs of each
+    """(path, bytes) of files in two class folders: hand-filtered PNGs (every first-row filter),
+    Pillow's PNGs of each
     mode, a palette, a 16-bit and a transparent PNG, a JPEG; widths shared and not."""
     rng = np.random.default_rng(3)
     root = tmp_path_factory.mktemp("batch_load")
@@ -83,20 +83,6 @@ def test_hand_filtered_pngs_decode_to_their_pixels():
     pixels = np.random.default_rng(0).integers(0, 256, (6, 5, 3)).astype(np.uint8)
     for filters in ([0, 1, 2, 3, 4, 4], [4, 3, 2, 1, 0, 2], [2] * 6, [3] * 6):
         np.testing.assert_array_equal(codec.decode(filtered_png(pixels, filters), 3), pixels)
-
-
-@pytest.mark.parametrize("channels", [1, 3, 4])
-def test_decode_batch_equals_pillow_file_by_file(files, channels, monkeypatch):
-    _, _, datas = files
-    target = codec.CHANNEL_MODES[channels]
-    batched = png.decode_batch(Image, datas, dict.fromkeys(("L", "LA", "RGB", "RGBA"), target))
-    assert sum(b is not None for b in batched) == 12  # the 'average' first row and the four others: not batched
-    monkeypatch.setattr(png, "open_image", lambda Image, data: None)  # codec.decode through Image.open
-    for data, image in zip(datas, batched):
-        expected = codec.decode(data, channels)
-        if image is not None:
-            assert image.dtype == np.uint8
-            np.testing.assert_array_equal(image, expected)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -163,11 +149,3 @@ def test_load_batch_in_parts_on_threads_keeps_the_order(files, monkeypatch):
     expected = np.stack([image_dataset.load_image(path, *args) for path in paths])
     np.testing.assert_array_equal(image_dataset.load_batch(paths, *args), expected)
 
-
-def test_decode_batch_splits_large_groups(files, monkeypatch):
-    _, _, datas = files
-    modes = dict.fromkeys(("L", "LA", "RGB", "RGBA"), "RGB")
-    whole = png.decode_batch(Image, datas, modes)
-    monkeypatch.setattr(png, "_MAX_GROUP_BYTES", 400)  # about one file's rows per call
-    for a, b in zip(whole, png.decode_batch(Image, datas, modes)):
-        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b))

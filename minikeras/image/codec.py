@@ -8,7 +8,6 @@ import io
 import numpy as np
 
 from minikeras.errors import InvalidArgumentError
-from minikeras.image import png
 
 CHANNEL_MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
 
@@ -34,7 +33,7 @@ def decode(data, channels=0, what="the image", op="DecodeImage"):
     if channels not in (0, 1, 3, 4):
         raise ValueError(f"channels must be 0, 1, 3 or 4, received {channels!r}")
     try:
-        with png.open_image(Image, data) or Image.open(io.BytesIO(data)) as image:
+        with Image.open(io.BytesIO(data)) as image:
             image.load()
             mode = image.mode
             if channels:
@@ -45,7 +44,7 @@ def decode(data, channels=0, what="the image", op="DecodeImage"):
                     target = "RGBA" if "transparency" in image.info or mode in ("PA", "RGBa") else "RGB"
             if mode != target:
                 image = image.convert(target)
-            array = png.to_array(image)
+            array = np.asarray(image)
     except (OSError, ValueError, SyntaxError) as error:
         raise InvalidArgumentError(None, op, f"Could not decode {what}: {error}") from error
     return array[:, :, None] if array.ndim == 2 else array

@@ -14,7 +14,7 @@ import numpy as np
 
 from minikeras.data.dataset import AUTOTUNE, Dataset
 from minikeras.errors import NotFoundError
-from minikeras.image import codec, png
+from minikeras.image import codec
 from minikeras.image.resizing import METHODS, crop_box_to_aspect_ratio, host_resize, host_resize_batch
 from minikeras.utils.directory_index import (
     check_label_args,
@@ -78,11 +78,10 @@ def load_image(path, channels, image_size, interpolation, crop_to_aspect_ratio, 
 
 def load_batch(paths, channels, image_size, interpolation, crop_to_aspect_ratio, pad_to_aspect_ratio):
     """The files as one float32 (n, height, width, channels) batch, each image as ``load_image``
-    gives it: the common PNG files of one width are decoded by Pillow in one call
-    (``png.decode_batch``), other files one by one, then the images of one size are resized
-    together (``host_resize_batch``). With more than one CPU the batch goes in parts on a pool
-    of threads: file reads, zlib and NumPy's array operations release the GIL (Pillow's decoder
-    does not), so the parts overlap.
+    gives it: each file decoded by Pillow, then the images of one size resized together
+    (``host_resize_batch``). With more than one CPU the batch goes in parts on a pool of
+    threads: file reads and NumPy's array operations release the GIL (Pillow's decoder does
+    not), so the parts overlap.
 
     Raises:
       NotFoundError: a file cannot be read; InvalidArgumentError: a file is not an image.
@@ -99,14 +98,8 @@ def load_batch(paths, channels, image_size, interpolation, crop_to_aspect_ratio,
 
 
 def _decode_files(paths, channels, image_size, crop_to_aspect_ratio, pad_to_aspect_ratio):
-    datas = [read_file(path) for path in paths]
-    target = codec.CHANNEL_MODES[channels]
-    images = png.decode_batch(codec.pillow(), datas, dict.fromkeys(("L", "LA", "RGB", "RGBA"), target))
-    for i, image in enumerate(images):
-        if image is None:
-            image = codec.decode(datas[i], channels, what=f"the image file '{paths[i]}'")
-        images[i] = fit_aspect_ratio(image, image_size, crop_to_aspect_ratio, pad_to_aspect_ratio)
-    return images
+    return [fit_aspect_ratio(codec.decode(read_file(path), channels, what=f"the image file '{path}'"),
+                             image_size, crop_to_aspect_ratio, pad_to_aspect_ratio) for path in paths]
 
 
 def _resize_all(images, image_size, interpolation, channels):
