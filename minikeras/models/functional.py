@@ -151,7 +151,12 @@ class FunctionalGraph:
                 value = value if isinstance(value, Tensor) else Tensor(to_array(value))
                 set_mask(value, value_mask)
             values[id(tensor)] = value
-        for node in self._graph_nodes:
+        return self._run_nodes(self._graph_nodes, values)
+
+    def _run_nodes(self, nodes, values):
+        """Runs ``nodes`` in order from ``values`` (``{id(KerasTensor): value}``, filled in as they
+        run); the model's outputs."""
+        for node in nodes:
             out = node.run(lambda t: values[id(t)])
             results = jax.tree_util.tree_leaves(out, is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
             for tensor, value in zip(node.output_tensors, results):
@@ -188,12 +193,7 @@ class FunctionalGraph:
             if isinstance(value, Tensor) and value.dtype != tensor.dtype and value.dtype != object:
                 value = cast(value, tensor.dtype)
             known[id(tensor)] = value
-        for node in split.compiled_nodes:
-            out = node.run(lambda t: known[id(t)])
-            results = jax.tree_util.tree_leaves(out, is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
-            for tensor, value in zip(node.output_tensors, results):
-                known[id(tensor)] = value
-        return map_symbolic(lambda t: known[id(t)], self._outputs_struct)
+        return self._run_nodes(split.compiled_nodes, known)
 
     # -- inputs ------------------------------------------------------------------------------
     def _input_values(self, inputs):
