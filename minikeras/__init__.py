@@ -15,7 +15,8 @@ from minikeras import ops as _ops  # noqa: F401  (installs operators on Tensor a
 from minikeras import config, dtypes, errors, linalg, math  # noqa: F401
 from minikeras import nn  # noqa: F401
 from minikeras.dtypes import (  # noqa: F401
-    DType, as_dtype, bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint32)
+    DType, as_dtype, bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint16,
+    uint32, uint64)
 from minikeras.programs.function import function  # noqa: F401
 from minikeras import random  # noqa: F401
 from minikeras.ops.array import (  # noqa: F401

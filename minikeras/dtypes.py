@@ -18,7 +18,9 @@ int16 = np.dtype("int16")
 int32 = np.dtype("int32")
 int64 = np.dtype("int64")
 uint8 = np.dtype("uint8")
+uint16 = np.dtype("uint16")
 uint32 = np.dtype("uint32")
+uint64 = np.dtype("uint64")  # 32-bit unless 64-bit dtypes are on, as int64
 bool = np.dtype("bool")  # noqa: A001 - TF's name
 string = np.dtype(object)  # a string Tensor's values: NumPy object arrays of bytes, on the host
 

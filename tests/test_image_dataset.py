@@ -89,3 +89,10 @@ def test_missing_pillow_names_the_extra(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "PIL", None)
     with pytest.raises(ImportError, match=r"pip install 'minikeras\[images\]'"):
         mk.io.encode_png(F["folder/pixels"][0])
+
+
+def test_encode_png_of_16_bits_round_trips_as_tensorflow():
+    # tf.io.encode_png of a uint16 (h, w, 1) image writes a 16-bit greyscale PNG ('I;16' to Pillow)
+    pixels = (np.arange(12, dtype=np.uint16).reshape(3, 4, 1) * 5000)
+    data = mk.io.encode_png(pixels)
+    np.testing.assert_array_equal(mk.io.decode_png(data, dtype=mk.uint16).numpy(), pixels)

@@ -58,7 +58,8 @@ def encode_png(array, compression=-1):
         raise ValueError(f"encode_png expects an image of shape (height, width, channels) with 1 to 4 channels, "
                          f"received shape {array.shape}")
     if array.dtype == np.uint16 and array.shape[2] == 1:
-        image = Image.fromarray(array[:, :, 0].astype(np.uint16), mode="I;16")
+        height, width = array.shape[:2]  # Pillow 13's fromarray takes no mode: 16 bits as little-endian bytes
+        image = Image.frombytes("I;16", (width, height), array[:, :, 0].astype("<u2").tobytes())
     elif array.dtype == np.uint8:
         image = Image.fromarray(array[:, :, 0] if array.shape[2] == 1 else array, CHANNEL_MODES[array.shape[2]])
     else:
