@@ -99,15 +99,9 @@ def _staged_step(cell, x_aval, state_avals, state_tree, training):
         out, new = cell(x, jax.tree_util.tree_unflatten(state_tree, list(states)), **kwargs)
         return out, _leaves(new)[0]
 
-    # Read first: inside mk.function that lifts the weights, so ``stage`` puts them back after;
-    # outside, the values are put back here.
-    values = [to_array(v) for v in weights]
-    try:
-        staged = stage(step_fn, [x_aval] + list(state_avals), carried=weights)
-    finally:
-        if not _context.traces:
-            for v, value in zip(weights, values):
-                v.assign(value)
+    for v in weights:  # read first: inside mk.function that lifts them as the function's state
+        to_array(v)
+    staged = stage(step_fn, [x_aval] + list(state_avals), carried=weights)  # gives their values back
 
     def project(w, m, x):
         return x
