@@ -78,6 +78,7 @@ def test_strings_for_a_numeric_input_are_refused_naming_it(two_inputs):
     numeric.compile(loss="mse")
     with pytest.raises(TypeError, match="Input 'features'"):  # also a TypeError, as minikeras refuses strings
         numeric.predict(np.array([["a", "b"]]), verbose=0)
+    assert numeric.predict([[1.0, 2.0]], verbose=0).shape == (1, 1)  # a nested list of numbers is no string
 
 
 def test_made_here_saved_and_loaded_with_keras_layout(tmp_path):

@@ -230,8 +230,8 @@ class FunctionalGraph:
                 self._check_not_strings(tensor, value)
 
     def _check_not_strings(self, tensor, value):
-        if tensor.dtype != object and (getattr(value, "dtype", None) in (object,) or is_string_value(value)
-                                       or getattr(getattr(value, "dtype", None), "kind", "") in "US"):
+        kind = getattr(getattr(value, "dtype", None), "kind", None)  # None: a Python list or number
+        if tensor.dtype != object and (kind in ("O", "U", "S") or is_string_value(value)):
             shape = tuple(np.shape(value)) if not hasattr(value, "shape") else tuple(value.shape)
             raise StringInputError(f"Input '{tensor.node.operation.name}' of model '{self.name}' expects "
                                    f"{tensor.dtype.name} values of shape {tensor.shape}, received strings of "
