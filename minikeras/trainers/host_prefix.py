@@ -20,8 +20,7 @@ from minikeras.data.dataset import Dataset
 from minikeras.layers.preprocessing.host_layer import host_array
 from minikeras.trainers.input_cast import cast_integer_inputs
 
-_active = [0]
-_models = []  # the models whose steps run now, innermost last (None: any model)
+_models = []  # the models whose steps run now (their host layers applied), innermost last (None: any)
 
 
 def leading_host_layers(layers):
@@ -36,25 +35,23 @@ def leading_host_layers(layers):
 
 def skipped(layers):
     """How many leading layers a model's call skips now (inside ``applied()``), 0 otherwise."""
-    return leading_host_layers(layers) if _active[0] else 0
+    return leading_host_layers(layers) if _models else 0
 
 
 def is_applied_to(model):
     """Whether ``model``'s leading host layers are taken as applied now (its steps run)."""
-    return bool(_active[0]) and bool(_models) and _models[-1] is model
+    return bool(_models) and _models[-1] is model
 
 
 @contextlib.contextmanager
 def applied(model=None):
     """While active, a model's leading host layers are taken as already applied to its inputs
     (``model``: the model whose steps run; a functional model checks that it is the one)."""
-    _active[0] += 1
     _models.append(model)
     try:
         yield
     finally:
         _models.pop()
-        _active[0] -= 1
 
 
 def _prefix(model):
