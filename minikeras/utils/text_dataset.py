@@ -32,7 +32,6 @@ def _reader(max_length):
     return read
 
 
-
 def _dataset(paths, labels, label_mode, num_classes, max_length, shuffle, buffer_size, seed, batch_size, names):
     read = _reader(max_length)
     path_array = np.empty(len(paths), dtype=object)
