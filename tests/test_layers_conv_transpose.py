@@ -7,7 +7,7 @@ from conftest import rand
 from layer_reference import check_layer
 
 import minikeras as mk
-from minikeras.layers.conv_transpose import transpose_padding
+from minikeras.layers.convolutional.conv_transpose import transpose_padding
 
 L = mk.layers
 

@@ -2,32 +2,36 @@
 import sys
 
 from minikeras.layers.base import Layer  # noqa: F401
-from minikeras.layers.activation_layers import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
-from minikeras.layers.attention import AdditiveAttention, Attention  # noqa: F401
-from minikeras.layers.conv import Conv2D  # noqa: F401
-from minikeras.layers.conv1d import Conv1D  # noqa: F401
-from minikeras.layers.conv_transpose import Conv2DTranspose  # noqa: F401
-from minikeras.layers.core import Activation, Dense, Dropout, Flatten, Reshape  # noqa: F401
-from minikeras.layers.einsum_dense import EinsumDense  # noqa: F401
-from minikeras.layers.embedding import Embedding  # noqa: F401
-from minikeras.layers.input_layer import Input, InputLayer  # noqa: F401
-from minikeras.layers.masking import Masking  # noqa: F401
-from minikeras.layers.merge import (  # noqa: F401
+from minikeras.layers.activations.activation_layers import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
+from minikeras.layers.attention.attention import AdditiveAttention, Attention  # noqa: F401
+from minikeras.layers.convolutional.conv2d import Conv2D  # noqa: F401
+from minikeras.layers.convolutional.conv1d import Conv1D  # noqa: F401
+from minikeras.layers.convolutional.conv_transpose import Conv2DTranspose  # noqa: F401
+from minikeras.layers.activations.activation import Activation  # noqa: F401
+from minikeras.layers.core.dense import Dense  # noqa: F401
+from minikeras.layers.regularization.dropout import Dropout  # noqa: F401
+from minikeras.layers.reshaping.flatten import Flatten  # noqa: F401
+from minikeras.layers.reshaping.reshape import Reshape  # noqa: F401
+from minikeras.layers.core.einsum_dense import EinsumDense  # noqa: F401
+from minikeras.layers.core.embedding import Embedding  # noqa: F401
+from minikeras.layers.core.input_layer import Input, InputLayer  # noqa: F401
+from minikeras.layers.core.masking import Masking  # noqa: F401
+from minikeras.layers.merging.merge import (  # noqa: F401
     Add, Average, Concatenate, Dot, Maximum, Merge, Minimum, Multiply, Subtract, add, average, concatenate, dot,
     maximum, minimum, multiply, subtract)
-from minikeras.layers.layer_normalization import LayerNormalization  # noqa: F401
-from minikeras.layers.multi_head_attention import MultiHeadAttention  # noqa: F401
-from minikeras.layers.normalization import BatchNormalization  # noqa: F401
-from minikeras.layers.pooling import (  # noqa: F401
+from minikeras.layers.normalization.layer_normalization import LayerNormalization  # noqa: F401
+from minikeras.layers.attention.multi_head_attention import MultiHeadAttention  # noqa: F401
+from minikeras.layers.normalization.batch_normalization import BatchNormalization  # noqa: F401
+from minikeras.layers.pooling.pooling2d import (  # noqa: F401
     AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
-from minikeras.layers.pooling1d import (  # noqa: F401
+from minikeras.layers.pooling.pooling1d import (  # noqa: F401
     AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D,
     MaxPool1D, MaxPooling1D)
-from minikeras.layers.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
-from minikeras.layers.rnn import RNN  # noqa: F401
-from minikeras.layers.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401
-from minikeras.layers.stacked_cells import StackedRNNCells  # noqa: F401
-from minikeras.layers.wrappers import Bidirectional, TimeDistributed  # noqa: F401
+from minikeras.layers.rnn.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
+from minikeras.layers.rnn.rnn import RNN  # noqa: F401
+from minikeras.layers.rnn.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401
+from minikeras.layers.rnn.stacked_cells import StackedRNNCells  # noqa: F401
+from minikeras.layers.rnn.wrappers import Bidirectional, TimeDistributed  # noqa: F401
 from minikeras.layers.preprocessing.category_encoding import CategoryEncoding  # noqa: F401
 from minikeras.layers.preprocessing.discretization import Discretization  # noqa: F401
 from minikeras.layers.preprocessing.hashing import Hashing  # noqa: F401
@@ -38,8 +42,11 @@ from minikeras.layers.preprocessing.text_vectorization import TextVectorization 
 from minikeras.layers.preprocessing import (  # noqa: F401
     CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     Resizing)
-from minikeras.layers.reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
-from minikeras.layers.simple import Identity, Lambda, Rescaling, SpatialDropout2D  # noqa: F401
+from minikeras.layers.reshaping.reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
+from minikeras.layers.core.identity import Identity  # noqa: F401
+from minikeras.layers.core.lambda_layer import Lambda  # noqa: F401
+from minikeras.layers.preprocessing.rescaling import Rescaling  # noqa: F401
+from minikeras.layers.regularization.spatial_dropout import SpatialDropout2D  # noqa: F401
 from minikeras.saving.registry import register_builtin_namespace
 
 # Every public layer class is minikeras's own in a .keras file (module "minikeras.layers").

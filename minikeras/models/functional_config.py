@@ -13,7 +13,7 @@ import jax
 
 from minikeras.dtypes import dtype_name
 from minikeras.layers.base import Layer
-from minikeras.layers.input_layer import InputLayer
+from minikeras.layers.core.input_layer import InputLayer
 from minikeras.saving.registry import deserialize_keras_object, serialize_keras_object
 from minikeras.symbolic import is_symbolic, map_symbolic
 

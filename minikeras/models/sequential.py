@@ -1,6 +1,6 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 from minikeras.layers.base import Layer
-from minikeras.layers.input_layer import InputLayer
+from minikeras.layers.core.input_layer import InputLayer
 from minikeras.layers.mask_flow import set_mask
 from minikeras.models.model import Functional, Model
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object

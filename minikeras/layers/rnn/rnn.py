@@ -19,9 +19,9 @@ import jax.numpy as jnp
 from minikeras import _context
 from minikeras.backend import is_tracer
 from minikeras.layers.base import Layer
-from minikeras.layers.rnn_cells import DropoutCell, flat_states
-from minikeras.layers.rnn_loop import run
-from minikeras.layers.stacked_cells import StackedRNNCells
+from minikeras.layers.rnn.rnn_cells import DropoutCell, flat_states
+from minikeras.layers.rnn.rnn_loop import run
+from minikeras.layers.rnn.stacked_cells import StackedRNNCells
 from minikeras.ops.jax_call import call_jax
 from minikeras.ops.math import cast
 from minikeras.ops.staging import stage

@@ -1,5 +1,5 @@
 """Conv2DTranspose: the transpose of a 2-D convolution (upsampling by ``strides``), channels_last."""
-from minikeras.layers.conv import normalize_padding, normalize_tuple
+from minikeras.layers.convolutional.conv2d import normalize_padding, normalize_tuple
 from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.ops.nn import conv2d_transpose
 

@@ -1,6 +1,6 @@
 """Max and average pooling over channels_last images, and their global variants."""
 from minikeras.layers.base import Layer
-from minikeras.layers.conv import conv_output_length, normalize_padding, normalize_tuple
+from minikeras.layers.convolutional.conv2d import conv_output_length, normalize_padding, normalize_tuple
 from minikeras.ops import nn
 from minikeras.ops.reduce import reduce_max, reduce_mean
 from minikeras.saving.registry import register_builtin

@@ -5,11 +5,11 @@ import numpy as np
 
 from minikeras import activations, initializers, regularizers
 from minikeras.dtypes import as_dtype
-from minikeras.layers.activation_layers import Softmax
+from minikeras.layers.activations.activation_layers import Softmax
 from minikeras.layers.base import Layer
-from minikeras.layers.core import Dropout
-from minikeras.layers.einsum_dense import EinsumDense
+from minikeras.layers.core.einsum_dense import EinsumDense
 from minikeras.layers.mask_flow import get_mask, set_mask
+from minikeras.layers.regularization.dropout import Dropout
 from minikeras.ops.array import expand_dims
 from minikeras.ops.einsum import einsum
 from minikeras.ops.elementwise import logical_and

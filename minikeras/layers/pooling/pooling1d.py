@@ -1,7 +1,7 @@
 """Pooling over the steps of (batch, steps, channels): MaxPooling1D, AveragePooling1D,
 GlobalAveragePooling1D (1-D windows are 2-D windows of height 1)."""
 from minikeras.layers.base import Layer
-from minikeras.layers.conv import conv_output_length, normalize_padding, normalize_tuple
+from minikeras.layers.convolutional.conv2d import conv_output_length, normalize_padding, normalize_tuple
 from minikeras.ops import nn
 from minikeras.ops.array import expand_dims, reshape
 from minikeras.ops.creation import zeros_like

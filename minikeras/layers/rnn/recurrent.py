@@ -2,8 +2,8 @@
 cell's arguments are the layer's, and its config is flat: no nested ``cell``)."""
 import inspect
 
-from minikeras.layers.rnn import RNN
-from minikeras.layers.rnn_cells import DropoutCell, GRUCell, LSTMCell, SimpleRNNCell
+from minikeras.layers.rnn.rnn import RNN
+from minikeras.layers.rnn.rnn_cells import DropoutCell, GRUCell, LSTMCell, SimpleRNNCell
 from minikeras.saving.registry import register_builtin
 
 _RNN_ARGUMENTS = ("return_sequences", "return_state", "go_backwards", "stateful", "unroll")

@@ -1,5 +1,5 @@
 """Conv1D: 1-D convolution over (batch, steps, channels), as a conv2d of height 1."""
-from minikeras.layers.conv import conv_output_length, normalize_tuple
+from minikeras.layers.convolutional.conv2d import conv_output_length, normalize_tuple
 from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.ops.array import concat, reshape, split
 from minikeras.ops.nn import conv2d

@@ -1,0 +1,1 @@
+"""activations layers."""

@@ -1,0 +1,62 @@
+"""Dense: a densely connected layer."""
+import numpy as np
+
+from minikeras.layers.kernel_bias import KernelBiasLayer
+from minikeras.ops.array import reshape
+from minikeras.ops.linalg import matmul
+from minikeras.saving.registry import register_builtin
+
+
+@register_builtin("minikeras.layers")
+class Dense(KernelBiasLayer):
+    """``activation(inputs @ kernel + bias)`` on the last axis.
+
+    Args:
+      units: size of the output's last axis.
+      activation: name or callable (default: none).
+      use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
+      kernel_regularizer, bias_regularizer, activity_regularizer: penalties in ``layer.losses``.
+
+    >>> mk.layers.Dense(10)(mk.ones((2, 784))).shape
+    (2, 10)
+    """
+
+    supports_masking = True
+
+    min_ndim = 2
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(units, (int, np.integer)) or units <= 0:
+            raise ValueError(f"Dense: received an invalid value for `units`, expected a positive integer. "
+                             f"Received: units={units!r}")
+        self.units = int(units)
+        self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                              bias_regularizer)
+
+    def build(self, input_shape):
+        self._build_kernel_bias((input_shape[-1], self.units))
+
+    def _check_input(self, inputs):
+        super()._check_input(inputs)
+        if self.kernel is not None and inputs.shape[-1] != self.kernel.shape[0]:
+            raise ValueError(
+                f"Dense '{self.name}' expects input with last dimension {self.kernel.shape[0]}, received shape "
+                f"{inputs.shape}")
+
+    def call(self, inputs):
+        return self._kernel_bias_output(
+            matmul(inputs, self.kernel) if inputs.ndim == 2 else _dot_last_axis(inputs, self.kernel))
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[:-1]) + (self.units,)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, **self._kernel_bias_config()}
+
+
+def _dot_last_axis(inputs, kernel):
+    flat = reshape(inputs, (-1, inputs.shape[-1]))
+    return reshape(matmul(flat, kernel), inputs.shape[:-1] + (kernel.shape[1],))
