@@ -1,2 +1,3 @@
 """Compiled programs: ``mk.function`` (``function``), tracing a function once (``trace``), calling
-the result (``program``), signatures with None sizes (``signatures``, ``general``)."""
+the result (``program``), the programs of a function found and kept by signature
+(``program_cache``), signatures with None sizes (``signatures``)."""

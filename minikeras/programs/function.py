@@ -10,6 +10,7 @@ A signature with None sizes (an ``input_signature`` with None dimensions, or the
 ``reduce_retracing`` generalises to) is traced once with symbolic sizes and compiled for
 each concrete shape (``programs.signatures``). A function that cannot be traced that way
 (an op that needs a concrete size) is traced for each concrete shape instead, with a warning.
+The programs of both kinds are found and kept by signature in one ``programs.ProgramCache``.
 """
 import collections
 import functools
@@ -24,11 +25,11 @@ import numpy as np
 from minikeras import _context, autograph
 from minikeras.backend import static_shape
 from minikeras.dtypes import canonical_dtype
-from minikeras.programs.general import GeneralPrograms, describe_failure, specs_of
 from minikeras.programs.input_signature import bind, check_signature
 from minikeras.programs.program import NewSignature, Program
-from minikeras.programs.signatures import is_general, named, symbolic_avals
-from minikeras.programs.trace import trace
+from minikeras.programs.program_cache import ProgramCache
+from minikeras.programs.signatures import is_general, specs_of, symbolic_avals
+from minikeras.programs.trace import describe_failure, trace
 from minikeras.tensor import Tensor, Variable, to_array
 from minikeras.tensor_spec import TensorSpec
 
@@ -107,8 +108,7 @@ class Function:
             spec.shape for spec in jax.tree_util.tree_leaves(self.input_signature,
                                                              is_leaf=lambda x: isinstance(x, TensorSpec))]
         self._converted = None     # the function autograph converted, made on the first trace
-        self._programs = {}        # (treedef, signature) -> Program; a signature may have named sizes
-        self._general = GeneralPrograms(spec_shapes, self.reduce_retracing)
+        self._cache = ProgramCache(spec_shapes, self.reduce_retracing)
         self._last_program = None  # the program of the last call f(tensor, ...), and its arity
         self._last_arity = -1
         self._last_nest = None     # (treedef, program) of the last call f(nest of arrays)
@@ -202,14 +202,10 @@ class Function:
         return program, inputs
 
     def _program(self, treedef, leaves, dynamic_positions, avals, trace_if_new=True):
-        """The program for this signature: the one traced for it, or the most specific general
-        one that accepts it, or one traced now (``avals()``: the inputs' avals) if
-        ``trace_if_new``."""
+        """The program for this signature: the one the cache has for it, or one traced now
+        (``avals()``: the inputs' avals) if ``trace_if_new``."""
         signature = _signature(leaves)
-        key = (treedef, signature)
-        program = self._programs.get(key)
-        if program is None and self._general and _context.execution.distribution is None:
-            program = self._general.find(treedef, signature)
+        program = self._cache.lookup(treedef, signature)
         new = program is None and trace_if_new
         if new:
             program = self._trace_new(treedef, signature, leaves, dynamic_positions, avals)
@@ -218,23 +214,20 @@ class Function:
 
     def _trace_new(self, treedef, signature, leaves, dynamic_positions, avals):
         """Traces a call that no program runs: once for all sizes where the input signature or
-        ``reduce_retracing`` asks for it and the body allows it, else for its shapes."""
-        if is_general(signature):  # get_concrete_function(TensorSpec([None, ...]))
-            program, failure = self._trace_general(treedef, named(signature, signature), leaves, dynamic_positions)
-            if program is None:
-                raise ValueError(f"mk.function({self.__name__}) could not be traced for {specs_of(signature)} with "
-                                 f"None sizes ({describe_failure(failure)}); get_concrete_function needs concrete "
-                                 "shapes for it: pass Tensors or TensorSpecs with every dimension given.") from failure
-            return program
-        # a program over a device mesh (mk.distribute) is traced for its global batch's shapes
-        target = (None if _context.execution.distribution is not None
-                  else self._general.target(treedef, signature, list(self._programs)))
+        ``reduce_retracing`` asks for it (the cache's ``target``) and the body allows it, else
+        for its shapes."""
+        target = self._cache.target(treedef, signature)
         failure = None
         if target is not None:
             program, failure = self._trace_general(treedef, target, leaves, dynamic_positions, signature)
             if program is not None:
                 return program
-        program = self._programs[(treedef, signature)] = self._trace(treedef, leaves, dynamic_positions, avals())
+        if is_general(signature):  # get_concrete_function(TensorSpec([None, ...])): no shapes to trace instead
+            raise ValueError(f"mk.function({self.__name__}) could not be traced for {specs_of(signature)} with "
+                             f"None sizes ({describe_failure(failure)}); get_concrete_function needs concrete "
+                             "shapes for it: pass Tensors or TensorSpecs with every dimension given.") from failure
+        program = self._trace(treedef, leaves, dynamic_positions, avals())
+        self._cache.store(treedef, signature, program)
         if failure is not None:
             warnings.warn(
                 f"mk.function({self.__name__}) could not be traced once for {specs_of(target)}: "
@@ -243,17 +236,17 @@ class Function:
                 "x.shape[i] of a None dimension, and shapes built from mk.shape(x).", stacklevel=5)
         return program
 
-    def _trace_general(self, treedef, general, leaves, dynamic_positions, signature=None):
-        """(the program traced once for ``general``'s named sizes, None), or (None, the error)."""
+    def _trace_general(self, treedef, general, leaves, dynamic_positions, signature):
+        """(the program traced once for ``general``'s named sizes, None), or (None, the error);
+        the program runs the call of ``signature`` that caused it."""
         count = self._tracing_count
         try:
             program = self._trace(treedef, leaves, dynamic_positions, symbolic_avals(general, jnp.dtype))
         except Exception as error:  # noqa: BLE001 - any failure: trace for concrete shapes instead
             self._tracing_count = count
-            self._general.failed(treedef, general, error)
+            self._cache.failed(treedef, general, error)
             return None, error
-        self._programs[(treedef, general)] = program
-        self._general.add(treedef, general, program, signature)
+        self._cache.store(treedef, general, program, serves=signature)
         return program, None
 
     def get_concrete_function(self, *args, **kwargs):
@@ -293,7 +286,7 @@ class Function:
             calls.clear()
 
     def _trace(self, treedef, leaves, dynamic_positions, avals):
-        first_trace = not self._programs  # a first trace that failed does not count
+        first_trace = not self._cache  # a first trace that failed does not count
         self._tracing_count += 1
         positions = set(dynamic_positions)
         static_leaves = [None if i in positions else x for i, x in enumerate(leaves)]
@@ -321,11 +314,11 @@ class Function:
     @property
     def program_count(self):
         """How many signatures have been traced and compiled successfully."""
-        return len(self._programs)
+        return len(self._cache)
 
     def programs(self):
         """The ``Program`` of each signature traced so far."""
-        return list(self._programs.values())
+        return self._cache.programs()
 
     @property
     def tracing_count(self):

@@ -24,6 +24,8 @@ unknown rank.
 import jax
 from jax import export
 
+from minikeras.tensor_spec import TensorSpec
+
 
 def is_tensor_entry(entry):
     return entry[0] == "T"
@@ -121,6 +123,11 @@ def unknown_sizes(signature):
 def shapes_as_specs(signature):
     """(shape with None for each unknown size, dtype) of each Tensor of ``signature``."""
     return [(tuple(None if _unknown(d) else d for d in e[1]), e[2]) for e in signature if is_tensor_entry(e)]
+
+
+def specs_of(signature):
+    """The TensorSpecs of ``signature``'s Tensors (None for unknown sizes), for messages."""
+    return [TensorSpec(shape, dtype) for shape, dtype in shapes_as_specs(signature)]
 
 
 def symbolic_avals(general, dtype_of):

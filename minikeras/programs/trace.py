@@ -29,6 +29,8 @@ broadcast a scalar zero, the tape's backward pass is inlined with its seeds as a
 NumPy. The classic MNIST CNN's first call compiles 7 small programs besides the step.
 """
 import contextlib
+import os
+import traceback
 
 import jax
 import numpy as np
@@ -190,3 +192,27 @@ def _with_state_inputs(closed, order):
     if debug is not None and debug.arg_names is not None:
         debug = debug._replace(arg_names=tuple(f"state[{i}]" for i in range(len(state))) + tuple(debug.arg_names[1:]))
     return ClosedJaxpr(jaxpr.replace(invars=invars, eqns=eqns, debug_info=debug), closed.consts)
+
+
+_LIBRARIES = tuple(os.path.dirname(m.__file__) + os.sep for m in (jax, np))
+_MINIKERAS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def describe_failure(error):
+    """Why a trace failed, for messages: ``error`` and where it was raised, the innermost frame
+    outside jax and NumPy (the op that needed a concrete size) and, when that is in minikeras,
+    the user's line that called it."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_LIBRARIES)]
+    where = ""
+    if frames:
+        where = f" in {_frame(frames[-1])}"
+        if frames[-1].filename.startswith(_MINIKERAS):
+            outside = [f for f in frames if not f.filename.startswith(_MINIKERAS)]
+            if outside:
+                where += f", called from {_frame(outside[-1])}"
+    message = str(error).split("\n")[0]
+    return f"{type(error).__name__}{where}: {message}"
+
+
+def _frame(frame):
+    return f"{frame.name} ({os.path.basename(frame.filename)}:{frame.lineno})"
