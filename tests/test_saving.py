@@ -12,10 +12,7 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras import saving
-
-layers = pytest.importorskip("minikeras.layers", reason="minikeras.layers is not available")
-models = pytest.importorskip("minikeras.models", reason="minikeras.models is not available")
+from minikeras import layers, optimizers, saving
 
 
 def cnn(dense_units=5):
@@ -338,7 +335,6 @@ def with_trained_optimizer(model, optimizer, seed=0):
 
 
 def test_optimizer_state_round_trip(tmp_path):
-    optimizers = pytest.importorskip("minikeras.optimizers", reason="minikeras.optimizers is not available")
     model = with_trained_optimizer(randomize(mlp()), optimizers.Adam(learning_rate=0.01))
     path = tmp_path / "m.weights.h5"
     model.save_weights(path)
@@ -366,7 +362,6 @@ def test_optimizer_state_round_trip(tmp_path):
 
 
 def test_optimizer_variable_count_mismatch_warns(tmp_path):
-    optimizers = pytest.importorskip("minikeras.optimizers", reason="minikeras.optimizers is not available")
     model = with_trained_optimizer(randomize(mlp()), optimizers.Adam())
     path = tmp_path / "m.weights.h5"
     model.save_weights(path)
@@ -383,7 +378,6 @@ def test_optimizer_variable_count_mismatch_warns(tmp_path):
 def test_keras_file_round_trip(tmp_path):
     import json
     import zipfile
-    optimizers = pytest.importorskip("minikeras.optimizers", reason="minikeras.optimizers is not available")
     model = mk.Sequential([layers.Input((3,)), layers.Dense(4, activation="relu"), layers.BatchNormalization(),
                            layers.Dense(2)])
     randomize(model)
