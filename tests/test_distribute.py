@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import minikeras as mk
+from minikeras.distribute import multi_host
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 420
@@ -450,6 +451,19 @@ def test_initialize_after_arrays_exist_is_a_clear_error():
     keep = mk.constant([1.0, 2.0])  # noqa: F841  (a live array: too late to initialize)
     with pytest.raises(RuntimeError, match="right after `import minikeras as mk`"):
         mk.distribute.initialize("127.0.0.1:1", 2, 0)
+    assert float(mk.reduce_sum(mk.constant([1.0, 2.0]))) == 3.0  # the backend is untouched
+
+
+def test_initialize_where_jax_drops_its_private_backend_check(monkeypatch):
+    # jax has no public "has a backend started" that does not start one: minikeras reads a private
+    # name, and where it is gone, jax.distributed.initialize's own check still refuses
+    keep = mk.constant([1.0, 2.0])  # noqa: F841  (a live array: too late to initialize)
+    assert multi_host.backend_started() is True
+    monkeypatch.setitem(sys.modules, "jax._src.xla_bridge", None)  # its import now fails
+    assert multi_host.backend_started() is None
+    with pytest.raises(RuntimeError):
+        mk.distribute.initialize("127.0.0.1:1", 2, 0)
+    assert not jax.distributed.is_initialized()
     assert float(mk.reduce_sum(mk.constant([1.0, 2.0]))) == 3.0  # the backend is untouched
 
 

@@ -44,11 +44,25 @@ def initialize(coordinator_address=None, num_processes=None, process_id=None, lo
     jax.distributed.initialize(coordinator_address, num_processes, process_id, local_device_ids, **kwargs)
 
 
+def backend_started():
+    """Whether JAX has started its backend; None where this jax cannot tell without starting it.
+
+    jax has no public way to ask (``jax.devices()`` and ``jax.live_arrays()`` start a backend), so
+    this reads its private ``xla_bridge.backends_are_initialized``, imported here rather than at
+    module level: a jax that moves or drops it still imports minikeras, and the answer is then
+    None (``initialize`` leaves the check to ``jax.distributed.initialize``, which raises its own
+    RuntimeError when a backend has started)."""
+    try:
+        from jax._src.xla_bridge import backends_are_initialized
+    except ImportError:
+        return None
+    return backends_are_initialized()
+
+
 def _check_no_backend_yet():
     """``jax.distributed.initialize`` refuses to run once a JAX backend has started; say why
     in minikeras' terms."""
-    from jax._src import xla_bridge
-    if not xla_bridge.backends_are_initialized():
+    if not backend_started():
         return
     arrays = jax.live_arrays()
     if arrays:
