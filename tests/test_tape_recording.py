@@ -1,4 +1,8 @@
 """The tape protocol (minikeras.tape): what ops tell the objects in _context.tapes."""
+import sys
+
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -81,3 +85,36 @@ def test_a_read_of_an_untrainable_variable_is_not_watched():
     assert recording.watched_variables() == [trained]
     assert [r.op for r in recording.records] == [READ_VARIABLE]
 
+
+
+def _gradient_in_a_trace(x):
+    """d mean(3 x^2) / dx, by a backward pass run rule by rule inside mk.function (a recorded
+    custom_gradient op keeps it off the compiled replay), and the step's program."""
+    @mk.custom_gradient
+    def square(x):
+        return x * x, lambda upstream: 2.0 * x * upstream
+
+    @mk.function
+    def step(x):
+        with mk.GradientTape() as tape:
+            tape.watch(x)
+            loss = mk.reduce_mean(square(x) * 3.0)
+        return tape.gradient(loss, x)
+
+    gradient = step(mk.constant(x))
+    (program,) = step.programs()
+    return gradient.numpy(), {eqn.primitive.name for eqn in program.jaxpr.jaxpr.eqns}
+
+
+def test_a_backward_pass_in_a_trace_without_jax_private_constant_folding_switch(monkeypatch):
+    # The loss's seed is staged in the program with jax's private switch (no public one); a jax
+    # without it keeps the seed as a constant of the program instead: the same gradient.
+    x = np.array([0.5, -1.0, 2.0, 3.0], np.float32)
+    want = jax.grad(lambda x: jnp.mean(3.0 * x * x))(x)
+    staged, primitives = _gradient_in_a_trace(x)
+    assert "optimization_barrier" in primitives
+    np.testing.assert_allclose(staged, want, rtol=1e-6)
+    monkeypatch.setitem(sys.modules, "jax._src.config", None)  # its import now fails
+    folded, primitives = _gradient_in_a_trace(x)
+    assert "optimization_barrier" not in primitives
+    np.testing.assert_allclose(folded, want, rtol=1e-6)
