@@ -48,56 +48,84 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
     """
     if origin is None:
         raise ValueError('Please specify the "origin" argument (URL of the file to download).')
-    if cache_dir is None:
-        cache_dir = os.environ.get("MINIKERAS_HOME") or "~/.minikeras"
     if md5_hash is not None and file_hash is None:
         file_hash, hash_algorithm = md5_hash, "md5"
+    datadir = _cache_folder(cache_dir, cache_subdir)
+    fname, named_by_caller = _file_name(fname, origin)
+    target, extraction_dir = _cache_paths(datadir, fname, named_by_caller, extract or untar)
+    algorithm = _algorithm(hash_algorithm, file_hash)
+    if _needs_download(target, file_hash, algorithm, force_download):
+        _download(origin, target, file_hash, algorithm)
+    if extraction_dir is not None:
+        if not extract_archive(target, extraction_dir, "tar" if untar else archive_format):
+            warnings.warn(f"Could not extract archive {target}: it is not a {archive_format} archive", stacklevel=2)
+        return str(extraction_dir)
+    return str(target)
+
+
+def _cache_folder(cache_dir, cache_subdir):
+    """The folder the file is cached in (made if missing): ``cache_subdir`` under ``cache_dir``
+    (None: ``$MINIKERAS_HOME``, else ``~/.minikeras``)."""
+    if cache_dir is None:
+        cache_dir = os.environ.get("MINIKERAS_HOME") or "~/.minikeras"
     datadir = Path(os.path.expanduser(cache_dir)) / cache_subdir
     datadir.mkdir(parents=True, exist_ok=True)
+    return datadir
+
+
+def _file_name(fname, origin):
+    """(the file's name in the cache, whether the caller gave it): ``fname``, which may not be a
+    path, or else the last part of the URL ``origin``."""
     given_name = os.fspath(fname) if fname is not None else None
     if not given_name:
         fname = os.path.basename(urllib.parse.urlsplit(origin).path)
         if not fname:
             raise ValueError(f"Can't parse the file name from the origin provided: '{origin}'. Please specify the "
                              "`fname` argument.")
-    else:
-        fname = given_name
-        if os.sep in fname:
-            raise ValueError("Paths are no longer accepted as the `fname` argument. To specify the file's parent "
-                             f"directory, use the `cache_dir` argument. Received: fname={fname}")
-    extraction_dir = None
-    if extract or untar:
-        if given_name and "." in fname:
-            target = datadir / fname
-            extraction_dir = datadir / f"{fname[:fname.find('.')]}_extracted"
-        else:
-            target, extraction_dir = datadir / f"{fname}_archive", datadir / fname
-    else:
-        target = datadir / fname
-    algorithm = _algorithm(hash_algorithm, file_hash)
+        return fname, False
+    if os.sep in given_name:
+        raise ValueError("Paths are no longer accepted as the `fname` argument. To specify the file's parent "
+                         f"directory, use the `cache_dir` argument. Received: fname={given_name}")
+    return given_name, True
 
-    download = force_download or not target.exists()
-    if not download and file_hash is not None and hash_file(target, algorithm) != str(file_hash).lower():
+
+def _cache_paths(datadir, fname, named_by_caller, extracting):
+    """(the path of the downloaded file, the folder it is extracted into or None), as Keras
+    names them: a caller's ``name.ext`` archive goes to ``name_extracted``; an archive named
+    without an extension, or by its URL, is kept as ``<fname>_archive`` and extracted into
+    ``<fname>``."""
+    if not extracting:
+        return datadir / fname, None
+    if named_by_caller and "." in fname:
+        return datadir / fname, datadir / f"{fname[:fname.find('.')]}_extracted"
+    return datadir / f"{fname}_archive", datadir / fname
+
+
+def _needs_download(target, file_hash, algorithm, force_download):
+    """Whether to download: forced, not cached, or cached with another hash than ``file_hash``."""
+    if force_download or not target.exists():
+        return True
+    if file_hash is not None and hash_file(target, algorithm) != str(file_hash).lower():
         print(f"A local file was found, but it seems to be incomplete or outdated because the {algorithm} file hash "
               f"does not match the original value of {file_hash} so we will re-download the data.", file=sys.stderr)
-        download = True
-    if download:
-        print(f"Downloading data from {origin}", file=sys.stderr, flush=True)
-        try:
-            fetch_url(origin, target, file_hash, algorithm)
-        except ChecksumError as err:
-            raise ValueError(f"Incomplete or corrupted file detected. The {algorithm} file hash does not match the "
-                             f"provided value of {file_hash} ({err}).") from None
-        except (OSError, ValueError) as err:
-            raise DownloadError(
-                f"URL fetch failure on {origin}: {_reason(err)}. If this machine is offline, download the file "
-                f"elsewhere and copy it to {target} (it is then used from the cache"
-                f"{', checked against file_hash' if file_hash else ''}).", [(origin, _reason(err))]) from err
-    if extraction_dir is not None:
-        if not extract_archive(target, extraction_dir, "tar" if untar else archive_format):
-            warnings.warn(f"Could not extract archive {target}: it is not a {archive_format} archive", stacklevel=2)
-        return str(extraction_dir)
-    return str(target)
+        return True
+    return False
+
+
+def _download(origin, target, file_hash, algorithm):
+    """Fetches ``origin`` into ``target``, checked against ``file_hash``: a hash that does not match
+    is a ValueError, a URL that cannot be read a ``DownloadError`` saying where to put the file."""
+    print(f"Downloading data from {origin}", file=sys.stderr, flush=True)
+    try:
+        fetch_url(origin, target, file_hash, algorithm)
+    except ChecksumError as err:
+        raise ValueError(f"Incomplete or corrupted file detected. The {algorithm} file hash does not match the "
+                         f"provided value of {file_hash} ({err}).") from None
+    except (OSError, ValueError) as err:
+        raise DownloadError(
+            f"URL fetch failure on {origin}: {_reason(err)}. If this machine is offline, download the file "
+            f"elsewhere and copy it to {target} (it is then used from the cache"
+            f"{', checked against file_hash' if file_hash else ''}).", [(origin, _reason(err))]) from err
 
 
 def hash_file(path, algorithm="sha256", chunk_size=1 << 20):
