@@ -1,0 +1,81 @@
+"""How a ``keras.ops`` function meets its inputs: symbolic tensors and pure jax forwards.
+
+    @keras_op("softplus")
+    def softplus(x):
+        return jax_forward("softplus", jax.nn.softplus, x)
+
+``keras_op(name)`` makes a function symbolic-aware: called on a ``KerasTensor`` (``mk.Input``)
+anywhere in its arguments, it records ONE node of the functional graph (its output shape
+traced abstractly, as every minikeras op on symbolic tensors) whose operation calls the
+function again on values, as Keras 3 records its ``Operation``s.
+
+``jax_forward(name, fn, *inputs, **params)`` runs ``fn(*arrays, **params)`` (a pure jax
+function of the inputs' arrays; ``params`` static, lists made tuples) as one recorded op
+(``ops.jax_call``): its gradient is ``jax.vjp`` of ``fn``, itself recorded, so every order is
+differentiable on the tape. It is for ops minikeras has no primitive of; the others call the
+primitives.
+"""
+import functools
+
+import jax
+
+from minikeras.ops.jax_call import call_jax
+from minikeras.symbolic import Node, OpCall, any_symbolic, output_spec
+from minikeras.tensor import Tensor, Variable, to_array
+
+
+class KerasOpCall(OpCall):
+    """A ``keras.ops`` function called on KerasTensors, as a graph operation."""
+
+    def __init__(self, name, fn):
+        super().__init__(_Named(name), {})
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+
+class _Named:
+    def __init__(self, name):
+        self.name = name
+
+
+def _arrays(structure):
+    return jax.tree_util.tree_map(lambda x: x._value if isinstance(x, Tensor) else x, structure,
+                                  is_leaf=lambda x: isinstance(x, Tensor))
+
+
+def keras_op(name):
+    """Decorates a ``keras.ops`` function so that symbolic inputs record a graph node."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            if any_symbolic((args, kwargs)):
+                out = output_spec(lambda *a, **k: _arrays(fn(*a, **k)), args, kwargs, f"keras.ops.{name}")
+                Node(KerasOpCall(name, op), args, kwargs, out)
+                return out
+            return fn(*args, **kwargs)
+        return op
+    return decorate
+
+
+def _hashable(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    return value
+
+
+def jax_forward(name, fn, *inputs, constant=(), **params):
+    """``fn(*arrays, **params)`` recorded as one op named ``name``; one Tensor, or a tuple of
+    Tensors when ``fn`` returns a tuple. ``constant``: positions never differentiated."""
+    def pure(*arrays):
+        out = fn(*arrays, **params)
+        return out if isinstance(out, tuple) else (out,)
+
+    key = (name, fn, _hashable(params), tuple(constant))
+    inputs = [x if isinstance(x, (Tensor, Variable)) else to_array(x) for x in inputs]
+    outs = call_jax(pure, inputs, name=name, constant=constant, key=key)
+    return outs[0] if len(outs) == 1 else outs
+

@@ -1,0 +1,476 @@
+"""The jax forwards of ``keras.ops.nn``: pure functions of arrays, static parameters as
+keywords (``keras_op.jax_forward`` records each as one op and differentiates it with
+``jax.vjp``). They compute what Keras 3's JAX backend computes, so results agree with it to
+the bit where the formulas do."""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax, nn as jnn
+
+EPSILON = 1e-7
+
+
+def spatial(value, rank, what):
+    """An int or a sequence as a tuple of ``rank`` ints."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * rank
+    value = tuple(int(v) for v in value)
+    if len(value) != rank:
+        raise ValueError(f"The `{what}` argument must be an int or a tuple of {rank} ints. Received: {what}={value}")
+    return value
+
+
+def pair(value):
+    return (int(value),) * 2 if isinstance(value, (int, np.integer)) else tuple(int(v) for v in value)
+
+
+def tanh_shrink(x):
+    return x - jnp.tanh(x)
+
+
+def squareplus(x, *, b):
+    return jnn.squareplus(x, b=b)
+
+
+def leaky_relu(x, *, negative_slope):
+    return jnn.leaky_relu(x, negative_slope=negative_slope)
+
+
+def elu(x, *, alpha):
+    return jnn.elu(x, alpha=alpha)
+
+
+def celu(x, *, alpha):
+    return jnn.celu(x, alpha=alpha)
+
+
+def gelu(x, *, approximate):
+    return jnn.gelu(x, approximate)
+
+
+def glu(x, *, axis):
+    return jnn.glu(x, axis=axis)
+
+
+def hard_shrink(x, *, threshold):
+    return jnp.where(jnp.abs(x) > threshold, x, 0.0)
+
+
+def soft_shrink(x, *, threshold):
+    return jnp.where(x > threshold, x - threshold, jnp.where(x < -threshold, x + threshold, 0.0))
+
+
+def threshold(x, *, threshold, default_value):
+    return jnp.where(x > threshold, x, default_value)
+
+
+def over_axes(x, *, normalizer, axis):
+    """``normalizer(x, axis=-1)`` over one axis, or over several (flattened together)."""
+    fn = normalizer
+    if not isinstance(axis, tuple):
+        return fn(x, axis=axis)
+    axis = tuple(a % x.ndim for a in axis)
+    keep = [a for a in range(x.ndim) if a not in axis]
+    moved = jnp.transpose(x, keep + list(axis))
+    flat = fn(moved.reshape([x.shape[a] for a in keep] + [-1]), axis=-1).reshape(moved.shape)
+    order = keep + list(axis)
+    return jnp.transpose(flat, sorted(range(x.ndim), key=order.__getitem__))
+
+
+def sparsemax(x, *, axis):
+    ordered = -jnp.sort(-x, axis=axis)
+    cumulative = jnp.cumsum(ordered, axis=axis)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    k = jnp.arange(1, x.shape[axis] + 1).reshape(shape)
+    support = ordered - (cumulative - 1) / k > 0
+    size = jnp.sum(support, axis=axis, keepdims=True)
+    tau = (jnp.sum(jnp.where(support, cumulative, 0.0), axis=axis, keepdims=True) - 1) / size
+    return jnp.maximum(x - tau, 0.0)
+
+
+def _window(values, data_format):
+    return (1,) + values + (1,) if data_format == "channels_last" else (1, 1) + values
+
+
+def pool(x, *, kind, pool_size, strides, padding, data_format):
+    window, step = _window(pool_size, data_format), _window(strides, data_format)
+    if kind == "max_pool":
+        return lax.reduce_window(x, -jnp.inf, lax.max, window, step, padding.upper())
+    total = lax.reduce_window(x, 0.0, lax.add, window, step, padding.upper())
+    if padding == "valid":
+        return total / math.prod(pool_size)
+    ones = jnp.ones([n if w != 1 else 1 for n, w in zip(x.shape, window)], x.dtype)
+    return total / lax.reduce_window(ones, 0.0, lax.add, window, step, padding.upper())
+
+
+def _adaptive_axis(x, axis, out, kind):
+    """Adaptive pooling along one axis: window i covers [floor(i n / out), ceil((i+1) n / out)).
+    Windows have two sizes; both pools are taken in full and the windows gathered."""
+    n = x.shape[axis]
+    small = math.ceil(n / out)
+    big = small + 1
+    starts = np.floor(np.arange(out) * n / out).astype(np.int32)
+    ends = np.ceil(np.arange(1, out + 1) * n / out).astype(np.int32)
+    is_big = (ends - starts) == big
+    gather = np.where(is_big, starts + n - small + 1, starts).astype(np.int32)
+    pools = []
+    for size in (small, big):
+        window = [1] * x.ndim
+        window[axis] = size
+        if kind == "adaptive_max_pool":
+            pools.append(lax.reduce_window(x, -jnp.inf, lax.max, window, [1] * x.ndim, "valid"))
+        else:
+            pools.append(lax.reduce_window(x, 0.0, lax.add, window, [1] * x.ndim, "valid") / size)
+    return jnp.take(jnp.concatenate(pools, axis=axis), gather, axis=axis)
+
+
+def adaptive_pool(x, *, kind, output_size, data_format):
+    first = 1 if data_format == "channels_last" else 2
+    for i, out in enumerate(output_size):
+        x = _adaptive_axis(x, first + i, out, kind)
+    return x
+
+
+def _dimension_numbers(rank, data_format):
+    n = rank + 2
+    if data_format == "channels_last":
+        spec = (0, n - 1) + tuple(range(1, n - 1))
+    else:
+        spec = (0, 1) + tuple(range(2, n))
+    return lax.ConvDimensionNumbers(lhs_spec=spec, rhs_spec=(n - 1, n - 2) + tuple(range(n - 2)), out_spec=spec)
+
+
+def _padding(padding):
+    return padding.upper() if padding in ("same", "valid") else padding
+
+
+def conv(x, kernel, *, strides, padding, data_format, dilation):
+    rank = x.ndim - 2
+    channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
+    x = x.astype(kernel.dtype)
+    if padding == "causal":  # left padding only, as Keras's Conv1D
+        pads = [((k - 1) * d, 0) for k, d in zip(kernel.shape[:rank], dilation)]
+        padding = pads
+    out = lax.conv_general_dilated(x, kernel, strides, _padding(padding), rhs_dilation=dilation,
+                                   dimension_numbers=_dimension_numbers(rank, data_format),
+                                   feature_group_count=channels // kernel.shape[-2])
+    if out.size == 0 and x.size != 0:
+        raise ValueError("The convolution operation resulted in an empty output. This can happen if the input is "
+                         "too small for the given kernel size, strides, dilation rate, and padding mode. "
+                         f"Received inputs.shape={x.shape}, kernel.shape={kernel.shape}")
+    return out
+
+
+def depthwise_conv(x, kernel, *, strides, padding, data_format, dilation):
+    rank = x.ndim - 2
+    channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
+    kernel = kernel.reshape(kernel.shape[:-2] + (1, channels * kernel.shape[-1]))
+    return lax.conv_general_dilated(x, kernel, strides, _padding(padding), rhs_dilation=dilation,
+                                    dimension_numbers=_dimension_numbers(rank, data_format),
+                                    feature_group_count=channels)
+
+
+def separable_conv(x, depthwise_kernel, pointwise_kernel, *, strides, padding, data_format, dilation):
+    y = depthwise_conv(x, depthwise_kernel, strides=strides, padding=padding, data_format=data_format,
+                       dilation=dilation)
+    return conv(y, pointwise_kernel, strides=(1,) * len(strides), padding="valid", data_format=data_format,
+                dilation=dilation)
+
+
+def transpose_padding(kernel_size, stride, dilation, padding, output_padding):
+    """Keras's transposed-convolution padding as jax's (left, right) for one spatial axis."""
+    size = (kernel_size - 1) * dilation + 1
+    if padding == "valid":
+        extra = max(size, stride) - size if output_padding is None else output_padding
+        return size - 1, size - 1 + extra
+    total = stride + size - 2 if output_padding is None else size + size % 2 - 2 + output_padding
+    left = min(total // 2 + total % 2, size - 1)
+    return left, total - left
+
+
+def conv_transpose(x, kernel, *, strides, pads, data_format, dilation):
+    return lax.conv_transpose(x, kernel, strides, padding=list(pads), rhs_dilation=dilation,
+                              dimension_numbers=_dimension_numbers(x.ndim - 2, data_format), transpose_kernel=True)
+
+
+def one_hot(x, *, num_classes, axis, dtype):
+    return jnn.one_hot(x, num_classes, axis=axis, dtype=dtype)
+
+
+def multi_hot(x, *, num_classes, axis, dtype):
+    return jnp.max(jnn.one_hot(x.astype(jnp.int32), num_classes, axis=axis, dtype=dtype),
+                   axis=1 if x.ndim > 1 else 0)
+
+
+def binary_crossentropy(target, output, *, from_logits):
+    if from_logits:
+        return -target * jnn.log_sigmoid(output) - (1.0 - target) * jnn.log_sigmoid(-output)
+    output = jnp.clip(output, EPSILON, 1.0 - EPSILON)
+    return -(target * jnp.log(output) + (1.0 - target) * jnp.log(1.0 - output))
+
+
+def _log_probabilities(output, from_logits, axis):
+    if from_logits:
+        return jnn.log_softmax(output, axis=axis)
+    output = output / jnp.sum(output, axis, keepdims=True)
+    return jnp.log(jnp.clip(output, EPSILON, 1.0 - EPSILON))
+
+
+def categorical_crossentropy(target, output, *, from_logits, axis):
+    return -jnp.sum(target * _log_probabilities(output, from_logits, axis), axis=axis)
+
+
+def sparse_categorical_crossentropy(target, output, *, from_logits, axis):
+    target = target.astype(jnp.int32)
+    if target.ndim == output.ndim and target.shape[-1] == 1:
+        target = jnp.squeeze(target, axis=-1)
+    log_prob = _log_probabilities(output, from_logits, axis)
+    return -jnp.sum(jnn.one_hot(target, output.shape[axis], axis=axis) * log_prob, axis=axis)
+
+
+def _log_add(phi, added):
+    """``phi[:, 1:]`` with ``added`` added in log space."""
+    return jnp.concatenate([phi[:, :1], jnp.logaddexp(phi[:, 1:], added)], axis=-1)
+
+
+def ctc_loss(target, output, target_length, output_length, *, mask_index):
+    """The CTC forward algorithm in log space over blank (phi) and label (emit) states."""
+    target = target.astype(jnp.int32)
+    output = output.astype(jnp.result_type(output.dtype, jnp.float32))
+    batch, max_time, classes = output.shape
+    max_label = target.shape[1]
+    very_unlikely = -1e5
+    out_pad = (jnp.arange(max_time)[None, :] >= output_length.astype(jnp.int32)[:, None]).astype(output.dtype)
+    label_lengths = jnp.minimum(target_length.astype(jnp.int32), max_label)
+    logp = jnn.log_softmax(output)
+    repeat = jnp.pad((target[:, :-1] == target[:, 1:]).astype(output.dtype), ((0, 0), (0, 1)))
+    logp_blank = jnp.transpose(logp[:, :, mask_index:mask_index + 1], (1, 0, 2))
+    logp_emit = jnp.transpose(jnp.einsum("btk,bnk->btn", logp, jnn.one_hot(target, classes, dtype=logp.dtype)),
+                              (1, 0, 2))
+    phi0 = jnp.full((batch, max_label + 1), very_unlikely, output.dtype).at[:, 0].set(0.0)
+    emit0 = jnp.full((batch, max_label), very_unlikely, output.dtype)
+
+    def step(carry, xs):
+        phi, emit = carry
+        lp_emit, lp_blank, pad = xs
+        phi_moved = _log_add(phi, emit + very_unlikely * repeat)
+        next_emit = jnp.logaddexp(phi_moved[:, :-1] + lp_emit, emit + lp_emit)
+        next_phi = _log_add(phi_moved + lp_blank, emit + lp_blank + very_unlikely * (1.0 - repeat))
+        pad = pad[:, None]
+        next_emit = pad * emit + (1.0 - pad) * next_emit
+        next_phi = pad * phi + (1.0 - pad) * next_phi
+        return (next_phi, next_emit), None
+
+    (phi, emit), _ = lax.scan(step, (phi0, emit0), (logp_emit, logp_blank, out_pad.T))
+    last = _log_add(phi, emit)
+    return -jnp.einsum("bn,bn->b", last, jnn.one_hot(label_lengths, max_label + 1, dtype=last.dtype))
+
+
+def ctc_greedy_decode(inputs, sequence_lengths, *, merge_repeated, mask_index):
+    inputs = inputs.astype(jnp.result_type(inputs.dtype, jnp.float32))
+    batch, max_time, classes = inputs.shape
+    if mask_index is None:
+        mask_index = classes - 1
+    indices = jnp.argmax(inputs, axis=-1)
+    scores = jnp.max(inputs, axis=-1)
+    beyond = jnp.arange(max_time)[None, :] >= sequence_lengths.astype(jnp.int32)[:, None]
+    indices = jnp.where(beyond, mask_index, indices)
+    scores = jnp.where(beyond, 0.0, scores)
+    if merge_repeated:
+        repeated = jnp.pad(indices[:, 1:] == indices[:, :-1], ((0, 0), (1, 0)))
+        indices = jnp.where(repeated, mask_index, indices)
+    blank = indices == mask_index
+    indices = jnp.where(blank, -1, indices)
+    order = jnp.argsort(jnp.where(blank, max_time, jnp.arange(max_time)[None, :]), axis=-1)
+    indices = jnp.take_along_axis(indices, order, axis=-1)
+    return indices[None], -jnp.sum(scores, axis=1)[:, None]
+
+
+def ctc_beam_search_decode(inputs, sequence_lengths, *, beam_width, top_paths, mask_index):
+    raise NotImplementedError("keras.ops.ctc_decode(strategy='beam_search') is not implemented in minikeras; use "
+                              "strategy='greedy'")
+
+
+def psnr(x1, x2, max_val):
+    max_val = jnp.asarray(max_val, x2.dtype)
+    return 20 * jnp.log10(max_val) - 10 * jnp.log10(jnp.mean(jnp.square(x1 - x2)))
+
+
+def moments(x, *, axes, keepdims):
+    dtype = x.dtype
+    half = dtype in (jnp.float16, jnp.bfloat16)
+    if half:
+        x = x.astype(jnp.float32)
+    mean = jnp.mean(x, axes, keepdims=True)
+    variance = jnp.var(x, axis=axes, keepdims=True)
+    if not keepdims:
+        mean, variance = jnp.squeeze(mean, axes), jnp.squeeze(variance, axes)
+    if half:
+        limit = jnp.finfo(jnp.float16).max
+        mean = jnp.clip(mean, -limit, limit).astype(dtype)
+        variance = jnp.clip(variance, -limit, limit).astype(dtype)
+    return mean, variance
+
+
+def batch_normalization(x, mean, variance, *rest, axis, has_offset, has_scale, epsilon):
+    shape = [1] * x.ndim
+    shape[axis] = mean.shape[0]
+    rest = list(rest)
+    offset = rest.pop(0).reshape(shape) if has_offset else None
+    scale = rest.pop(0).reshape(shape) if has_scale else None
+    inv = lax.rsqrt(variance.reshape(shape) + epsilon)
+    if scale is not None:
+        inv = inv * scale
+    shift = -mean.reshape(shape) * inv
+    if offset is not None:
+        shift = shift + offset
+    return x * inv + shift
+
+
+def normalize(x, *, axis, order, epsilon):
+    if x.ndim == 0:
+        x = x[None]
+    if order == 2:
+        inv_norm = lax.rsqrt(jnp.sum(jnp.square(x), axis=axis, keepdims=True))
+        return x * jnp.minimum(inv_norm, 1.0 / epsilon)
+    norm = jnp.linalg.norm(x, ord=order, axis=axis, keepdims=True)
+    return x / jnp.maximum(norm, epsilon)
+
+
+def rms_normalization(x, *scale, axis, epsilon):
+    dtype = x.dtype
+    x = x.astype(jnp.result_type(dtype, jnp.float32))
+    if x.ndim == 0:
+        x = x[None]
+    out = x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axis, keepdims=True) + epsilon)
+    if scale:
+        out = out * scale[0].astype(x.dtype)
+    return out.astype(dtype)
+
+
+def layer_normalization(x, *params, axes, has_gamma, has_beta, rms_scaling, epsilon):
+    dtype = x.dtype
+    x = x.astype(jnp.result_type(dtype, jnp.float32))
+    params = list(params)
+    gamma = params.pop(0).astype(x.dtype) if has_gamma else None
+    beta = params.pop(0).astype(x.dtype) if has_beta else None
+    shape = [1] * x.ndim
+    for a in axes:
+        shape[a] = x.shape[a]
+
+    def broadcast(v):
+        if v is not None and v.ndim != x.ndim and list(axes) != [x.ndim - 1]:
+            return v.reshape(shape)
+        return v
+
+    if rms_scaling:
+        out = x * lax.rsqrt(jnp.var(x, axis=axes, keepdims=True) + epsilon)
+        if gamma is not None:
+            out = out * broadcast(gamma)
+        return out.astype(dtype)
+    mean = jnp.mean(x, axes, keepdims=True)
+    variance = jnp.var(x, axis=axes, keepdims=True)
+    inv = lax.rsqrt(variance + epsilon)
+    if gamma is not None:
+        inv = inv * broadcast(gamma)
+    shift = -mean * inv
+    if beta is not None:
+        shift = shift + broadcast(beta)
+    return (x * inv + shift).astype(dtype)
+
+
+def _attention_core(query, key, value, bias, mask, is_causal, scale):
+    logits_dtype = jnp.promote_types(query.dtype, jnp.float32)
+    logits = jnp.einsum("BTNH,BSNH->BNTS", query, key, preferred_element_type=logits_dtype)
+    logits = logits * jnp.array(scale, dtype=logits.dtype)
+    if bias is not None:
+        logits = (logits + bias).astype(logits.dtype)
+    if mask is not None or is_causal:
+        keep = jnp.ones_like(logits, dtype=bool)
+        if mask is not None:
+            keep = jnp.logical_and(keep, mask)
+        if is_causal:
+            keep = jnp.logical_and(keep, jnp.tril(jnp.ones(logits.shape[2:], bool))[None, None])
+        logits = jnp.where(keep, logits, jnp.asarray(-0.7 * jnp.finfo(logits.dtype).max, logits.dtype))
+    probs = jnn.softmax(logits.astype(jnp.float32), axis=-1).astype(key.dtype)
+    return jnp.einsum("BNTS,BSNH->BTNH", probs, value)
+
+
+def dot_product_attention(query, key, value, *rest, has_bias, has_mask, scale, is_causal):
+    rest = list(rest)
+    bias = rest.pop(0) if has_bias else None
+    mask = rest.pop(0) if has_mask else None
+    batch, time, heads, depth = query.shape
+    kv_heads = key.shape[2]
+    groups = heads // kv_heads
+    scale = 1.0 / jnp.sqrt(key.shape[-1]) if scale is None else scale
+    grouped_query = query.reshape(batch, time, kv_heads, groups, depth)
+
+    def grouped(t, what):
+        if t is None:
+            return None
+        while t.ndim < 4:
+            t = jnp.expand_dims(t, 2 if t.ndim == 3 and t.shape[1] == heads else 1)
+        tb, tn, tt, ts = t.shape
+        if tn == 1:
+            return jnp.broadcast_to(t[:, :, None], (tb, 1, groups, tt, ts))
+        if tn != heads:
+            raise ValueError(f"Expected `{what}` to have shape (B, 1, T, S) or (B, N, T, S) with N={heads} but got "
+                             f"{t.shape}.")
+        return t.reshape(tb, kv_heads, groups, tt, ts)
+
+    per_group = jax.vmap(_attention_core, in_axes=(3, None, None, 2, 2, None, None), out_axes=3)
+    out = per_group(grouped_query, key, value, grouped(bias, "bias"), grouped(mask, "mask"), is_causal, scale)
+    return out.reshape(query.shape)
+
+
+def polar(abs_, angle):
+    return lax.complex(abs_ * jnp.cos(angle), abs_ * jnp.sin(angle))
+
+
+def unfold(x, *, kernel, dilation, padding, stride):
+    n = x.shape[0]
+    if any(padding):
+        x = jnp.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    patches = lax.conv_general_dilated_patches(x, filter_shape=kernel, window_strides=stride, padding="VALID",
+                                               rhs_dilation=dilation, dimension_numbers=("NCHW", "OIHW", "NCHW"))
+    return patches.reshape(n, patches.shape[1], -1)
+
+
+def fold(x, *, output_size, kernel, dilation, padding, stride):
+    """col2im: a transposed convolution with the identity kernel scatters each block back."""
+    (oh, ow), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = output_size, kernel, dilation, padding, stride
+    n, ckk, _ = x.shape
+    c = ckk // (kh * kw)
+    nh = (oh + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    nw = (ow + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    x = x.reshape(n, ckk, nh, nw)
+    identity = jnp.flip(jnp.eye(ckk, dtype=x.dtype).reshape(ckk, c, kh, kw).transpose(2, 3, 0, 1), axis=(0, 1))
+    out = lax.conv_transpose(x, identity, strides=(sh, sw), padding="VALID", rhs_dilation=(dh, dw),
+                             dimension_numbers=("NCHW", "HWIO", "NCHW"))
+    return out[:, :, ph:oh + ph, pw:ow + pw]
+
+
+def depth_to_space(x, *, block_size, data_format):
+    b = block_size
+    if data_format == "channels_last":
+        n, h, w, c = x.shape
+        x = x.reshape(n, h, w, b, b, c // b ** 2).transpose(0, 1, 3, 2, 4, 5)
+        return x.reshape(n, h * b, w * b, c // b ** 2)
+    n, c, h, w = x.shape
+    x = x.reshape(n, c // b ** 2, b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return x.reshape(n, c // b ** 2, h * b, w * b)
+
+
+def space_to_depth(x, *, block_size, data_format):
+    b = block_size
+    if data_format == "channels_last":
+        n, h, w, c = x.shape
+        x = x.reshape(n, h // b, b, w // b, b, c).transpose(0, 1, 3, 2, 4, 5)
+        return x.reshape(n, h // b, w // b, c * b * b)
+    n, c, h, w = x.shape
+    x = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 1, 3, 5, 2, 4)
+    return x.reshape(n, c * b * b, h // b, w // b)
