@@ -8,11 +8,14 @@ and call these ops; the choice of kernel is made here, below them, as every othe
   output tile), with the bits of the three ops it replaces.
 - ``fused_adam_step``: one Adam step of one variable on the native kernel (``xla_cpu.adam_native``:
   the jax code's bits, and no XLA kernels to compile), or None where it does not apply.
+- ``weight_gradient``: ``a.T @ b`` on jax arrays, the weight gradient of a product over many rows
+  (a recurrent layer's kernels over all steps at once), on the native kernel where it applies.
 """
 from minikeras.ops.nn import conv2d
 from minikeras.ops.nn_conv import conv2d_bias_relu
 from minikeras.tensor import Tensor, to_array
 from minikeras.xla_cpu import adam_native
+from minikeras.xla_cpu.matmul_native import matmul_tn
 
 
 def _is_relu(activation):
@@ -60,3 +63,10 @@ def fused_adam_step(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon):
     new_variable, new_m, new_v = adam_native.update(
         to_array(variable), to_array(m), to_array(v), to_array(gradient), to_array(alpha), beta_1, beta_2, epsilon)
     return Tensor(new_variable), Tensor(new_m), Tensor(new_v)
+
+
+def weight_gradient(a, b):
+    """``a.T @ b`` for 2-D jax arrays (a: (rows, m), b: (rows, n)), contracting their rows: a
+    weight gradient over many rows. XLA:CPU runs this product well below its GEMM speed, so it
+    runs on ``xla_cpu.matmul_native``'s kernel where that applies (differentiable in reverse mode)."""
+    return matmul_tn(a, b)

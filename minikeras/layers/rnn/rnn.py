@@ -1,11 +1,13 @@
-"""RNN: a cell run over the time axis as one recorded op around one ``lax.scan``.
+"""RNN: a cell run over the time axis as one recorded op.
 
 ``RNN(cell)`` takes the built-in cells (``rnn_cells``), ``StackedRNNCells`` and a user's own
 cell: any Layer with ``state_size`` and ``call(inputs, states) -> (output, new_states)``. A
-built-in cell's step is two pure functions (its input projection, hoisted out of the loop for
-all steps at once, and its recurrence); a user's cell is staged once into a jaxpr
-(``ops.staging.stage``) whose weights are inputs. Either way the whole loop is one
-``call_jax`` (``ops.jax_call``): one tape record whose backward pass is the scan's vjp.
+built-in cell runs in ``rnn_fused.fused_loop`` (the input projection of all steps as one
+product before the loop, a gradient of its own with the weight gradients as one product each
+after its reverse loop); stacked built-in cells run one such loop per cell, each cell over the
+whole sequence of the one below. A user's cell is staged once into a jaxpr
+(``ops.staging.stage``) whose weights are inputs, run by ``rnn_loop.run`` in one ``lax.scan``.
+Either way the whole layer is one ``call_jax`` (``ops.jax_call``): one tape record.
 
 Masks as Keras 3: ``call(..., mask=)`` takes a (batch, time) boolean mask; a masked step keeps
 the states and the output of the step before (``rnn_loop``). ``compute_mask`` passes the
@@ -20,6 +22,7 @@ from minikeras import _context
 from minikeras.backend import is_tracer
 from minikeras.layers.base import Layer
 from minikeras.layers.rnn.rnn_cells import DropoutCell, flat_states
+from minikeras.layers.rnn.rnn_fused import fused_loop
 from minikeras.layers.rnn.rnn_loop import run
 from minikeras.layers.rnn.stacked_cells import StackedRNNCells
 from minikeras.ops.jax_call import call_jax
@@ -31,64 +34,6 @@ from minikeras.tensor import Tensor, Variable, to_array
 
 def _leaves(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
-
-
-class _Step:
-    """A cell's step as pure functions: ``project(w, masks, x)`` for all steps at once and
-    ``recur(w, masks, p_t, states) -> (output, new_states)``, with the Variables ``w`` and the
-    dropout masks (Tensors) they read, and a ``key`` naming the computation (None: not cached)."""
-
-    def __init__(self, weights, masks, key, project, recur):
-        self.weights, self.masks, self.key, self.project, self.recur = weights, masks, key, project, recur
-
-
-def _builtin_step(cell, batch, input_dim, dtype, training):
-    dp, rdp = cell.dropout_masks(batch, input_dim, dtype, training)
-    masks = [m for m in (dp, rdp) if m is not None]
-    has = (dp is not None, rdp is not None)
-
-    def unpack(masks):
-        masks = iter(masks)
-        return [next(masks) if h else None for h in has]
-
-    def project(w, m, x):
-        return cell.project(w, x, unpack(m)[0])
-
-    def recur(w, m, p, states):
-        return cell.recur(w, p, states, unpack(m)[1])
-
-    return _Step(cell.step_weights(), masks, (cell.step_key(), has), project, recur)
-
-
-def _stacked_step(cell, batch, input_dim, dtype, training):
-    steps, dim = [], input_dim
-    for c in cell.cells:
-        steps.append(_builtin_step(c, batch, dim, dtype, training))
-        dim = c.output_size
-    counts = [(len(s.weights), len(s.masks)) for s in steps]
-
-    def parts(w, m):
-        out, i, j = [], 0, 0
-        for nw, nm in counts:
-            out.append((w[i:i + nw], m[j:j + nm]))
-            i, j = i + nw, j + nm
-        return out
-
-    def project(w, m, x):
-        w0, m0 = parts(w, m)[0]
-        return steps[0].project(w0, m0, x)
-
-    def recur(w, m, p, states):
-        new, out = [], None
-        for k, (step, (wk, mk)) in enumerate(zip(steps, parts(w, m))):
-            if k:
-                p = step.project(wk, mk, out)
-            out, s = step.recur(wk, mk, p, states[k])
-            new.append(s)
-        return out, tuple(new)
-
-    return _Step([v for s in steps for v in s.weights], [m for s in steps for m in s.masks],
-                 ("stacked",) + tuple(s.key for s in steps), project, recur)
 
 
 def _staged_step(cell, x_aval, state_avals, state_tree, training):
@@ -103,23 +48,36 @@ def _staged_step(cell, x_aval, state_avals, state_tree, training):
         to_array(v)
     staged = stage(step_fn, [x_aval] + list(state_avals), carried=weights)  # gives their values back
 
-    def project(w, m, x):
-        return x
-
-    def recur(w, m, x, states):
+    def step(w, x, states):
         outs, _ = staged.call(x, *_leaves(states)[0], *w)
         return outs[0], _as_tuples(jax.tree_util.tree_unflatten(state_tree, outs[1:]))
 
-    return _Step(weights, [], None, project, recur)
+    return weights, step
 
 
 def _call_parameters(cell):
     return inspect.signature(cell.call).parameters
 
 
-def _is_builtin(cell):
-    return isinstance(cell, DropoutCell) or (
-        isinstance(cell, StackedRNNCells) and all(isinstance(c, DropoutCell) for c in cell.cells))
+def _builtin_cells(cell):
+    """The built-in cells ``cell`` runs, one after another (None for a user's cell)."""
+    cells = list(cell.cells) if isinstance(cell, StackedRNNCells) else [cell]
+    return cells if all(isinstance(c, DropoutCell) for c in cells) else None
+
+
+def _kept_output(y, mask, sequence, zero_output_for_mask):
+    """The layer's output from the last cell's h (every step's, time-major, or the final one):
+    a masked step repeats the output of the step before (zeros before the first unmasked step),
+    or outputs zeros with ``zero_output_for_mask``. ``mask`` is (time, batch, 1) in step order.
+    (A built-in cell's output is its h, which a masked step keeps: so the repeated output is h
+    once a step has been unmasked.)"""
+    if mask is None:
+        return y
+    if sequence:
+        keep = mask if zero_output_for_mask else jnp.cumsum(mask, axis=0, dtype=jnp.int32) > 0
+    else:
+        keep = mask[-1] if zero_output_for_mask else jnp.any(mask, axis=0)
+    return jnp.where(keep, y, jnp.zeros((), y.dtype))
 
 
 @register_builtin("minikeras.layers")
@@ -258,33 +216,11 @@ class RNN(Layer):
         states, state_tree = _leaves(initial_state)
         states = [cast(s if isinstance(s, (Tensor, Variable)) else Tensor(to_array(s)), self.dtype)
                   for s in states]
-        batch, input_dim = sequences.shape[0], sequences.shape[-1]
-        if _is_builtin(self.cell):
-            make = _stacked_step if isinstance(self.cell, StackedRNNCells) else _builtin_step
-            step = make(self.cell, batch, input_dim, sequences.dtype, training)
+        cells = _builtin_cells(self.cell)
+        if cells is not None:
+            outs = self._fused_call(cells, sequences, mask, states, training)
         else:
-            x_aval = jax.ShapeDtypeStruct((batch,) + tuple(sequences.shape[2:]), sequences.dtype)
-            step = _staged_step(self.cell, x_aval, [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in states],
-                                state_tree, training)
-        has_mask = mask is not None
-        n_states, n_masks = len(states), len(step.masks)
-        options = dict(go_backwards=self.go_backwards, unroll=self.unroll, return_sequences=self.return_sequences,
-                       zero_output_for_mask=self.zero_output_for_mask,
-                       output_is_first_state=isinstance(self.cell, DropoutCell))
-
-        def fn(x, *rest):
-            m = rest[0] if has_mask else None
-            rest = rest[1:] if has_mask else rest
-            init = jax.tree_util.tree_unflatten(state_tree, rest[:n_states])
-            drop, w = rest[n_states:n_states + n_masks], rest[n_states + n_masks:]
-            init = _as_tuples(init)
-            out, final = run(lambda p, s: step.recur(w, drop, p, s), step.project(w, drop, x), init, m, **options)
-            return (out,) + tuple(jax.tree_util.tree_leaves(final))
-
-        inputs = [sequences] + ([cast(mask, "bool")] if has_mask else []) + states + step.masks + step.weights
-        key = None if step.key is None else (step.key, has_mask, n_states, state_tree, tuple(sorted(options.items())))
-        first_mask = 1 + has_mask + n_states
-        outs = call_jax(fn, inputs, name=self.name, constant=range(first_mask, first_mask + n_masks), key=key)
+            outs = self._staged_call(sequences, mask, states, state_tree, training)
         output, final = outs[0], list(outs[1:])
         if keeps_state:
             for v, s in zip(self.states, final):
@@ -292,6 +228,77 @@ class RNN(Layer):
         if not self.return_state:
             return output
         return [output] + list(jax.tree_util.tree_unflatten(state_tree, final))
+
+    def _fused_call(self, cells, sequences, mask, states, training):
+        """The built-in cells' loops (one per cell) as one ``call_jax``."""
+        batch, dim = sequences.shape[0], sequences.shape[-1]
+        has_mask, n_states = mask is not None, len(states)
+        plans, extra, constant = [], [], []  # per cell: (gates, has dp, has rdp, weight count, state count)
+        for cell in cells:
+            dp, rdp = cell.dropout_masks(batch, dim, sequences.dtype, training)
+            weights = cell.step_weights()
+            plans.append((cell.step_gates(), dp is not None, rdp is not None, len(weights),
+                          len(flat_states(cell.state_size))))
+            for m in (dp, rdp):
+                if m is not None:  # dropout masks: inputs never differentiated
+                    constant.append(1 + has_mask + n_states + len(extra))
+                    extra.append(m)
+            extra += weights
+            dim = cell.units
+        go_backwards, unroll, sequence = self.go_backwards, self.unroll, self.return_sequences
+        zero_output = self.zero_output_for_mask
+
+        def fn(x, *rest):
+            m = rest[0] if has_mask else None
+            rest = rest[1:] if has_mask else rest
+            init, rest = rest[:n_states], rest[n_states:]
+            x = jnp.swapaxes(x, 0, 1)
+            m = None if m is None else jnp.swapaxes(m, 0, 1)[:, :, None]
+            if go_backwards:
+                x, m = jnp.flip(x, 0), (None if m is None else jnp.flip(m, 0))
+            finals = []
+            for k, (gates, has_dp, has_rdp, n_weights, n_cell_states) in enumerate(plans):
+                dp = rdp = None
+                if has_dp:
+                    dp, rest = rest[0], rest[1:]
+                if has_rdp:
+                    rdp, rest = rest[0], rest[1:]
+                w, rest = rest[:n_weights], rest[n_weights:]
+                s, init = init[:n_cell_states], init[n_cell_states:]
+                keep_sequence = k < len(plans) - 1 or sequence
+                outs = fused_loop(gates, x, w[0], w[1], w[2] if n_weights > 2 else None, m, tuple(s), dp, rdp,
+                                  unroll=unroll, sequence=keep_sequence)
+                if keep_sequence:
+                    x, outs = outs[0], outs[1:]
+                finals += list(outs)
+            y = _kept_output(x if sequence else finals[-plans[-1][4]], m, sequence, zero_output)
+            return (jnp.swapaxes(y, 0, 1) if sequence else y,) + tuple(finals)
+
+        inputs = [sequences] + ([cast(mask, "bool")] if has_mask else []) + states + extra
+        key = (tuple((c.step_key(), p[1:]) for c, p in zip(cells, plans)), has_mask, n_states, go_backwards, unroll,
+               sequence, zero_output)
+        return call_jax(fn, inputs, name=self.name, constant=constant, key=key)
+
+    def _staged_call(self, sequences, mask, states, state_tree, training):
+        """A user's cell, staged, in one ``lax.scan`` (``rnn_loop.run``) as one ``call_jax``."""
+        batch = sequences.shape[0]
+        x_aval = jax.ShapeDtypeStruct((batch,) + tuple(sequences.shape[2:]), sequences.dtype)
+        weights, step = _staged_step(self.cell, x_aval, [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in states],
+                                     state_tree, training)
+        has_mask, n_states = mask is not None, len(states)
+        options = dict(go_backwards=self.go_backwards, unroll=self.unroll, return_sequences=self.return_sequences,
+                       zero_output_for_mask=self.zero_output_for_mask)
+
+        def fn(x, *rest):
+            m = rest[0] if has_mask else None
+            rest = rest[1:] if has_mask else rest
+            init = _as_tuples(jax.tree_util.tree_unflatten(state_tree, rest[:n_states]))
+            w = rest[n_states:]
+            out, final = run(lambda x_t, s: step(w, x_t, s), x, init, m, **options)
+            return (out,) + tuple(jax.tree_util.tree_leaves(final))
+
+        inputs = [sequences] + ([cast(mask, "bool")] if has_mask else []) + states + weights
+        return call_jax(fn, inputs, name=self.name)
 
     def get_config(self):
         return {**super().get_config(), "return_sequences": self.return_sequences,

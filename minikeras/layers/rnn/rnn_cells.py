@@ -3,11 +3,11 @@ weights), and what they share.
 
 A cell is a Layer holding ``kernel`` (input_dim, gates * units), ``recurrent_kernel``
 (units, gates * units) and ``bias``, called on one step: ``cell(x_t, states) -> (output,
-new_states)``. ``RNN`` runs it over time as one ``lax.scan``; for that a cell of this module
-gives its step as two pure functions of arrays (``scan_step``): ``project``, the input's part,
-computed for every step at once before the scan (one large matrix product), and ``recur``,
-the part that depends on the states, inside the scan. A user's own cell (any Layer with a
-``state_size`` and a ``call(inputs, states)``) is staged into a jaxpr instead (``rnn.py``).
+new_states)``. ``RNN`` runs it over time with ``rnn_fused.fused_loop``: a cell of this module
+gives its step as an ``rnn_gates`` object (``step_gates()``), the recurrent product and the gate math
+with their gradient; the input's part (``x @ kernel + bias``) is computed for every step at
+once before the loop. A user's own cell (any Layer with a ``state_size`` and a
+``call(inputs, states)``) is staged into a jaxpr instead (``rnn.py``).
 
 Dropout as Keras 3: with ``training=True`` one mask on the inputs and one on the recurrent
 state, drawn once per call and used at every step (one mask per gate when
@@ -15,22 +15,14 @@ state, drawn once per call and used at every step (one mask per gate when
 """
 import jax.numpy as jnp
 
-from minikeras import _context, activations, initializers, regularizers
+from minikeras import activations, initializers, regularizers
 from minikeras.layers.base import Layer
+from minikeras.layers.rnn.rnn_gates import GRUGates, LSTMGates, SimpleRNNGates, product
 from minikeras.ops.array import concat
 from minikeras.ops.creation import ones
 from minikeras.ops.jax_call import call_jax
 from minikeras.ops.nn import dropout
 from minikeras.saving.registry import register_builtin
-from minikeras.tensor import Tensor, to_array
-
-
-def on_arrays(activation):
-    """A minikeras activation as a function of jax arrays (used inside the scan)."""
-    def apply(a):
-        with _context.recording_with([]):
-            return to_array(activation(Tensor(a)))
-    return apply
 
 
 def flat_states(states):
@@ -116,25 +108,22 @@ class DropoutCell(Layer):
             return dropout(ones(shape, dtype=dtype), rate, seed=seed)
         return draw(self.dropout, input_dim), draw(self.recurrent_dropout, self.units)
 
-    def _masked_projection(self, kernel, bias, x, dp):
-        """``(x * dp) @ kernel + bias``, per gate when ``dp`` holds one mask per gate; ``dp``
-        broadcasts over the time axis of ``x`` (batch, time, n) or matches (batch, n)."""
-        if dp is None:
-            z = x @ kernel
-        elif dp.ndim == 3:  # one mask per gate
-            ks = jnp.split(kernel, dp.shape[0], axis=1)
-            z = jnp.concatenate([(x * _over_time(m, x)) @ k for m, k in zip(dp, ks)], axis=-1)
-        else:
-            z = (x * _over_time(dp, x)) @ kernel
-        return z if bias is None else z + bias
+    def step_gates(self):
+        """The cell's step for the fused loop over time: an ``rnn_gates`` object."""
+        raise NotImplementedError(f"{type(self).__name__} defines no gates")
 
-    def _recurrent_product(self, h, kernel, rdp):
-        if rdp is None:
-            return h @ kernel
-        if rdp.ndim == 3:
-            ks = jnp.split(kernel, rdp.shape[0], axis=1)
-            return jnp.concatenate([(h * m) @ k for m, k in zip(rdp, ks)], axis=-1)
-        return (h * rdp) @ kernel
+    def project(self, w, x, dp):
+        """The input's part of the step, ``(x * dp) @ kernel + bias`` (its input bias)."""
+        b_in, _ = self.step_gates().split_bias(w[2] if self.use_bias else None)
+        p = product(x, w[0], dp)
+        return p if b_in is None else p + b_in
+
+    def recur(self, w, p, states, rdp):
+        """The rest of the step, from the input's part ``p``: ``(output, new_states)``."""
+        gates = self.step_gates()
+        _, b_rec = gates.split_bias(w[2] if self.use_bias else None)
+        new, _ = gates.step(w[1], b_rec, rdp, p, states)
+        return new[0], new
 
     # -- one step, as a layer -----------------------------------------------------------
     def call(self, inputs, states, training=None):
@@ -178,10 +167,6 @@ class DropoutCell(Layer):
         return {**super().get_config(), **config}
 
 
-def _over_time(mask, x):
-    return mask[:, None, :] if x.ndim == 3 else mask
-
-
 @register_builtin("minikeras.layers")
 class SimpleRNNCell(DropoutCell):
     """``h_t = activation(x_t @ kernel + bias + h_{t-1} @ recurrent_kernel)``; state (h,).
@@ -202,12 +187,8 @@ class SimpleRNNCell(DropoutCell):
     def build(self, input_shape):
         self._build_weights(input_shape[-1], (self.units,), self.bias_initializer)
 
-    def project(self, w, x, dp):
-        return self._masked_projection(w[0], w[2] if self.use_bias else None, x, dp)
-
-    def recur(self, w, p, states, rdp):
-        h = on_arrays(self.activation)(p + self._recurrent_product(states[0], w[1], rdp))
-        return h, (h,)
+    def step_gates(self):
+        return SimpleRNNGates(self.activation)
 
 
 @register_builtin("minikeras.layers")
@@ -238,17 +219,8 @@ class LSTMCell(DropoutCell):
                                base((2 * units,), dtype=dtype)], axis=0)
         self._build_weights(input_shape[-1], (4 * self.units,), init)
 
-    def project(self, w, x, dp):
-        return self._masked_projection(w[0], w[2] if self.use_bias else None, x, dp)
-
-    def recur(self, w, p, states, rdp):
-        h, c = states
-        z = p + self._recurrent_product(h, w[1], rdp)
-        zi, zf, zc, zo = jnp.split(z, 4, axis=-1)
-        sig, act = on_arrays(self.recurrent_activation), on_arrays(self.activation)
-        c = sig(zf) * c + sig(zi) * act(zc)
-        h = sig(zo) * act(c)
-        return h, (h, c)
+    def step_gates(self):
+        return LSTMGates(self.activation, self.recurrent_activation)
 
     def get_config(self):
         return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
@@ -278,36 +250,8 @@ class GRUCell(DropoutCell):
         shape = (2, 3 * self.units) if self.reset_after else (3 * self.units,)
         self._build_weights(input_shape[-1], shape, self.bias_initializer)
 
-    def _biases(self, w):
-        if not self.use_bias:
-            return None, None
-        return (w[2][0], w[2][1]) if self.reset_after else (w[2], None)
-
-    def project(self, w, x, dp):
-        return self._masked_projection(w[0], self._biases(w)[0], x, dp)
-
-    def recur(self, w, p, states, rdp):
-        h = states[0]
-        u = self.units
-        sig, act = on_arrays(self.recurrent_activation), on_arrays(self.activation)
-        xz, xr, xh = jnp.split(p, 3, axis=-1)
-        rec_bias = self._biases(w)[1]
-        if rdp is not None and rdp.ndim == 2:
-            rdp = jnp.broadcast_to(rdp, (3,) + rdp.shape)
-        if self.reset_after:
-            inner = self._recurrent_product(h, w[1], rdp)
-            if rec_bias is not None:
-                inner = inner + rec_bias
-            rz, rr, rh = jnp.split(inner, 3, axis=-1)
-            z, r = sig(xz + rz), sig(xr + rr)
-            hh = act(xh + r * rh)
-        else:
-            hz, hr, hh_in = (h, h, h) if rdp is None else (h * rdp[0], h * rdp[1], h * rdp[2])
-            z = sig(xz + hz @ w[1][:, :u])
-            r = sig(xr + hr @ w[1][:, u:2 * u])
-            hh = act(xh + (r * hh_in) @ w[1][:, 2 * u:])
-        h = z * h + (1 - z) * hh
-        return h, (h,)
+    def step_gates(self):
+        return GRUGates(self.activation, self.recurrent_activation, self.reset_after)
 
     def get_config(self):
         return {**super().get_config(), "reset_after": self.reset_after}
