@@ -8,6 +8,10 @@
   (per thread, as jax's own trace state: a dataset's prefetch thread runs eagerly while the
   main thread traces a step). ``outside_traces`` below hides them for a block that creates
   process state.
+- ``call_state``: per-thread call-time state read by layers and Variables: ``dtype_policy``
+  (the global dtype policy, ``mk.mixed_precision.set_global_policy``; per thread as in Keras 3)
+  and ``autocast`` (inside a mixed-precision layer's call: the scope that casts the float
+  Variables read there to the layer's compute dtype, or None).
 - ``execution``: process-wide execution settings (``mk.config.run_functions_eagerly``,
   the active ``mk.distribute`` strategy), read where they take effect and written only by
   the public functions that own them.
@@ -51,6 +55,23 @@ class TraceStack(threading.local):
 
 tapes = []             # GradientTapes currently recording, innermost last
 traces = TraceStack()  # mk.function trace contexts tracing in this thread, innermost last
+
+
+class CallState(threading.local):
+    """Call-time state of the calling thread (see the module docstring).
+
+    Attributes:
+      dtype_policy: the global ``DTypePolicy`` of this thread (None until first asked for).
+      autocast: None, or an object with ``maybe_cast(variable, tensor)`` that ``Variable.value()``
+        applies to the Tensor it returns (a layer's autocast scope, set for the layer's call).
+    """
+
+    def __init__(self):
+        self.dtype_policy = None
+        self.autocast = None
+
+
+call_state = CallState()
 
 
 class Execution:

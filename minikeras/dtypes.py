@@ -50,6 +50,11 @@ def as_dtype(value):
         raise TypeError(f"Expected a dtype such as 'float32' or mk.int32, received {value!r}") from None
 
 
+def is_floating(dtype):
+    """Whether ``dtype`` is a floating dtype, bfloat16 included (NumPy counts it as kind 'V')."""
+    return dtype is not None and np.dtype(dtype) != string and jnp.issubdtype(dtype, jnp.floating)
+
+
 def dtype_name(dtype):
     """The name Keras 3 writes for ``dtype`` in configs: 'string' for string Tensors' dtype."""
     dtype = as_dtype(dtype)

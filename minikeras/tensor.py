@@ -31,8 +31,8 @@ def to_array(value, dtype=None):
         array = value._value
         if isinstance(array, np.ndarray) and array.dtype == object:  # a string Tensor (minikeras.string_tensor)
             raise string_refusal("A string mk.Tensor (dtype string) was given where numbers are expected")
-    elif isinstance(value, Variable):
-        array = value._read_array()
+    elif isinstance(value, Variable):  # inside a mixed-precision layer, read as cast (see Variable.value)
+        array = value._read_array() if _context.call_state.autocast is None else value.value()._value
     elif isinstance(value, jax.Array):
         array = value
     else:
@@ -374,6 +374,14 @@ class Variable(_Described):
             _context.traces[-1].on_create(self)
 
     @property
+    def dtype(self):
+        """The value's dtype; inside a mixed-precision layer's call, the dtype ``value()`` casts
+        a float Variable to (as Keras 3's variables report it)."""
+        dtype = np.dtype(self._value.dtype)
+        autocast = _context.call_state.autocast
+        return dtype if autocast is None else autocast.dtype_of(self, dtype)
+
+    @property
     def device(self):
         """TF's name of the device holding this Variable's value (see ``Tensor.device``)."""
         return device_name(self._value)
@@ -386,10 +394,15 @@ class Variable(_Described):
 
     def value(self):
         """Returns the current value as a Tensor, and tells each recording tape of the read
-        (``tape.read_variable``: it watches a trainable Variable and records the read)."""
+        (``tape.read_variable``: it watches a trainable Variable and records the read). Inside a
+        mixed-precision layer's call, a float value comes cast to the layer's compute dtype
+        (``_context.call_state.autocast``), as Keras 3's autocast scope does."""
         out = Tensor(self._read_array())
         for tape in _context.tapes:
             tape.read_variable(self, out)
+        autocast = _context.call_state.autocast
+        if autocast is not None:
+            out = autocast.maybe_cast(self, out)
         return out
 
     read_value = value

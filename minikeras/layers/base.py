@@ -4,14 +4,16 @@ import inspect
 import jax
 import numpy as np
 
-from minikeras import _context, autograph, initializers, regularizers
-from minikeras.backend import floatx, is_tracer
-from minikeras.dtypes import as_dtype, string_refusal
+from minikeras import _context, autograph, dtype_policies, initializers, regularizers
+from minikeras.backend import is_tracer
+from minikeras.dtypes import as_dtype, is_floating, string_refusal
 from minikeras.layers import mask_flow
+from minikeras.layers.autocast import scope_for
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
 from minikeras.programs.trace import trace
+from minikeras.random.seed_generator import SeedGenerator
 from minikeras.string_tensor import is_string_value, string_tensor
 from minikeras.symbolic import KerasTensor, Node, any_symbolic, flatten, output_spec
 from minikeras.tensor import Tensor, Variable, to_array
@@ -39,7 +41,11 @@ class Layer(Module):
     Args:
       trainable: whether the layer's weights are updated by training.
       name: unique by default (``dense``, ``dense_1``, ...).
-      dtype: the dtype of weights and computation (floating inputs are cast to it).
+      dtype: a dtype policy (``mk.mixed_precision.Policy``) or its name: 'float32', or
+        'mixed_bfloat16' to compute in bfloat16 with float32 weights; a dtype name sets both.
+        Default: the global policy. Floating inputs are cast to its compute dtype.
+      autocast: whether float weights read inside ``call`` are cast to the compute dtype (and
+        floating inputs with them), as Keras 3's ``autocast``.
       input_shape: the shape of one example (no batch axis), for the first layer of a model.
       activity_regularizer: a regularizer (or name) of the layer's output: after each call,
         ``regularizer(output) / batch_size`` is in ``layer.losses``.
@@ -52,11 +58,12 @@ class Layer(Module):
     _NOT_TRACKED = frozenset({"_inbound", "_losses"})
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, batch_input_shape=None,
-                 input_dim=None, activity_regularizer=None, **kwargs):
+                 input_dim=None, activity_regularizer=None, autocast=True, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__}.__init__ got unexpected keyword arguments {sorted(kwargs)}")
         super().__init__(name=name or unique_name(snake_case(type(self).__name__)))
-        self._dtype = as_dtype(dtype) if dtype is not None else floatx()
+        self.dtype_policy = dtype
+        self.autocast = bool(autocast)
         self._trainable = bool(trainable)
         self.built = False
         if input_dim is not None and input_shape is None:
@@ -96,8 +103,31 @@ class Layer(Module):
 
     # -- configuration ------------------------------------------------------------------
     @property
+    def dtype_policy(self):
+        """The layer's ``DTypePolicy`` (assign a policy or a name to change it)."""
+        return self._dtype_policy
+
+    @dtype_policy.setter
+    def dtype_policy(self, value):
+        policy = dtype_policies.get(value)
+        self._dtype_policy = policy
+        self._dtype = as_dtype(policy.variable_dtype)
+        self._compute = as_dtype(policy.compute_dtype)
+
+    @property
     def dtype(self):
+        """The variable dtype (Keras 3's ``layer.dtype``)."""
         return self._dtype
+
+    @property
+    def variable_dtype(self):
+        """The dtype of the layer's weights, as a string."""
+        return self._dtype_policy.variable_dtype
+
+    @property
+    def compute_dtype(self):
+        """The dtype the layer computes in (its floating inputs are cast to it), as a string."""
+        return self._dtype_policy.compute_dtype
 
     @property
     def trainable(self):
@@ -114,7 +144,8 @@ class Layer(Module):
 
     def get_config(self):
         """The constructor arguments that rebuild this layer with ``from_config``."""
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": dtype_policies.serialize(self._dtype_policy)}
         if getattr(self, "activity_regularizer", None) is not None:
             config["activity_regularizer"] = regularizers.serialize(self.activity_regularizer)
         if self._batch_input_shape is not None:
@@ -160,7 +191,7 @@ class Layer(Module):
 
     # -- weights ------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
-                   regularizer=None, constraint=None):
+                   regularizer=None, constraint=None, autocast=True):
         """Creates a Variable owned by this layer, named ``<layer>/<name>``.
 
         Args:
@@ -169,6 +200,9 @@ class Layer(Module):
           regularizer: a regularizer (or name) whose penalty of this weight is in ``layer.losses``
             (while the weight is trainable).
           constraint: not supported yet (a NotImplementedError rather than a silent no-op).
+          autocast: False keeps this weight in its own dtype when read inside ``call`` under a
+            mixed policy (a layer that computes its statistics in float32 reads it so).
+          dtype: default the policy's variable dtype.
         """
         if constraint is not None:
             raise NotImplementedError(f"{type(self).__name__} '{self.name}'.add_weight: weight constraints are not "
@@ -182,6 +216,8 @@ class Layer(Module):
                             name=name or "variable", dtype=dtype)
         variable.path = f"{self.name}/{variable.name}"
         self.declared_weights().append((variable, bool(trainable)))
+        if not autocast:
+            self._not_autocast = vars(self).get("_not_autocast", frozenset()) | {id(variable)}
         if regularizer is not None:
             if "_weight_regularizers" not in vars(self):
                 self._weight_regularizers = {}
@@ -206,7 +242,10 @@ class Layer(Module):
 
     @property
     def non_trainable_weights(self):
-        return self.non_trainable_variables
+        """The non-trainable variables but the states of ``SeedGenerator``s (Keras 3 keeps those
+        in ``variables``, not in ``weights`` nor weights files)."""
+        seeds = {id(m.state) for m in self.submodules if isinstance(m, SeedGenerator)}
+        return [v for v in self.non_trainable_variables if id(v) not in seeds]
 
     def get_weights(self):
         """The weights as a list of NumPy arrays."""
@@ -269,11 +308,17 @@ class Layer(Module):
             self._clear_losses()
         _training_stack.append(training)
         _call_depth[0] += 1
+        state = _context.call_state
+        outer = state.autocast
+        if outer is not None or self._compute != self._dtype:
+            state.autocast = scope_for(self.autocast, self._compute, self._dtype, outer,
+                                       vars(self).get("_not_autocast", frozenset()))
         try:
             outputs = (_converted_call(self) if _context.traces else self.call)(inputs, *args, **kwargs)
         finally:
             _training_stack.pop()
             _call_depth[0] -= 1
+            state.autocast = outer
         if self.activity_regularizer is not None and not _shape_only[0]:
             self._add_activity_losses(outputs)
         if previous_mask is not None or self._computes_masks:
@@ -379,9 +424,9 @@ class Layer(Module):
             if tensor.dtype == object:
                 self._check_takes_strings(tensor)
                 return tensor
-            if tensor.dtype.kind == "f" and tensor.dtype != self._dtype:
+            if tensor.dtype != self._compute and self.autocast and is_floating(tensor.dtype):
                 mask = mask_flow.get_mask(tensor)
-                tensor = cast(tensor, self._dtype)
+                tensor = cast(tensor, self._compute)
                 mask_flow.set_mask(tensor, mask)
             return tensor
         if isinstance(inputs, (list, tuple)) and is_string_value(inputs):
@@ -413,10 +458,10 @@ class Layer(Module):
         """The output shape for ``input_shape`` (None for unknown batch), by abstract evaluation."""
         batch_shape = tuple(1 if n is None else n for n in input_shape)
         if not self.built:
-            self._build_from(Tensor(jax.numpy.zeros(batch_shape, self._dtype)))
+            self._build_from(Tensor(jax.numpy.zeros(batch_shape, self._compute)))
         _shape_only[0] += 1
         try:
-            out = jax.eval_shape(lambda x: self(Tensor(x))._value, jax.ShapeDtypeStruct(batch_shape, self._dtype))
+            out = jax.eval_shape(lambda x: self(Tensor(x))._value, jax.ShapeDtypeStruct(batch_shape, self._compute))
         finally:
             _shape_only[0] -= 1
         shape = tuple(out.shape)

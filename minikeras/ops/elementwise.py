@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.dtypes import requested_dtype
+from minikeras.dtypes import is_floating, requested_dtype
 from minikeras.ops.convert import binary_args, dtype_of
 from minikeras.ops.primitive import Primitive
 from minikeras.tensor import Tensor
@@ -111,7 +111,7 @@ _DTYPE_NAMED = {name: np.dtype(name) for name in (
 
 @_cast.defgrad
 def _(g, out, x, *, dtype):
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind != "c" and not is_floating(x.dtype):  # bfloat16 is NumPy kind 'V'
         return (None,)
     return cast(g, x.dtype)
 

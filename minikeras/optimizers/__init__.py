@@ -13,12 +13,13 @@ from minikeras.optimizers.adam import Adam
 from minikeras.optimizers.adamax import Adamax
 from minikeras.optimizers.adamw import AdamW
 from minikeras.optimizers.base import Optimizer
+from minikeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from minikeras.optimizers.nadam import Nadam
 from minikeras.optimizers.rmsprop import RMSprop
 from minikeras.optimizers.sgd import SGD
 
 _CLASSES = (SGD, Adam, AdamW, Adagrad, Adadelta, Adamax, Nadam, RMSprop)
-_BY_NAME = {cls.__name__.lower(): cls for cls in _CLASSES}
+_BY_NAME = {cls.__name__.lower(): cls for cls in _CLASSES + (LossScaleOptimizer,)}
 
 
 def serialize(optimizer):
@@ -53,5 +54,5 @@ def get(identifier):
                      "config dict or an mk.optimizers.Optimizer)")
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "Nadam", "RMSprop", "schedules", "get",
-           "serialize", "deserialize"]
+__all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "Nadam",
+           "RMSprop", "schedules", "get", "serialize", "deserialize"]

@@ -255,6 +255,11 @@ class Optimizer(GradientTransforms):
         lr = self.learning_rate
         return lr.value() if isinstance(lr, Variable) else lr if isinstance(lr, Tensor) else Tensor(to_array(lr))
 
+    def scale_loss(self, loss):
+        """``loss * loss_scale_factor`` (the loss to differentiate; ``apply`` divides the gradients
+        by the factor), or ``loss`` without one. ``fit`` differentiates this, as Keras 3."""
+        return loss if self.loss_scale_factor is None else loss * float(self.loss_scale_factor)
+
     # -- applying gradients -----------------------------------------------------------------------
     def apply_gradients(self, grads_and_vars, name=None, skip_gradients_aggregation=False, **kwargs):
         """Applies one update step from ``(gradient, variable)`` pairs (any iterable, e.g. ``zip``).

@@ -56,7 +56,7 @@ class Trainer:
 
     # -- compile --------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
-                run_eagerly=False, steps_per_execution=1, jit_compile=True, distribution=None):
+                run_eagerly=False, steps_per_execution=1, jit_compile=True, distribution=None, auto_scale_loss=True):
         """Configures training: optimizer, loss and metrics (objects or names, e.g. 'adam',
         'sparse_categorical_crossentropy', ['accuracy']).
 
@@ -66,8 +66,13 @@ class Trainer:
           steps_per_execution: run this many training steps in one compiled call.
           distribution: a ``mk.distribute.DataParallel``: the compiled steps of this model run on its
             devices (batches split, weights replicated). None: the global one, if set.
+          auto_scale_loss: under the 'mixed_float16' policy, wrap the optimizer in a
+            ``LossScaleOptimizer`` (as Keras 3).
         """
         self.optimizer = optimizers.get(optimizer)
+        if auto_scale_loss and self.dtype_policy.name == "mixed_float16" \
+                and not isinstance(self.optimizer, optimizers.LossScaleOptimizer):
+            self.optimizer = optimizers.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self._compile_outputs(loss, loss_weights, metrics)
         loss, loss_weights = _single_output(loss), _single_output(loss_weights)
         metrics = _single_output_metrics(metrics)
@@ -220,9 +225,10 @@ class Trainer:
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            scaled_loss = self.optimizer.scale_loss(loss)  # the gradients are unscaled by apply, as Keras 3
         variables = self.trainable_variables
         if variables:
-            gradients = tape.gradient(loss, variables)
+            gradients = tape.gradient(scaled_loss, variables)
             self.optimizer.apply_gradients(zip(gradients, variables))
         else:  # as Keras 3: the loss and metrics are still computed
             warnings.warn("The model does not have any trainable weights.", UserWarning, stacklevel=2)

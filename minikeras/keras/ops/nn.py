@@ -200,7 +200,7 @@ def adaptive_max_pool(inputs, output_size, data_format=None):
 def _conv_args(name, inputs, kernel, strides, padding, data_format, dilation_rate):
     data_format = _data_format(data_format)
     padding = str(padding).lower()
-    if padding not in ("same", "valid", "causal"):
+    if padding not in ("same", "valid"):
         raise ValueError(f"The `padding` argument must be one of 'valid', 'same'. Received: padding={padding}")
     in_shape, k_shape = _shape(inputs), _shape(kernel)
     rank = len(in_shape) - 2

@@ -143,18 +143,11 @@ def _dimension_numbers(rank, data_format):
     return lax.ConvDimensionNumbers(lhs_spec=spec, rhs_spec=(n - 1, n - 2) + tuple(range(n - 2)), out_spec=spec)
 
 
-def _padding(padding):
-    return padding.upper() if padding in ("same", "valid") else padding
-
-
 def conv(x, kernel, *, strides, padding, data_format, dilation):
     rank = x.ndim - 2
     channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
     x = x.astype(kernel.dtype)
-    if padding == "causal":  # left padding only, as Keras's Conv1D
-        pads = [((k - 1) * d, 0) for k, d in zip(kernel.shape[:rank], dilation)]
-        padding = pads
-    out = lax.conv_general_dilated(x, kernel, strides, _padding(padding), rhs_dilation=dilation,
+    out = lax.conv_general_dilated(x, kernel, strides, padding.upper(), rhs_dilation=dilation,
                                    dimension_numbers=_dimension_numbers(rank, data_format),
                                    feature_group_count=channels // kernel.shape[-2])
     if out.size == 0 and x.size != 0:
@@ -168,7 +161,7 @@ def depthwise_conv(x, kernel, *, strides, padding, data_format, dilation):
     rank = x.ndim - 2
     channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
     kernel = kernel.reshape(kernel.shape[:-2] + (1, channels * kernel.shape[-1]))
-    return lax.conv_general_dilated(x, kernel, strides, _padding(padding), rhs_dilation=dilation,
+    return lax.conv_general_dilated(x, kernel, strides, padding.upper(), rhs_dilation=dilation,
                                     dimension_numbers=_dimension_numbers(rank, data_format),
                                     feature_group_count=channels)
 

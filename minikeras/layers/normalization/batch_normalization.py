@@ -1,8 +1,9 @@
 """BatchNormalization with moving statistics kept in non-trainable Variables."""
 from minikeras import initializers
+from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
 from minikeras.ops.array import reshape
-from minikeras.ops.math import rsqrt
+from minikeras.ops.math import cast, rsqrt
 from minikeras.ops.reduce import reduce_mean
 from minikeras.saving.registry import register_builtin
 
@@ -14,6 +15,8 @@ class BatchNormalization(Layer):
     In training mode the batch mean and variance normalize the input and update
     ``moving = moving * momentum + batch_stat * (1 - momentum)`` (eagerly and inside
     ``mk.function``). Keras defaults: ``axis=-1``, ``momentum=0.99``, ``epsilon=1e-3``.
+    Under a mixed policy the statistics and the normalization are computed in float32 (the
+    weights are read uncast) and the output is cast to the compute dtype, as in Keras 3.
     """
 
     supports_masking = True
@@ -38,12 +41,13 @@ class BatchNormalization(Layer):
         self._axis = self.axis % ndim
         n = input_shape[self._axis]
         if self.scale:
-            self.gamma = self.add_weight("gamma", (n,), self.gamma_initializer)
+            self.gamma = self.add_weight("gamma", (n,), self.gamma_initializer, autocast=False)
         if self.center:
-            self.beta = self.add_weight("beta", (n,), self.beta_initializer)
-        self.moving_mean = self.add_weight("moving_mean", (n,), self.moving_mean_initializer, trainable=False)
+            self.beta = self.add_weight("beta", (n,), self.beta_initializer, autocast=False)
+        self.moving_mean = self.add_weight("moving_mean", (n,), self.moving_mean_initializer, trainable=False,
+                                           autocast=False)
         self.moving_variance = self.add_weight("moving_variance", (n,), self.moving_variance_initializer,
-                                               trainable=False)
+                                               trainable=False, autocast=False)
         self._reduce_axes = tuple(i for i in range(ndim) if i != self._axis)
         self._built_ndim = ndim
         self.built = True
@@ -60,6 +64,9 @@ class BatchNormalization(Layer):
                              f"{self.axis}, received shape {inputs.shape}")
 
     def call(self, inputs, training=None):
+        compute_dtype = inputs.dtype
+        if is_floating(compute_dtype) and compute_dtype.itemsize < 4:  # float16/bfloat16 statistics overflow
+            inputs = cast(inputs, "float32")
         broadcast_shape = tuple(n if i == self._axis else 1 for i, n in enumerate(inputs.shape))
         if training and self.trainable:  # a frozen BatchNormalization runs in inference mode (Keras 3)
             mean = reduce_mean(inputs, axis=self._reduce_axes)
@@ -76,7 +83,7 @@ class BatchNormalization(Layer):
             outputs = outputs * reshape(self.gamma, broadcast_shape)
         if self.center:
             outputs = outputs + reshape(self.beta, broadcast_shape)
-        return outputs
+        return cast(outputs, compute_dtype)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -1,8 +1,9 @@
 """LayerNormalization: normalizes each example over its feature axes."""
 from minikeras import initializers, regularizers
+from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
 from minikeras.ops.array import reshape
-from minikeras.ops.math import rsqrt, squared_difference
+from minikeras.ops.math import cast, rsqrt, squared_difference
 from minikeras.ops.reduce import reduce_mean
 
 
@@ -23,6 +24,7 @@ class LayerNormalization(Layer):
                  gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
                  gamma_constraint=None, **kwargs):
         super().__init__(**kwargs)
+        self.autocast = False  # Keras 3: computed in float32 from uncast inputs and weights, output cast
         if isinstance(axis, (list, tuple)):
             self.axis = [int(a) for a in axis]
         elif isinstance(axis, int):
@@ -64,6 +66,11 @@ class LayerNormalization(Layer):
                              f"shape {inputs.shape}")
 
     def call(self, inputs):
+        if is_floating(inputs.dtype) and inputs.dtype.itemsize < 4:  # float16/bfloat16 statistics overflow
+            inputs = cast(inputs, "float32")
+        return cast(self._normalized(inputs), self.compute_dtype)
+
+    def _normalized(self, inputs):
         broadcast = tuple(n if i in self._axes else 1 for i, n in enumerate(inputs.shape))
         mean = reduce_mean(inputs, axis=self._axes, keepdims=True)
         variance = reduce_mean(squared_difference(inputs, mean), axis=self._axes, keepdims=True)
