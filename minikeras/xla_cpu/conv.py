@@ -72,7 +72,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from minikeras.xla_cpu import conv_native, tuning
+from minikeras.xla_cpu import conv_native, low_precision, tuning
 from minikeras.xla_cpu.compiler import convolutions_on_eigen
 from minikeras.xla_cpu.materialize import materialize
 
@@ -238,6 +238,9 @@ def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, m
 
     ``method``: one of ``FORWARD_METHODS``, or None for ``formulation("forward", ..., eigen)``
     (``eigen`` None: the context value ``convolutions_on_eigen``)."""
+    if low_precision.conv_widened(x.dtype):
+        return low_precision.conv_in_float32(
+            lambda x, w: conv2d_forward(x, w, strides, padding, dilations, method=method, eigen=eigen), x, w)
     strides, pads, dilations = _normalize(x.shape, w.shape, strides, padding, dilations)
     out_hw = output_hw(x.shape[1:3], w.shape[:2], strides, pads, dilations)
     if method is None:
@@ -277,6 +280,10 @@ def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations
     XLA fuses into one loop) the result is materialized, so that the gradient reads it rather
     than computing the taps again (the MNIST CNN's first layer). ``method`` and ``eigen`` as for
     ``conv2d_forward``."""
+    if low_precision.conv_widened(x.dtype):
+        return low_precision.conv_in_float32(
+            lambda x, w, b: conv2d_bias_relu_forward(x, w, b, strides, padding, dilations, method=method, eigen=eigen),
+            x, w, b)
     strides_, pads, dilations_ = _normalize(x.shape, w.shape, strides, padding, dilations)
     if method is None:
         method = formulation("forward", x.shape, w.shape, strides_, pads, dilations_, eigen, x.dtype)
@@ -360,6 +367,10 @@ def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilat
 
     ``method``: one of ``INPUT_GRAD_METHODS``, or None for ``formulation("input_grad", ...,
     eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``)."""
+    if low_precision.conv_widened(dy.dtype):
+        return low_precision.conv_in_float32(
+            lambda dy, w: conv2d_input_grad(dy, w, input_shape, strides, padding, dilations, method=method,
+                                            eigen=eigen), dy, w)
     input_shape = tuple(input_shape)
     strides, pads, dilations = _normalize(input_shape, w.shape, strides, padding, dilations)
     if method is None:
@@ -523,6 +534,10 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
 
     ``method``: one of ``FILTER_GRAD_METHODS``, or None for ``formulation("filter_grad", ...,
     eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``)."""
+    if low_precision.conv_widened(x.dtype):
+        return low_precision.conv_in_float32(
+            lambda x, dy: conv2d_filter_grad(x, dy, filter_shape, strides, padding, dilations, method=method,
+                                             eigen=eigen), x, dy)
     filter_shape = tuple(filter_shape)
     strides, pads, dilations = _normalize(x.shape, filter_shape, strides, padding, dilations)
     if method is None:

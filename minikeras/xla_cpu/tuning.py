@@ -55,6 +55,16 @@ CONV_NATIVE_THREAD_FLOPS = 2e7
 # faster at every size timed (0.2 MFLOP: 37 against 12 GFLOP/s; the MNIST CNN's 9216 -> 128
 # layer: 424 against 176), but below this a call costs more than it can save.
 MATMUL_NATIVE_FLOPS = 1e6
+# -- bfloat16 products (xla_cpu.low_precision) -------------------------------------------------
+# A bfloat16 matmul runs as XLA's bfloat16 dot (float32 accumulation) on CPUs with AVX512_BF16 or
+# AMX: on a Zen 4 (2 vCPUs, avx512_bf16), 2048^3 368 GFLOP/s against float32's 182, the Dense
+# 9216 -> 128 product 379 against 184 (2.0x). False: widened to float32 everywhere.
+#     python benchmarks/bf16_xla.py
+BF16_DOT_ON_XLA = True
+# XLA's bfloat16 convolutions gain nothing there (the MNIST CNN's 32 -> 64 layer, b128: forward
+# 0.98x, input gradient 0.96x, filter gradient 1.04x float32's, same command), and minikeras's
+# float32 native kernels are faster than both: a bfloat16 convolution is widened to float32.
+BF16_CONV_ON_XLA = False
 # The native Adam step (adam_native) shares a variable's update with XLA's other thread from this
 # many elements on (a memory-bound pass over four arrays).
 ADAM_NATIVE_THREAD_ELEMENTS = 1 << 18

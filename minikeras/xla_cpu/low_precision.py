@@ -1,0 +1,98 @@
+"""Products (matmuls, convolutions) of bfloat16 and float16 arrays on XLA:CPU.
+
+A mixed-precision layer computes in bfloat16: its matmuls and convolutions take bfloat16
+inputs and accumulate in float32, then round the result to bfloat16. Where that is fast
+depends on the CPU and on the kernel (``tuning.BF16_DOT_ON_XLA``, ``tuning.BF16_CONV_ON_XLA``):
+
+- a matmul runs as XLA's bfloat16 dot with float32 accumulation on CPUs with AVX512_BF16 or
+  AMX (twice the float32 GEMM rate there);
+- elsewhere, and for convolutions (whose float32 native kernels beat XLA's bfloat16 ones), the
+  inputs are widened to float32, the float32 kernel runs, and the result is rounded back.
+
+Both give the same values up to the order of the float32 sums (bfloat16 numbers are float32
+numbers), so a program runs everywhere with the results it has where the hardware is fast. A
+CPU without bfloat16 instructions gets one warning that names the missing feature. float16 is
+always widened on the CPU (no CPU here has fast float16 arithmetic). Off the CPU, XLA's own
+low-precision kernels run.
+"""
+import functools
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from minikeras.xla_cpu import tuning
+
+BFLOAT16 = jnp.dtype(jnp.bfloat16)
+FLOAT16 = jnp.dtype(jnp.float16)
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # /proc/cpuinfo's names of the instructions that make it fast
+
+
+def is_low(dtype):
+    """Whether ``dtype`` is bfloat16 or float16."""
+    return jnp.dtype(dtype) in (BFLOAT16, FLOAT16)
+
+
+@functools.cache
+def cpu_flags():
+    """The CPU's feature flags (``/proc/cpuinfo``); empty where that file does not exist."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def bf16_hardware():
+    """Whether this CPU has bfloat16 dot-product instructions (AVX512_BF16 or AMX)."""
+    return any(flag in cpu_flags() for flag in BF16_FLAGS)
+
+
+def dot_path(dtype):
+    """How a matmul of ``dtype`` inputs runs here: 'xla' (its own dtype, float32 accumulation)
+    or 'float32' (widened). The answer for bfloat16 on the CPU is what the benchmark prints."""
+    if jax.default_backend() != "cpu":
+        return "xla"
+    if jnp.dtype(dtype) == BFLOAT16 and tuning.BF16_DOT_ON_XLA and bf16_hardware():
+        return "xla"
+    return "float32"
+
+
+def matmul(a, b):
+    """``a @ b`` of two bfloat16 (or float16) arrays: float32 accumulation, rounded to their dtype."""
+    dtype = a.dtype
+    if dot_path(dtype) == "xla":
+        return jnp.matmul(a, b, preferred_element_type=jnp.float32).astype(dtype)
+    _warn_widened(dtype)
+    return jnp.matmul(a.astype(jnp.float32), b.astype(jnp.float32)).astype(dtype)
+
+
+def conv_in_float32(kernel, x, w, *rest):
+    """``kernel(x, w, *rest)`` (a float32 convolution kernel) on widened arrays, rounded back to
+    ``x``'s dtype: the convolutions of a bfloat16 layer, unless ``tuning.BF16_CONV_ON_XLA``."""
+    dtype = x.dtype
+    _warn_widened(dtype)
+    widened = [v.astype(jnp.float32) if is_low(v.dtype) else v for v in (x, w) + rest]
+    return kernel(*widened).astype(dtype)
+
+
+def conv_widened(dtype):
+    """Whether a convolution of ``dtype`` arrays runs widened to float32 here."""
+    return is_low(dtype) and jax.default_backend() == "cpu" and not (
+        jnp.dtype(dtype) == BFLOAT16 and tuning.BF16_CONV_ON_XLA and bf16_hardware())
+
+
+_warned = []
+
+
+def _warn_widened(dtype):
+    if _warned or jnp.dtype(dtype) != BFLOAT16 or bf16_hardware():
+        return
+    _warned.append(True)
+    warnings.warn("bfloat16 compute (a 'mixed_bfloat16' policy) runs in float32 on this CPU: it lacks AVX512_BF16 "
+                  "and AMX (the 'avx512_bf16' / 'amx_bf16' CPU flags), so bfloat16 products are computed on "
+                  "float32 kernels. The results are those of a CPU with them; the speed is float32's plus the casts.",
+                  UserWarning, stacklevel=2)
