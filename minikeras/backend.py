@@ -15,6 +15,11 @@ import numpy as np
 from jax.export import is_symbolic_dim
 
 _FLOATX = np.dtype("float32")
+_SETTINGS = {"epsilon": 1e-7, "image_data_format": "channels_last",
+             # Keras's debugging caps on fit's epochs and every epoch's steps (KERAS_MAX_EPOCHS, ...)
+             "max_epochs": int(os.environ["KERAS_MAX_EPOCHS"]) if os.environ.get("KERAS_MAX_EPOCHS") else None,
+             "max_steps_per_epoch": (int(os.environ["KERAS_MAX_STEPS_PER_EPOCH"])
+                                     if os.environ.get("KERAS_MAX_STEPS_PER_EPOCH") else None)}
 
 if os.environ.get("MINIKERAS_ENABLE_X64", "").strip().lower() in ("1", "true", "yes", "on"):
     jax.config.update("jax_enable_x64", True)
@@ -39,12 +44,71 @@ def floatx():
 
 
 def set_floatx(dtype):
-    """Sets the default float dtype ('float16', 'bfloat16' or 'float32')."""
+    """Sets the default float dtype ('float16', 'bfloat16', 'float32' or 'float64')."""
     global _FLOATX
-    dtype = np.dtype(jnp.dtype(dtype))
-    if not jnp.issubdtype(dtype, jnp.floating):
-        raise ValueError(f"set_floatx expects a floating dtype, received {dtype}")
-    _FLOATX = dtype
+    try:
+        parsed = np.dtype(jnp.dtype(dtype))
+    except TypeError:
+        parsed = None
+    if parsed is None or not jnp.issubdtype(parsed, jnp.floating):
+        raise ValueError(f"Unknown `floatx` value: {dtype}. Expected one of "
+                         "{'float16', 'bfloat16', 'float32', 'float64'}")
+    _FLOATX = parsed
+
+
+def epsilon():
+    """The fuzz factor Keras adds to avoid dividing by zero (``keras.config.epsilon()``, 1e-7)."""
+    return _SETTINGS["epsilon"]
+
+
+def set_epsilon(value):
+    """Sets the value ``epsilon()`` returns."""
+    _SETTINGS["epsilon"] = float(value)
+
+
+def image_data_format():
+    """The default layout of image layers and ops: 'channels_last' (``(batch, height, width,
+    channels)``, the default) or 'channels_first' (``(batch, channels, height, width)``)."""
+    return _SETTINGS["image_data_format"]
+
+
+def set_image_data_format(data_format):
+    """Sets the layout ``image_data_format()`` returns (any capitalisation of 'channels_last' or
+    'channels_first')."""
+    _SETTINGS["image_data_format"] = standardize_data_format(data_format)
+
+
+def max_epochs():
+    """The cap on ``fit``'s epochs set by ``set_max_epochs`` (or ``KERAS_MAX_EPOCHS``), or None."""
+    return _SETTINGS["max_epochs"]
+
+
+def set_max_epochs(max_epochs):
+    """Caps the epochs of every ``fit`` (a debugging aid, as Keras's); None removes the cap."""
+    _SETTINGS["max_epochs"] = None if max_epochs is None else int(max_epochs)
+
+
+def max_steps_per_epoch():
+    """The cap on the steps of an epoch of ``fit``/``evaluate``/``predict`` set by
+    ``set_max_steps_per_epoch`` (or ``KERAS_MAX_STEPS_PER_EPOCH``), or None."""
+    return _SETTINGS["max_steps_per_epoch"]
+
+
+def set_max_steps_per_epoch(max_steps_per_epoch):
+    """Caps the steps of every epoch of ``fit``, ``evaluate`` and ``predict``; None removes the cap."""
+    _SETTINGS["max_steps_per_epoch"] = None if max_steps_per_epoch is None else int(max_steps_per_epoch)
+
+
+def standardize_data_format(data_format):
+    """A layer's or op's ``data_format`` argument, checked and lower-cased; None is
+    ``image_data_format()``: the one function layers call for their default layout."""
+    if data_format is None:
+        return _SETTINGS["image_data_format"]
+    normalized = str(data_format).lower()
+    if normalized not in ("channels_last", "channels_first"):
+        raise ValueError("The `data_format` argument must be one of {'channels_first', 'channels_last'}. "
+                         f"Received: data_format={data_format!r}")
+    return normalized
 
 
 def is_tracer(value):

@@ -1,15 +1,48 @@
-"""``tf.keras.backend``: the session and float settings Keras programs call."""
-from minikeras.backend import floatx, set_floatx  # noqa: F401
-from minikeras.module import clear_session  # noqa: F401
+"""``keras.backend`` (and ``tf.keras.backend``): the backend name, float and layout settings,
+and the session.
 
-_EPSILON = 1e-7
+``backend()`` is ``"tensorflow"``, why: ``minikeras.keras.config``.
+"""
+import numpy as np
+
+from minikeras.backend import epsilon, floatx, image_data_format, set_epsilon, set_floatx, set_image_data_format  # noqa: F401
+from minikeras.dtypes import as_dtype
+from minikeras.keras.config import backend  # noqa: F401
+from minikeras.module import clear_session, unique_name
+from minikeras.symbolic import KerasTensor
 
 
-def epsilon():
-    """The fuzz factor Keras adds to avoid dividing by zero (1e-7)."""
-    return _EPSILON
+def is_keras_tensor(x):
+    """Whether ``x`` is a symbolic tensor of the functional API (``keras.Input``'s kind)."""
+    return isinstance(x, KerasTensor)
 
 
-def image_data_format():
-    """'channels_last': the only layout minikeras's image layers use by default."""
-    return "channels_last"
+def standardize_dtype(dtype):
+    """The dtype's name ('float32', 'int64', 'bool', ...); None is ``floatx()``."""
+    if dtype is None:
+        return floatx().name
+    try:
+        return np.dtype(as_dtype(dtype)).name
+    except (TypeError, ValueError):
+        raise ValueError(f"Invalid dtype: {dtype}") from None
+
+
+def is_float_dtype(dtype):
+    """Whether ``dtype`` is a floating dtype (bfloat16 included)."""
+    return standardize_dtype(dtype) in ("float16", "bfloat16", "float32", "float64")
+
+
+def is_int_dtype(dtype):
+    """Whether ``dtype`` is a signed or unsigned integer dtype."""
+    return standardize_dtype(dtype).startswith(("int", "uint"))
+
+
+def get_uid(prefix=""):
+    """1, 2, 3, ... for each call with the same ``prefix`` in this session (reset by ``clear_session``)."""
+    name = unique_name(f"__uid__{prefix}")
+    return int(name.rsplit("_", 1)[1]) + 1 if name != f"__uid__{prefix}" else 1
+
+
+__all__ = ["backend", "clear_session", "epsilon", "floatx", "get_uid", "image_data_format", "is_float_dtype",
+           "is_int_dtype", "is_keras_tensor", "set_epsilon", "set_floatx", "set_image_data_format",
+           "standardize_dtype"]

@@ -5,7 +5,8 @@ variables (not its children's) in ``<path>/vars/0..n-1``: the model at the root 
 the layers of a Sequential (and here of every Model) in ``layers/<snake_case class>``,
 ``_1``, ``_2``... for repeated classes in order, sub-layers held by an attribute in
 ``<path>/<attribute>`` (a list or dict attribute adds ``/<snake_case class>[_n]``), and the
-optimizer in ``optimizer``. A layer's own variables are its trainable ones, then its
+optimizer in ``optimizer``. A ``SeedGenerator`` held by a layer is not filed (Keras 3 saves no
+seed state). A layer's own variables are its trainable ones, then its
 non-trainable ones, each in creation order.
 
 The attributes searched are those of ``module.tracked_items``, the walker behind
@@ -17,6 +18,7 @@ A model says how its layers are filed (``saves_layers``, ``keras_files_layers_by
 """
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, tracked_items
+from minikeras.random.seed_generator import SeedGenerator
 from minikeras.tensor import Variable, in_creation_order
 
 
@@ -71,7 +73,7 @@ def _children(module, layers_first):
         yield "layers", module.layers
     by_attribute = {}
     for key, depth, item in tracked_items(module):
-        if isinstance(item, Module) and depth <= 1:
+        if isinstance(item, Module) and not isinstance(item, SeedGenerator) and depth <= 1:
             by_attribute.setdefault(key, (depth, []))[1].append(item)
     for key in sorted(by_attribute, key=_name_key):
         depth, items = by_attribute[key]

@@ -24,6 +24,7 @@ import types
 
 from minikeras import initializers, losses, metrics, optimizers, regularizers
 from minikeras.saving.registry import find_class
+from minikeras.saving.safe_mode import in_safe_mode
 
 # Keras writes these (with these values) for layers that here take no such argument; the value
 # they hold has no effect. Any other value of a key minikeras's class lacks is an error.
@@ -133,10 +134,11 @@ def _nested_class(spec):
 
 
 def _lambda_function(value, where, safe_mode):
-    if safe_mode:
+    if in_safe_mode(safe_mode):
         raise ValueError(
             f"{where}: its function is Python bytecode (a lambda saved by Keras), and loading it could run "
-            "arbitrary code. Refused in safe mode; if you trust the file, pass safe_mode=False to load_model")
+            "arbitrary code. Refused in safe mode; if you trust the file, pass safe_mode=False to load_model "
+            "or call keras.config.enable_unsafe_deserialization()")
     config = value.get("config") or {}
     try:
         code = marshal.loads(base64.decodebytes(config["code"].encode("ascii")))

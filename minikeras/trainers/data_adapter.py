@@ -2,10 +2,12 @@
 import functools
 import itertools
 import math
+import warnings
 
 import jax
 import numpy as np
 
+from minikeras.backend import max_steps_per_epoch
 from minikeras.data import INFINITE_CARDINALITY, Dataset
 from minikeras.dtypes import model_input_dtype
 from minikeras.tensor import Tensor, Variable
@@ -271,6 +273,10 @@ def unpack(data):
 
 
 def make_batches(x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps=None):
+    cap = max_steps_per_epoch()  # keras.config.set_max_steps_per_epoch, a debugging cap
+    if cap and (not steps or cap < steps):
+        warnings.warn(f"Limiting steps_per_epoch to {cap}", stacklevel=3)
+        steps = cap
     if is_dataset(x):
         if y is not None:
             raise ValueError("When x is a Dataset, y must be None (the Dataset yields (x, y))")

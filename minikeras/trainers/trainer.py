@@ -5,14 +5,17 @@ Each of ``train_step``, ``test_step`` and ``predict_step`` is compiled once with
 generator - are lifted automatically), so a step is one XLA program. Override them to
 customise training, as in Keras ("customizing what happens in fit").
 """
+import inspect
 import warnings
 
 import jax
 import numpy as np
 
 from minikeras import losses, metrics as metrics_module, optimizers
+from minikeras.backend import max_epochs
 from minikeras.callbacks import CallbackList, ProgbarLogger
 from minikeras.distribute import DataParallel, get_distribution
+from minikeras.module import tracked_items
 from minikeras.ops.random import numpy_seed
 from minikeras.ops.reduce import reduce_sum
 from minikeras.programs.function import function
@@ -138,8 +141,10 @@ class Trainer:
         found = [self._trainer_loss_tracker] if self._trainer_loss_tracker is not None else []
         outputs = getattr(self, "_trainer_outputs", None)
         if outputs is not None and outputs.built:
-            return found + outputs.all_metrics()
-        return found + list(self._trainer_metrics or []) + list(self._trainer_weighted or [])
+            found += outputs.all_metrics()
+        else:
+            found += list(self._trainer_metrics or []) + list(self._trainer_weighted or [])
+        return found + _attribute_metrics(self, found)
 
     @property
     def metrics_names(self):
@@ -173,7 +178,10 @@ class Trainer:
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The compiled loss of ``y_pred`` against ``y``, plus the sum of ``self.losses`` (the
-        layers' regularization penalties and added losses), as Keras 3 adds them."""
+        layers' regularization penalties and added losses), as Keras 3 adds them.
+
+        Override it with Keras 3's signature; ``training`` may be left out of an override
+        (fit and evaluate then call it without), as Keras allows."""
         extra = self.losses
         if is_multi_output(y_pred) and self._trainer_outputs is not None:
             total = self._outputs_for(y, y_pred).total(y, y_pred, sample_weight)
@@ -199,8 +207,28 @@ class Trainer:
             total = total + reduce_sum(loss)
         return total
 
+    def _compute_loss(self, x, y, y_pred, sample_weight, training):
+        """``compute_loss``, given ``training`` only where an override takes it (Keras 3.3 added it)."""
+        if "training" in inspect.signature(self.compute_loss).parameters:
+            return self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training)
+        return self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+    def get_metrics_result(self):
+        """``{name: result}`` of ``self.metrics`` (a metric whose result is a dict adds its items)."""
+        logs = {}
+        for metric in self.metrics:
+            result = metric.result()
+            if isinstance(result, dict):
+                logs.update(result)
+            else:
+                logs[metric.name] = result
+        return logs
+
     def compute_metrics(self, x, y, y_pred, sample_weight=None, loss=None):
-        """Updates the loss tracker and metrics; returns ``{name: result}``."""
+        """Updates the compiled metrics (and the loss tracker, given ``loss``); returns
+        ``get_metrics_result()``. Keras 3's signature is ``(x, y, y_pred, sample_weight=None)``:
+        ``train_step`` and ``test_step`` update the loss tracker themselves, so overrides need
+        not take ``loss``."""
         multi = is_multi_output(y_pred) and self._trainer_outputs is not None
         if not multi:
             self._resolve_metrics(y, y_pred)
@@ -213,7 +241,7 @@ class Trainer:
                 metric.update_state(y, y_pred)
             for metric in self._trainer_weighted:
                 metric.update_state(y, y_pred, sample_weight=sample_weight)
-        return {m.name: m.result() for m in self.metrics}
+        return self.get_metrics_result()
 
     @property
     def compiled_metrics(self):
@@ -224,7 +252,7 @@ class Trainer:
         x, y, sample_weight = data_adapter.unpack(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.compute_loss(x, y, y_pred, sample_weight)
+            loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
             scaled_loss = self.optimizer.scale_loss(loss)  # the gradients are unscaled by apply, as Keras 3
         variables = self.trainable_variables
         if variables:
@@ -232,14 +260,20 @@ class Trainer:
             self.optimizer.apply_gradients(zip(gradients, variables))
         else:  # as Keras 3: the loss and metrics are still computed
             warnings.warn("The model does not have any trainable weights.", UserWarning, stacklevel=2)
-        return self.compute_metrics(x, y, y_pred, sample_weight, loss=loss)
+        self._track_loss(x, y_pred, loss)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
         """One evaluation step; returns the logs dict."""
         x, y, sample_weight = data_adapter.unpack(data)
         y_pred = self(x, training=False)
-        loss = self.compute_loss(x, y, y_pred, sample_weight, training=False)
-        return self.compute_metrics(x, y, y_pred, sample_weight, loss=loss)
+        loss = self._compute_loss(x, y, y_pred, sample_weight, training=False)
+        self._track_loss(x, y_pred, loss)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def _track_loss(self, x, y_pred, loss):
+        if self._trainer_loss_tracker is not None:  # weighted by the batch size: a short last batch counts less
+            self._trainer_loss_tracker.update_state(loss, sample_weight=_batch_size(x, y_pred))
 
     def predict_step(self, data):
         x, _, _ = data_adapter.unpack(data)
@@ -305,6 +339,9 @@ class Trainer:
         ``verbose``: 1 (a progress bar per epoch), 2 (one line per epoch), 0 (silent).
         """
         self._require_compiled("fit")
+        if max_epochs() and max_epochs() < epochs:  # keras.config.set_max_epochs, a debugging cap
+            warnings.warn(f"Limiting epochs to {max_epochs()}", stacklevel=2)
+            epochs = max_epochs()
         if steps_per_execution is not None:
             self._check_steps_per_execution(steps_per_execution)
             self._trainer_steps_per_execution = int(steps_per_execution)
@@ -506,6 +543,18 @@ class _CompiledMetrics:
     @property
     def metrics(self):
         return list(self._model._trainer_metrics or [])
+
+
+def _attribute_metrics(model, listed):
+    """The Metrics held by attributes of ``model`` and its layers that ``listed`` lacks (a custom
+    step's trackers): Keras 3 counts them in ``model.metrics``, so fit logs and resets them."""
+    seen, found = {id(m) for m in listed}, []
+    for owner in [model] + model.submodules:
+        for _, _, item in tracked_items(owner):
+            if isinstance(item, metrics_module.Metric) and id(item) not in seen:
+                seen.add(id(item))
+                found.append(item)
+    return found
 
 
 def _unpack_validation(validation_data):
