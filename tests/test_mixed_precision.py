@@ -1,7 +1,10 @@
 """Dtype policies and autocasting (mk.mixed_precision), against Keras 3's rules and an emulated
 bfloat16 reference: inputs and weights rounded to bfloat16, products accumulated in float32."""
+import json
+import os
 import threading
 import warnings
+import zipfile
 
 import jax
 import jax.numpy as jnp
@@ -151,3 +154,32 @@ def test_fit_under_mixed_bfloat16_trains_with_float32_weights():
     assert history.history["accuracy"][-1] > 0.9
     assert all(w.dtype == mk.float32 for w in model.weights)
     assert model.predict(x[:2], verbose=0).dtype == np.float32
+
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "mixed_precision")
+
+
+def _layer_dtypes(path):
+    with zipfile.ZipFile(path) as archive:
+        config = json.loads(archive.read("config.json"))
+    # (Keras marks the global policy object that several layers share with a shared_object_id)
+    return {layer["config"]["name"]: {k: v for k, v in layer["config"]["dtype"].items() if k != "shared_object_id"}
+            for layer in config["config"]["layers"] if layer["class_name"] != "InputLayer"}
+
+
+def test_a_keras_model_saved_under_mixed_bfloat16_loads_with_its_policies_and_predictions(tmp_path):
+    data = np.load(os.path.join(FIXTURES, "cnn_bf16.npz"))
+    model = mk.saving.load_model(os.path.join(FIXTURES, "cnn_bf16.keras"))
+    assert [layer.dtype_policy.name for layer in model.layers] == ["mixed_bfloat16"] * 4 + ["float32"]
+    np.testing.assert_allclose(model.predict(data["x"], verbose=0), data["predictions"], atol=1e-3)
+    mk.mixed_precision.set_global_policy("mixed_bfloat16")
+    rebuilt = mk.Sequential([mk.Input((8, 8, 1)), mk.layers.Conv2D(4, 3, activation="relu"),
+                             mk.layers.BatchNormalization(), mk.layers.Flatten(), mk.layers.Dense(5),
+                             mk.layers.Activation("softmax", dtype="float32")])
+    rebuilt.load_weights(os.path.join(FIXTURES, "cnn_bf16.weights.h5"))
+    np.testing.assert_allclose(rebuilt.predict(data["x"], verbose=0), data["predictions"], atol=1e-3)
+    path = str(tmp_path / "again.keras")
+    model.save(path)  # written back with the policies as Keras 3 writes them
+    assert _layer_dtypes(path) == _layer_dtypes(os.path.join(FIXTURES, "cnn_bf16.keras"))
+    np.testing.assert_allclose(mk.saving.load_model(path).predict(data["x"], verbose=0), data["predictions"],
+                               atol=1e-3)

@@ -1,4 +1,5 @@
 """Sequential: a plain stack of layers, each feeding the next."""
+from minikeras import dtype_policies
 from minikeras.layers.base import Layer
 from minikeras.layers.core.input_layer import InputLayer
 from minikeras.layers.mask_flow import set_mask
@@ -26,8 +27,8 @@ class Sequential(Model):
     _NOT_TRACKED = Model._NOT_TRACKED | {"_input_layer", "_functional"}
     keras_files_layers_by_attribute = False  # Keras 3 files a Sequential's layers under layers/ too
 
-    def __init__(self, layers=None, name=None, trainable=True):
-        super().__init__(name=name, trainable=trainable)
+    def __init__(self, layers=None, name=None, trainable=True, dtype=None):
+        super().__init__(name=name, trainable=trainable, dtype=dtype)
         self._layers = []
         self._input_layer = None
         self._functional = None
@@ -155,7 +156,8 @@ class Sequential(Model):
     def get_config(self):
         """``name``, the layers (each as ``mk.saving.serialize_keras_object`` gives it) and the input
         shape the model was built for: what ``from_config`` needs to rebuild it."""
-        return {"name": self.name, "layers": [serialize_keras_object(layer) for layer in self._layers],
+        return {"name": self.name, "dtype": dtype_policies.serialize(self.dtype_policy),
+                "layers": [serialize_keras_object(layer) for layer in self._layers],
                 "build_input_shape": getattr(self, "_batch_input_shape", None)}
 
     @classmethod
@@ -166,7 +168,7 @@ class Sequential(Model):
         with ``mk.saving.register_keras_serializable``) or in ``custom_objects``.
         """
         model = cls([deserialize_keras_object(spec, custom_objects, "layer") for spec in config.get("layers", [])],
-                    name=config.get("name"))
+                    name=config.get("name"), dtype=config.get("dtype"))
         if not model.built and config.get("build_input_shape"):
             model.build(tuple(config["build_input_shape"]))
         return model
