@@ -15,7 +15,7 @@ import numpy as np
 from jax.export import is_symbolic_dim
 
 _FLOATX = np.dtype("float32")
-_SETTINGS = {"epsilon": 1e-7, "image_data_format": "channels_last",
+_SETTINGS = {"image_data_format": "channels_last",
              # Keras's debugging caps on fit's epochs and every epoch's steps (KERAS_MAX_EPOCHS, ...)
              "max_epochs": int(os.environ["KERAS_MAX_EPOCHS"]) if os.environ.get("KERAS_MAX_EPOCHS") else None,
              "max_steps_per_epoch": (int(os.environ["KERAS_MAX_STEPS_PER_EPOCH"])
@@ -57,13 +57,10 @@ def set_floatx(dtype):
 
 
 def epsilon():
-    """The fuzz factor Keras adds to avoid dividing by zero (``keras.config.epsilon()``, 1e-7)."""
-    return _SETTINGS["epsilon"]
-
-
-def set_epsilon(value):
-    """Sets the value ``epsilon()`` returns."""
-    _SETTINGS["epsilon"] = float(value)
+    """The fuzz factor Keras adds to avoid dividing by zero (``keras.config.epsilon()``): 1e-7,
+    the constant minikeras's losses, metrics and layers use (there is no ``set_epsilon``: they
+    do not read a setting)."""
+    return 1e-7
 
 
 def image_data_format():

@@ -5,7 +5,7 @@ and the session.
 """
 import numpy as np
 
-from minikeras.backend import epsilon, floatx, image_data_format, set_epsilon, set_floatx, set_image_data_format  # noqa: F401
+from minikeras.backend import epsilon, floatx, image_data_format, set_floatx, set_image_data_format  # noqa: F401
 from minikeras.dtypes import as_dtype
 from minikeras.keras.config import backend  # noqa: F401
 from minikeras.module import clear_session, unique_name
@@ -44,5 +44,5 @@ def get_uid(prefix=""):
 
 
 __all__ = ["backend", "clear_session", "epsilon", "floatx", "get_uid", "image_data_format", "is_float_dtype",
-           "is_int_dtype", "is_keras_tensor", "set_epsilon", "set_floatx", "set_image_data_format",
+           "is_int_dtype", "is_keras_tensor", "set_floatx", "set_image_data_format",
            "standardize_dtype"]

@@ -10,8 +10,10 @@ TensorFlow 2's programming model (``GradientTape``, ``tf.function``-style ``mk.f
 ``stateless_call``, its Tensors are not ``jax.Array``s). Keras 3 code that branches on the
 backend takes the TensorFlow branch, whose calls minikeras implements.
 
-Not here: ``dtype_policy``/``set_dtype_policy`` (mixed-precision policies are their own
-piece of work), ``set_backend`` (there is one backend), the traceback filtering switch on
+``dtype_policy``/``set_dtype_policy`` are ``mk.mixed_precision``'s global policy.
+
+Not here: ``set_epsilon`` (minikeras's losses and metrics use the constant 1e-7),
+``set_backend`` (there is one backend), the traceback filtering switch on
 (minikeras never filters tracebacks: ``disable_traceback_filtering`` has nothing to undo),
 the interactive-logging and flash-attention switches.
 """
@@ -21,11 +23,14 @@ from minikeras.backend import (  # noqa: F401
     image_data_format,
     max_epochs,
     max_steps_per_epoch,
-    set_epsilon,
     set_floatx,
     set_image_data_format,
     set_max_epochs,
     set_max_steps_per_epoch,
+)
+from minikeras.dtype_policies import (
+    global_policy as dtype_policy,  # noqa: F401
+    set_global_policy as set_dtype_policy,  # noqa: F401
 )
 from minikeras.saving.safe_mode import enable_unsafe_deserialization  # noqa: F401
 

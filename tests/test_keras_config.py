@@ -1,0 +1,98 @@
+"""keras.config and keras.backend against Keras 3.15: defaults, setters and their errors, the
+debugging caps on epochs and steps, and unsafe deserialization."""
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import minikeras as mk
+from minikeras import keras
+from minikeras.saving import safe_mode
+
+LAMBDA_KERAS = os.path.join(os.path.dirname(__file__), "fixtures", "keras_files", "lambda.keras")
+
+
+def test_defaults_are_keras():
+    config = keras.config
+    assert (config.floatx(), config.epsilon(), config.image_data_format()) == ("float32", 1e-7, "channels_last")
+    assert (config.max_epochs(), config.max_steps_per_epoch()) == (None, None)
+    assert config.backend() == keras.backend.backend() == "tensorflow"
+    assert not config.is_traceback_filtering_enabled() and not config.is_nnx_enabled()
+    assert config.dtype_policy().name == "float32"
+
+
+def test_image_data_format_is_settable_and_is_the_layers_default():
+    try:
+        keras.config.set_image_data_format("Channels_First")  # any capitalisation, as Keras
+        assert keras.config.image_data_format() == keras.backend.image_data_format() == "channels_first"
+        assert mk.backend.standardize_data_format(None) == "channels_first"
+        assert mk.backend.standardize_data_format("CHANNELS_LAST") == "channels_last"
+    finally:
+        keras.config.set_image_data_format("channels_last")
+    with pytest.raises(ValueError, match="The `data_format` argument must be one of {'channels_first', "
+                                         "'channels_last'}. Received: data_format='NCHW'"):
+        keras.config.set_image_data_format("NCHW")
+    assert keras.config.image_data_format() == "channels_last"
+
+
+def test_set_floatx_refuses_what_keras_refuses():
+    for bad in ("int32", "bad"):
+        with pytest.raises(ValueError, match=f"Unknown `floatx` value: {bad}. Expected one of"):
+            keras.config.set_floatx(bad)
+    try:
+        keras.backend.set_floatx("float16")
+        assert keras.config.floatx() == "float16"
+    finally:
+        keras.backend.set_floatx("float32")
+
+
+def test_backend_helpers_as_keras():
+    b = keras.backend
+    assert b.standardize_dtype(None) == "float32" and b.standardize_dtype(np.float64) == "float64"
+    assert b.standardize_dtype(mk.bfloat16) == "bfloat16" and b.standardize_dtype("bool") == "bool"
+    with pytest.raises(ValueError, match="Invalid dtype: foo"):
+        b.standardize_dtype("foo")
+    assert b.is_float_dtype("bfloat16") and not b.is_float_dtype("int8")
+    assert b.is_int_dtype("uint8") and not b.is_int_dtype("float32")
+    assert b.is_keras_tensor(keras.Input((2,))) and not b.is_keras_tensor(np.ones(2))
+    b.clear_session()
+    assert [b.get_uid("a"), b.get_uid("a"), b.get_uid("b")] == [1, 2, 1]
+
+
+@pytest.fixture
+def small_model():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    return model
+
+
+def test_max_epochs_and_max_steps_per_epoch_cap_fit_evaluate_and_predict(small_model):
+    x, y = np.ones((40, 2), "float32"), np.ones((40, 1), "float32")
+    try:
+        keras.config.set_max_epochs(2)
+        keras.config.set_max_steps_per_epoch(3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            history = small_model.fit(x, y, batch_size=4, epochs=5, verbose=0)
+        messages = {str(w.message) for w in caught}
+        assert {"Limiting epochs to 2", "Limiting steps_per_epoch to 3"} <= messages
+        assert len(history.history["loss"]) == 2 and int(small_model.optimizer.iterations.numpy()) == 6
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert small_model.predict(x, batch_size=4, verbose=0).shape == (12, 1)
+    finally:
+        keras.config.set_max_epochs(None)
+        keras.config.set_max_steps_per_epoch(None)
+    assert small_model.predict(x, batch_size=4, verbose=0).shape == (40, 1)
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the fixture's bytecode is CPython 3.11's")
+def test_enable_unsafe_deserialization_wins_over_safe_mode(monkeypatch):
+    monkeypatch.setitem(safe_mode._state, "unsafe", False)
+    with pytest.raises(ValueError, match="keras.config.enable_unsafe_deserialization"):
+        mk.saving.load_model(LAMBDA_KERAS)
+    keras.config.enable_unsafe_deserialization()
+    model = mk.saving.load_model(LAMBDA_KERAS, safe_mode=True)  # as Keras 3: the global setting wins
+    np.testing.assert_array_equal(model(np.ones((1, 3), "float32")).numpy(), [[2.0, 2.0, 2.0]])
