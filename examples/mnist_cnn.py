@@ -30,6 +30,12 @@ reaches about 0.99.
     python examples/mnist_cnn.py                       # tape loop, 3 epochs
     python examples/mnist_cnn.py --mode fit
     python examples/mnist_cnn.py --epochs 1 --subset 2000   # a quick run
+    python examples/mnist_cnn.py --policy mixed_bfloat16    # bfloat16 compute, float32 weights
+
+Under a mixed policy (``--policy mixed_bfloat16``) the layers compute in bfloat16 and keep
+float32 weights; the last Dense's softmax becomes an ``Activation("softmax", dtype="float32")``
+of its own, as in TensorFlow's mixed precision guide, so that the probabilities and the loss
+are float32 (docs/mixed_precision.md).
 
 The compiled training step is kept on disk (``mk.config.enable_compilation_cache``), so a second
 run skips XLA's compile: ``--no-compilation-cache`` turns that off.
@@ -44,19 +50,27 @@ import numpy as np
 import minikeras as mk
 
 
-def build_model():
-    """The Keras "mnist_cnn" model (softmax output)."""
-    return mk.Sequential([
+def build_model(policy=None):
+    """The Keras "mnist_cnn" model (softmax output); under a mixed ``policy`` (a policy name),
+    its layers compute in that policy's dtype and the softmax is a float32 layer of its own."""
+    if policy is not None and mk.mixed_precision.Policy(policy).compute_dtype != "float32":
+        return mk.Sequential(_layers(policy)[:-1] + [mk.layers.Dense(10, dtype=policy),
+                                                      mk.layers.Activation("softmax", dtype="float32")])
+    return mk.Sequential(_layers(policy))
+
+
+def _layers(policy):
+    return [
         mk.Input(shape=(28, 28, 1)),
-        mk.layers.Conv2D(32, kernel_size=(3, 3), activation="relu"),
-        mk.layers.Conv2D(64, (3, 3), activation="relu"),
-        mk.layers.MaxPooling2D(pool_size=(2, 2)),
-        mk.layers.Dropout(0.25),
-        mk.layers.Flatten(),
-        mk.layers.Dense(128, activation="relu"),
-        mk.layers.Dropout(0.5),
-        mk.layers.Dense(10, activation="softmax"),
-    ])
+        mk.layers.Conv2D(32, kernel_size=(3, 3), activation="relu", dtype=policy),
+        mk.layers.Conv2D(64, (3, 3), activation="relu", dtype=policy),
+        mk.layers.MaxPooling2D(pool_size=(2, 2), dtype=policy),
+        mk.layers.Dropout(0.25, dtype=policy),
+        mk.layers.Flatten(dtype=policy),
+        mk.layers.Dense(128, activation="relu", dtype=policy),
+        mk.layers.Dropout(0.5, dtype=policy),
+        mk.layers.Dense(10, activation="softmax", dtype=policy),
+    ]
 
 
 def load(subset=None):
@@ -186,16 +200,20 @@ def say(text):
     print(text, flush=True)
 
 
-def run(mode="tape", epochs=3, batch_size=64, subset=None, seed=0, log=say):
+def run(mode="tape", epochs=3, batch_size=64, subset=None, seed=0, log=say, policy=None):
     """Trains the convnet; returns the curve [(epochs done, seconds, test accuracy), ...], the
-    seconds counted from the call (loading the data, building the model and compiling included)."""
+    seconds counted from the call (loading the data, building the model and compiling included).
+    ``policy``: a dtype policy name for the layers ('mixed_bfloat16'); None: float32."""
     start = time.perf_counter()
     mk.random.set_seed(seed)
     log("Loading MNIST" + (f" (the first {subset} training examples)" if subset else ""))
     data = load(subset)
     log(f"Loaded {len(data[0][0])} training and {len(data[1][0])} test images: {time.perf_counter() - start:.1f} s; "
         f"building the model ({mode} mode)")
-    model = build_model()
+    model = build_model(policy)
+    if policy is not None:
+        log(f"Dtype policy {policy}: " + ", ".join(sorted({layer.compute_dtype for layer in model.layers})) +
+            f" compute, float32 weights; bfloat16 products: {mk.config.bfloat16_products()}")
     train = train_with_tape if mode == "tape" else train_with_fit
     return train(model, data, epochs, batch_size, log, start)
 
@@ -238,6 +256,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--subset", type=positive_int, default=None, help="train on the first N examples only")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--policy", default=None,
+                        help="a dtype policy for the layers, such as mixed_bfloat16 (default: float32)")
     parser.add_argument("--no-compilation-cache", action="store_true",
                         help="compile from scratch; by default compiled programs are kept in ~/.minikeras/compiled "
                              "and a later run starts training ~1.2 s sooner")
@@ -245,7 +265,7 @@ def main(argv=None):
     if not args.no_compilation_cache:
         enable_compilation_cache()
     start = time.perf_counter()
-    curve = run(args.mode, args.epochs, args.batch_size, args.subset, args.seed)
+    curve = run(args.mode, args.epochs, args.batch_size, args.subset, args.seed, policy=args.policy)
     reached = next((f"{seconds:.1f} s (epoch {epoch:g})" for epoch, seconds, accuracy in curve if accuracy >= 0.99),
                    "not reached")
     print(f"final test accuracy {curve[-1][2]:.4f} (Keras example: about 0.99); time to 99%: {reached}; "

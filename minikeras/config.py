@@ -6,7 +6,7 @@ import jax
 from minikeras import _context
 from minikeras.backend import enable_x64, x64_enabled  # noqa: F401  (mk.config.enable_x64)
 from minikeras.compilation_cache import compilation_cache_directory, disable_compilation_cache, enable_compilation_cache  # noqa: F401  (mk.config.*)
-from minikeras.xla_cpu import host_memory, native_build
+from minikeras.xla_cpu import host_memory, low_precision, native_build
 from minikeras.xla_cpu.host_memory import reuse_freed_host_memory  # noqa: F401  (mk.config.reuse_freed_host_memory)
 
 NativeKernels = collections.namedtuple("NativeKernels", ["on", "reason", "directory"])
@@ -22,6 +22,13 @@ def native_kernels():
     """
     on, reason = native_build.status()
     return NativeKernels(on, reason, native_build.library_directory())
+
+
+def bfloat16_products():
+    """How bfloat16 matmuls and convolutions (a 'mixed_bfloat16' policy's) run on this machine,
+    in one line: XLA's bfloat16 dot where the CPU has AVX512_BF16 or AMX, else float32; the CPU
+    flags that decide it (see docs/mixed_precision.md)."""
+    return low_precision.describe()
 
 
 def reusing_freed_host_memory():

@@ -97,6 +97,18 @@ def test_mnist_mlp_learns(short_mnist, capsys):
 
 @needs_mnist
 @pytest.mark.parametrize("mode", ["tape", "fit"])
+def test_mnist_cnn_learns_under_mixed_bfloat16(mode, short_mnist, capsys):
+    curve = load_example("mnist_cnn").main(["--mode", mode, "--epochs", "1", "--subset", "512", "--batch-size", "64",
+                                            "--no-compilation-cache", "--policy", "mixed_bfloat16"])
+    assert curve[-1][2] > 0.3, curve  # chance is 0.1
+    out = capsys.readouterr().out
+    assert "Dtype policy mixed_bfloat16: bfloat16, float32 compute, float32 weights" in out, out[:400]
+    model = load_example("mnist_cnn").build_model("mixed_bfloat16")
+    assert [layer.compute_dtype for layer in model.layers[-2:]] == ["bfloat16", "float32"]
+
+
+@needs_mnist
+@pytest.mark.parametrize("mode", ["tape", "fit"])
 def test_mnist_cnn_learns(mode, short_mnist, capsys):
     # 1.5 epochs of 8 steps: a whole epoch, then one that stops after 4 steps
     curve = load_example("mnist_cnn").main(["--mode", mode, "--epochs", "1.5", "--subset", "512", "--batch-size", "64",

@@ -96,3 +96,14 @@ def _warn_widened(dtype):
                   "and AMX (the 'avx512_bf16' / 'amx_bf16' CPU flags), so bfloat16 products are computed on "
                   "float32 kernels. The results are those of a CPU with them; the speed is float32's plus the casts.",
                   UserWarning, stacklevel=2)
+
+
+def describe():
+    """One line saying how bfloat16 products run here (``mk.config.bfloat16_products()``)."""
+    if jax.default_backend() != "cpu":
+        return f"XLA's bfloat16 kernels on {jax.default_backend()}"
+    flags = [flag for flag in BF16_FLAGS if flag in cpu_flags()]
+    dots = "XLA bfloat16 dot" if dot_path(BFLOAT16) == "xla" else "float32 fallback"
+    convs = "XLA bfloat16" if not conv_widened(BFLOAT16) else "widened to the float32 kernels"
+    return (f"matmuls: {dots}; convolutions: {convs} "
+            f"(CPU flags: {' '.join(flags) if flags else 'neither avx512_bf16 nor amx_bf16'})")
