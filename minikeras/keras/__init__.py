@@ -15,7 +15,7 @@ from minikeras import (  # noqa: F401
     optimizers, regularizers, saving, utils)
 from minikeras.dtype_policies import DTypePolicy, FloatDTypePolicy  # noqa: F401
 from minikeras.keras import backend  # noqa: F401
-from minikeras.keras import config, random  # noqa: F401
+from minikeras.keras import config, preprocessing, random  # noqa: F401
 from minikeras.layers import Input  # noqa: F401
 from minikeras.models import Model, Sequential  # noqa: F401
 

@@ -1,0 +1,2 @@
+"""``keras.preprocessing.sequence``: ``pad_sequences``."""
+from minikeras.utils.sequence import pad_sequences  # noqa: F401
