@@ -34,6 +34,13 @@ Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
     python benchmarks/train_step.py --repeats 21   # a finer median on a noisy machine (default 5)
     --torch-compile                            # the PyTorch row with torch.compile instead of eager
     --default-malloc                           # without the setting import minikeras makes (for all)
+    --policy mixed_bfloat16                    # minikeras's and TensorFlow's rows under a dtype policy
+
+With ``--policy`` the minikeras rows (and TensorFlow's) build the models under that dtype policy
+(the softmax a float32 layer of its own, as TensorFlow's mixed precision guide does), an ``mk
+tape f32`` row times minikeras's own float32 step beside them, and the header prints the CPU's
+bfloat16 flags and the path bfloat16 products take (``mk.config.bfloat16_products()``: XLA's
+bfloat16 dot with AVX512_BF16 or AMX, else the float32 fallback). The jax rows stay float32.
 """
 import argparse
 import os
@@ -57,12 +64,23 @@ from minikeras.xla_cpu import compiler  # noqa: E402
 
 
 # -- the models in minikeras --------------------------------------------------------------------
-def classic_cnn():
-    return mk.Sequential([
+def _sequential(layers, policy):
+    """``mk.Sequential(layers)``; under a ``policy`` its layers take it and the last Dense's softmax
+    becomes a float32 ``Activation`` (TF's mixed precision guide)."""
+    if policy is not None:
+        layers = layers[:-1] + [mk.layers.Dense(10), mk.layers.Activation("softmax", dtype="float32")]
+        for layer in layers[1:-1]:
+            layer.dtype_policy = policy
+    return mk.Sequential(layers)
+
+
+def classic_cnn(policy=None):
+    return _sequential([
         mk.Input((28, 28, 1)),
         mk.layers.Conv2D(32, 3, activation="relu"), mk.layers.Conv2D(64, 3, activation="relu"),
         mk.layers.MaxPooling2D(), mk.layers.Dropout(0.25), mk.layers.Flatten(),
-        mk.layers.Dense(128, activation="relu"), mk.layers.Dropout(0.5), mk.layers.Dense(10, activation="softmax")])
+        mk.layers.Dense(128, activation="relu"), mk.layers.Dropout(0.5), mk.layers.Dense(10, activation="softmax")],
+        policy)
 
 
 def classic_cnn_functional():
@@ -76,12 +94,12 @@ def classic_cnn_functional():
     return mk.Model(inputs, outputs)
 
 
-def simple_cnn():
-    return mk.Sequential([
+def simple_cnn(policy=None):
+    return _sequential([
         mk.Input((28, 28, 1)),
         mk.layers.Conv2D(32, 3, activation="relu"), mk.layers.MaxPooling2D(),
         mk.layers.Conv2D(64, 3, activation="relu"), mk.layers.MaxPooling2D(),
-        mk.layers.Flatten(), mk.layers.Dropout(0.5), mk.layers.Dense(10, activation="softmax")])
+        mk.layers.Flatten(), mk.layers.Dropout(0.5), mk.layers.Dense(10, activation="softmax")], policy)
 
 
 # -- the same models written by hand in JAX ------------------------------------------------------
@@ -151,13 +169,13 @@ def mk_tape_step(model):
     return tape_step
 
 
-def tensorflow_contender(kind, batches):
+def tensorflow_contender(kind, batches, policy=None):
     """(first call, timed run) of TensorFlow's step, or None without TensorFlow."""
     try:
         import tf_reference
     except ImportError:
         return None
-    step = tf_reference.tape_step(kind)
+    step = tf_reference.tape_step(kind, policy)
     tf_batches = tf_reference.as_tensors([(np.asarray(x), np.asarray(y)) for x, y in batches])
 
     def run_tf():
@@ -238,16 +256,19 @@ def gemm_flops_per_second(n=2048, repeats=5):
     return 2 * n ** 3 / best
 
 
-def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False):
+def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False, policy=None):
     rng = np.random.default_rng(0)
     x = rng.random((steps * batch, 28, 28, 1), dtype=np.float32)
     y = rng.integers(0, 10, steps * batch).astype(np.int32)
     batches = [(jnp.asarray(x[i * batch:(i + 1) * batch]), jnp.asarray(y[i * batch:(i + 1) * batch]))
                for i in range(steps)]
-    build = classic_cnn if kind == "classic" else simple_cnn
+    build_under = classic_cnn if kind == "classic" else simple_cnn
+
+    def build():
+        return build_under(policy)
 
     mk.random.set_seed(0)
-    reference_model = build()
+    reference_model = build_under(None)
     step, state = jax_step(kind, reference_model)
 
     def jax_runner(step, state):
@@ -276,7 +297,15 @@ def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False)
                    "mk tape": lambda: block(tape_step(*batches[0])),
                    "mk fit": lambda: fit_model.fit(x[:batch], y[:batch], batch_size=batch, verbose=0)}
     runs = {"jax": run_jax, "mk tape": run_tape, "mk fit": run_fit}
-    if kind == "classic":  # the functional API's row: the same model as mk.Model(inputs, outputs)
+    if policy is not None:  # minikeras's own float32 step beside the policy's
+        float32_step = mk_tape_step(build_under(None))
+
+        def run_float32_tape():
+            for xb, yb in batches:
+                loss = float32_step(xb, yb)
+            block(loss)
+        first_calls["mk tape f32"], runs["mk tape f32"] = lambda: block(float32_step(*batches[0])), run_float32_tape
+    if kind == "classic" and policy is None:  # the functional API's row: the same model as mk.Model(inputs, outputs)
         functional_model = classic_cnn_functional()
         functional_model.compile(optimizer=mk.optimizers.Adam(1e-3), loss="sparse_categorical_crossentropy")
         first_calls["mk fit fn"] = lambda: functional_model.fit(x[:batch], y[:batch], batch_size=batch, verbose=0)
@@ -286,7 +315,7 @@ def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False)
         first_calls["jax eigen"] = lambda: (eigen_step(eigen_state[0], eigen_state[1], *batches[0], eigen_state[2]),
                                             None)
         runs["jax eigen"] = jax_runner(eigen_step, eigen_state)
-    tensorflow = tensorflow_contender(kind, batches)
+    tensorflow = tensorflow_contender(kind, batches, policy)
     if tensorflow is not None:
         first_calls["tf"], runs["tf"] = tensorflow
     notes = []
@@ -331,6 +360,8 @@ def main(argv=None):
                         help="the interpreter that runs the PyTorch row (default: this one); '' for no PyTorch row")
     parser.add_argument("--torch-compile", action="store_true",
                         help="the PyTorch row with torch.compile (default: eager PyTorch)")
+    parser.add_argument("--policy", default=None,
+                        help="a dtype policy (mixed_bfloat16) for the minikeras and TensorFlow rows")
     args = parser.parse_args(argv)  # --default-malloc acted before the import (honour_default_malloc_flag)
     steps, repeats = (4, 3) if args.quick else (12, 5)
     if args.repeats is not None:
@@ -340,25 +371,32 @@ def main(argv=None):
     malloc = "glibc's default malloc" if args.default_malloc else "freed host memory reused"
     print(f"jax {jax.__version__} on {jax.default_backend()} ({jax.devices()[0].device_kind}; {cpu_model()}, "
           f"{os.cpu_count()} CPUs), batch {args.batch_size}, {steps} steps x {repeats} repeats, median; {malloc}")
+    if args.policy is not None:
+        mk.mixed_precision.Policy(args.policy)  # an unknown name stops here, before any timing
+        print(f"dtype policy {args.policy} (minikeras and TensorFlow rows; jax rows float32); bfloat16 products: "
+              f"{mk.config.bfloat16_products()}")
     with CpuSteal() as steal:
         gemm = gemm_flops_per_second()
         print(f"GEMM 2048^3 float32 (jax.jit): {gemm / 1e9:.0f} GFLOP/s")
         for kind in args.models.split(","):
             rates, compiles, flops, faults, notes = measure(kind, args.batch_size, steps, repeats, args.torch_python,
-                                                            args.torch_compile)
+                                                            args.torch_compile, args.policy)
             bound = gemm / flops
             print(f"\n{kind} MNIST CNN: {flops / 1e6:.1f} MFLOP per training sample, GEMM bound {bound:.0f} "
                   f"samples/s")
-            print(f"  {'':9} {'samples/s':>10} {'vs jax':>7} {'vs tf':>6} {'vs torch':>8} {'of bound':>8} "
+            print(f"  {'':11} {'samples/s':>10} {'vs jax':>7} {'vs tf':>6} {'vs torch':>8} {'of bound':>8} "
                   f"{'first call (compile)':>21} {'faults/step':>11}")
             for name, rate in rates.items():
                 vs_tf = f"{rate / rates['tf']:5.2f}x" if "tf" in rates else "    -"
                 vs_torch = f"{rate / rates['torch']:7.2f}x" if "torch" in rates else "       -"
                 fault_text = f"{faults[name]:11.0f}" if name in faults else f"{'-':>11}"
-                print(f"  {name:9} {rate:10.0f} {rate / rates['jax']:6.2f}x {vs_tf:>6} {vs_torch:>8} "
+                print(f"  {name:11} {rate:10.0f} {rate / rates['jax']:6.2f}x {vs_tf:>6} {vs_torch:>8} "
                       f"{rate / bound:7.0%} {compiles[name]:19.1f} s {fault_text}")
             for note in notes:
                 print(f"  ({note})")
+            if "mk tape f32" in rates:
+                print(f"  under {args.policy}: mk tape {rates['mk tape'] / rates['mk tape f32']:.2f}x and mk fit "
+                      f"{rates['mk fit'] / rates['mk tape f32']:.2f}x minikeras's float32 tape step")
         gemm_after = gemm_flops_per_second()
         print(f"\nGEMM again at the end: {gemm_after / 1e9:.0f} GFLOP/s")
     print(f"{steal.describe()}")
