@@ -70,6 +70,9 @@ class LossScaleOptimizer(Optimizer):
         self.initial_scale = float(initial_scale)
         self.dynamic_growth_steps = int(dynamic_growth_steps)
         self.inner_optimizer.loss_scale_factor = None  # the inner one must not scale a second time
+        self._unscaled_by_caller = []  # get_unscaled_gradients' results, until the next apply
+        self._unscale = True
+        self._functions_by_mode = {True: {}, False: {}}
 
     def build(self, var_list):
         """Creates ``step_counter`` and ``dynamic_scale``, then builds the inner optimizer."""
@@ -107,6 +110,8 @@ class LossScaleOptimizer(Optimizer):
             Optimizer.learning_rate.fset(self, value)
         else:
             self.inner_optimizer.learning_rate = value
+            for functions in self._functions_by_mode.values():
+                functions.clear()  # they read the inner learning rate as it was when traced
 
     @property
     def iterations(self):
@@ -121,16 +126,38 @@ class LossScaleOptimizer(Optimizer):
     def get_unscaled_gradients(self, grads):
         """``grads / scale`` (None stays None): TF's name, for a loop that applies them itself."""
         scale = self.dynamic_scale.value() if self.built else self.initial_scale
-        return [None if g is None else g / scale for g in grads]
+        unscaled = [None if g is None else g / scale for g in grads]
+        self._unscaled_by_caller = [g for g in unscaled if g is not None]
+        return unscaled
+
+    def apply(self, grads, trainable_variables=None):
+        """Applies scaled gradients (those of ``scale_loss``'s loss): unscaled here, skipped when
+        one is not finite. Gradients that ``get_unscaled_gradients`` returned (TF's custom-loop
+        spelling) are applied as they are, with the same check."""
+        grads = list(grads)
+        given = self._unscaled_by_caller
+        self._unscaled_by_caller = []
+        self._unscale = not (given and all(g is None or any(g is u for u in given) for g in grads))
+        super().apply(grads, trainable_variables)
+
+    def update_function(self, variables):
+        saved = self._update_functions  # one cache per mode: unscaling here or not is traced in
+        self._update_functions = self._functions_by_mode[self._unscale]
+        try:
+            return super().update_function(variables)
+        finally:
+            self._update_functions = saved
 
     def _apply_update(self, grads, variables, learning_rate=None):
         finite = reduce_all(is_finite(grads[0]))
         for g in grads[1:]:
             finite = logical_and(finite, reduce_all(is_finite(g)))
 
+        unscale = self._unscale
+
         def apply_finite():
             scale = self.dynamic_scale.value()
-            self.inner_optimizer._apply_update([g / scale for g in grads], variables)
+            self.inner_optimizer._apply_update([g / scale for g in grads] if unscale else grads, variables)
 
             def grow():
                 self.step_counter.assign(0)
