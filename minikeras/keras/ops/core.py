@@ -351,7 +351,7 @@ def associative_scan(f, elems, reverse=False, axis=0):
     order = range(n - 1, -1, -1) if reverse else range(n)
     out, acc = [], None
     for i in order:
-        acc = at(i) if acc is None else (f(at(i), acc) if reverse else f(acc, at(i)))
+        acc = at(i) if acc is None else f(acc, at(i))  # reversed: as jax's, the scan of the flipped elems
         out.append(acc)
     if reverse:
         out.reverse()

@@ -13,7 +13,8 @@ function again on values, as Keras 3 records its ``Operation``s.
 function of the inputs' arrays; ``params`` static, lists made tuples) as one recorded op
 (``ops.jax_call``): its gradient is ``jax.vjp`` of ``fn``, itself recorded, so every order is
 differentiable on the tape. It is for ops minikeras has no primitive of; the others call the
-primitives.
+primitives. A TypeError or ValueError from jax (an int32 input to ``sigmoid``) is raised again
+naming the op and its inputs' shapes and dtypes.
 """
 import functools
 
@@ -76,6 +77,12 @@ def jax_forward(name, fn, *inputs, constant=(), **params):
 
     key = (name, fn, _hashable(params), tuple(constant))
     inputs = [x if isinstance(x, (Tensor, Variable)) else to_array(x) for x in inputs]
-    outs = call_jax(pure, inputs, name=name, constant=constant, key=key)
+    try:
+        outs = call_jax(pure, inputs, name=name, constant=constant, key=key)
+    except (TypeError, ValueError) as error:
+        if type(error) not in (TypeError, ValueError) or str(error).startswith("keras.ops."):
+            raise
+        shapes = ", ".join(f"{tuple(x.shape)} {x.dtype.name}" for x in inputs if hasattr(x, "shape"))
+        raise type(error)(f"keras.ops.{name} (inputs: {shapes}): {error}") from error
     return outs[0] if len(outs) == 1 else outs
 
