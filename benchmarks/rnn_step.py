@@ -4,12 +4,14 @@ tape step and ``fit`` against a hand-written ``jax.jit`` + ``lax.scan`` step and
 sequence length, and the first call (trace + compile) of each.
 
     python benchmarks/rnn_step.py                       # LSTM and GRU, length 100, batch 64
-    python benchmarks/rnn_step.py --lengths 25 50 100 200
+    python benchmarks/rnn_step.py --lengths 25 50 100 200 --batches 16 64 256   # ms per step on the grid
     python benchmarks/rnn_step.py --tf-python /path/to/python-with-tensorflow
-    python benchmarks/rnn_step.py --units 8 --length 6 --steps 3 --rounds 1 --lengths 4 8   # smoke run
+    python benchmarks/rnn_step.py --units 8 --length 6 --steps 3 --rounds 1 --lengths 4 8 --batches 2 4  # smoke
 
 The model: ``[LSTM|GRU](units)`` on (batch, length, features) -> ``Dense(10, softmax)``,
-sparse categorical cross-entropy, Adam(1e-3). The minikeras model is built once per kind (seed 0);
+sparse categorical cross-entropy, Adam(1e-3). ``--lengths`` (with ``--batches``, default the one
+``--batch``) adds a grid of the tape step against the jax step: ms per step and first call.
+The minikeras model is built once per kind (seed 0);
 every contender starts from its initial weights (the tape step and ``fit`` train that one model,
 its weights restored before each compiles; the jax step and TensorFlow's model get the same
 arrays). A contender's time is the median of ``--rounds`` runs of ``--steps`` steps; the tape
@@ -242,11 +244,17 @@ def run_kind(kind, args):
         vs_tf = f"{row['samples_per_s'] / tf_rate:6.2f}" if tf_rate else "     -"
         print(f"  {name:26s} {row['samples_per_s']:10.0f} {row['step_ms']:8.2f} {row['first_call_s']:12.2f} "
               f"{row['samples_per_s'] / jax_rate:7.2f} {vs_tf}")
+    if args.lengths:
+        print(f"  {'length':>6s} {'batch':>5s} {'tape ms/step':>12s} {'jax ms/step':>11s} {'vs jax':>8s} "
+              f"{'tape first s':>12s} {'jax first s':>11s}")
     for length in args.lengths:
-        timings = time_rounds({"tape": minikeras_tape(shared, args, length),
-                               "jax": jax_step(kind, args, length, shared.weights)}, args)
-        tape, ref = timings["tape"], timings["jax"]
-        print(f"  length {length:4d}: tape step {tape['step_ms']:8.2f} ms, jax {ref['step_ms']:8.2f} ms")
+        for batch in args.batches or [args.batch]:
+            sized = argparse.Namespace(**{**vars(args), "batch": batch})
+            timings = time_rounds({"tape": minikeras_tape(shared, sized, length),
+                                   "jax": jax_step(kind, sized, length, shared.weights)}, sized)
+            tape, ref = timings["tape"], timings["jax"]
+            print(f"  {length:6d} {batch:5d} {tape['step_ms']:12.2f} {ref['step_ms']:11.2f} "
+                  f"{ref['step_ms'] / tape['step_ms']:8.2f} {tape['first_call_s']:12.2f} {ref['first_call_s']:11.2f}")
 
 
 def main():
@@ -254,6 +262,7 @@ def main():
     parser.add_argument("--kinds", nargs="+", default=["lstm", "gru"], choices=["lstm", "gru"])
     parser.add_argument("--length", type=int, default=100)
     parser.add_argument("--lengths", type=int, nargs="*", default=[], help="also time the tape step at these")
+    parser.add_argument("--batches", type=int, nargs="*", default=[], help="... and these batch sizes")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--features", type=int, default=32)
     parser.add_argument("--units", type=int, default=128)
