@@ -339,16 +339,18 @@ class Variable(_Described):
       trainable: whether ``GradientTape`` watches it automatically when read.
       name: a name for error messages and weights files.
       dtype: converts ``initial_value`` to this dtype.
+      constraint: a function of the variable's value (``keras.constraints``) whose result the
+        optimizers assign to it after each update.
 
     >>> v = mk.Variable(1.0)
     >>> v.assign_add(2.0).numpy()
     3.0
     """
 
-    __slots__ = ("_value", "trainable", "name", "path", "_uid", "__weakref__")
+    __slots__ = ("_value", "trainable", "constraint", "name", "path", "_uid", "__weakref__")
     __array_priority__ = 100
 
-    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None):
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None, constraint=None):
         if initial_value is None:
             raise ValueError("mk.Variable needs an initial_value (a tensor, array, number or callable)")
         if callable(initial_value):
@@ -367,6 +369,7 @@ class Variable(_Described):
                              f"{tuple(value.shape)}")
         self._value = _own(value)
         self.trainable = bool(trainable)
+        self.constraint = constraint  # applied by optimizers after each update, as TF's and Keras's
         self.name = name or "Variable"
         self.path = self.name
         self._uid = next(_variable_counter)

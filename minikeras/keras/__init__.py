@@ -11,16 +11,16 @@ also be imported by name (``from minikeras.keras.layers import Dense``).
 import sys
 
 from minikeras import (  # noqa: F401
-    activations, callbacks, datasets, dtype_policies, initializers, layers, losses, metrics, mixed_precision, models,
-    optimizers, regularizers, saving, utils)
+    activations, callbacks, constraints, datasets, dtype_policies, initializers, layers, losses, metrics,
+    mixed_precision, models, optimizers, regularizers, saving, utils)
 from minikeras.dtype_policies import DTypePolicy, FloatDTypePolicy  # noqa: F401
 from minikeras.keras import backend  # noqa: F401
 from minikeras.keras import config, preprocessing, random  # noqa: F401
 from minikeras.layers import Input  # noqa: F401
 from minikeras.models import Model, Sequential  # noqa: F401
 
-for _name in ("activations", "callbacks", "datasets", "dtype_policies", "initializers", "layers", "losses", "metrics",
-              "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils"):
+for _name in ("activations", "callbacks", "constraints", "datasets", "dtype_policies", "initializers", "layers",
+              "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils"):
     # ``import minikeras.keras.layers`` / ``from minikeras.keras.layers import Dense`` find the module itself
     sys.modules.setdefault(f"{__name__}.{_name}", globals()[_name])
 del _name

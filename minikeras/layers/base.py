@@ -4,7 +4,7 @@ import inspect
 import jax
 import numpy as np
 
-from minikeras import _context, autograph, dtype_policies, initializers, regularizers
+from minikeras import _context, autograph, constraints, dtype_policies, initializers, regularizers
 from minikeras.backend import is_tracer
 from minikeras.dtypes import as_dtype, is_floating, string_refusal
 from minikeras.layers import mask_flow
@@ -22,6 +22,11 @@ _training_stack = []  # training flags of the Layer calls in progress, outermost
 _call_depth = [0]  # Layer calls in progress: the outermost one clears the losses of the last call
 _shape_only = [0]  # compute_output_shape evaluations in progress: they leave the losses alone
 _holding_losses = [0]  # how many losses the layers' _losses lists hold, all together
+
+
+# add_weight's positional orders: Keras 3's, and with a name first (TF 2 code, minikeras's layers)
+_KERAS_ORDER = ("shape", "initializer", "dtype")
+_NAME_FIRST_ORDER = ("name", "shape", "initializer", "trainable", "dtype", "regularizer", "constraint")
 
 
 def current_training():
@@ -190,30 +195,56 @@ class Layer(Module):
                 held.clear()
 
     # -- weights ------------------------------------------------------------------------
-    def add_weight(self, name=None, shape=None, initializer=None, trainable=True, dtype=None,
-                   regularizer=None, constraint=None, autocast=True):
+    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, autocast=True,
+                   regularizer=None, constraint=None, aggregation="none", overwrite_with_gradient=False, name=None):
         """Creates a Variable owned by this layer, named ``<layer>/<name>``.
 
+        Keras 3's signature: positional arguments are ``(shape, initializer, dtype)``. A string
+        first is a name, as TF 2 code writes it (``add_weight("kernel", shape=...)``): then the
+        positional order is ``(name, shape, initializer, trainable, dtype, regularizer,
+        constraint)``, minikeras's own layers' spelling.
+
         Args:
+          shape: the weight's shape (default ``()``).
           initializer: an initializer object or name; default 'glorot_uniform' for floats,
             'zeros' otherwise.
-          regularizer: a regularizer (or name) whose penalty of this weight is in ``layer.losses``
-            (while the weight is trainable).
-          constraint: not supported yet (a NotImplementedError rather than a silent no-op).
+          dtype: default the policy's variable dtype.
           autocast: False keeps this weight in its own dtype when read inside ``call`` under a
             mixed policy (a layer that computes its statistics in float32 reads it so).
-          dtype: default the policy's variable dtype.
+          regularizer: a regularizer (or name) whose penalty of this weight is in ``layer.losses``
+            (while the weight is trainable).
+          constraint: a ``keras.constraints`` object, name or function: the optimizers assign
+            ``constraint(weight)`` to the weight after each update.
+          aggregation: Keras's cross-replica aggregation ('none', 'mean', 'sum',
+            'only_first_replica'); checked and kept by Keras's signature, with nothing to do here:
+            ``mk.distribute`` keeps one logical copy of each variable.
         """
-        if constraint is not None:
-            raise NotImplementedError(f"{type(self).__name__} '{self.name}'.add_weight: weight constraints are not "
-                                      f"supported yet (received constraint={constraint!r})")
+        if args:
+            order = _NAME_FIRST_ORDER if isinstance(args[0], str) else _KERAS_ORDER
+            if len(args) > len(order):
+                raise TypeError(f"add_weight() takes at most {len(order)} positional arguments ({', '.join(order)}) "
+                                f"but {len(args)} were given")
+            given = {"name": name, "shape": shape, "initializer": initializer, "trainable": trainable, "dtype": dtype,
+                     "regularizer": regularizer, "constraint": constraint}
+            for key, value in zip(order, args):
+                if given[key] is not (True if key == "trainable" else None):
+                    raise ValueError(f"`{key}` was passed both positionally and as a keyword argument.")
+                given[key] = value
+            name, shape, initializer, trainable, dtype, regularizer, constraint = (
+                given[k] for k in ("name", "shape", "initializer", "trainable", "dtype", "regularizer", "constraint"))
+        if aggregation not in ("none", "mean", "sum", "only_first_replica"):
+            raise ValueError("Invalid value for argument `aggregation`. Expected one of `None`, `'none'`, `'mean'`, "
+                             f"`'sum'`, `'only_first_replica'`. Received: aggregation={aggregation}")
+        if overwrite_with_gradient:
+            raise ValueError(f"{type(self).__name__} '{self.name}'.add_weight: overwrite_with_gradient=True (a weight "
+                             "set to its gradient, for float8 scaling) is not supported")
         dtype = as_dtype(dtype) if dtype is not None else self._dtype
         shape = tuple(int(n) for n in (shape or ()))
         if initializer is None:
             initializer = "glorot_uniform" if dtype.kind == "f" else "zeros"
         init = initializers.get(initializer)
         variable = Variable(lambda: to_array(init(shape, dtype=dtype), dtype), trainable=trainable and self.trainable,
-                            name=name or "variable", dtype=dtype)
+                            name=name or "variable", dtype=dtype, constraint=constraints.get(constraint))
         variable.path = f"{self.name}/{variable.name}"
         self.declared_weights().append((variable, bool(trainable)))
         if not autocast:

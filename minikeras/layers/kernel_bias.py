@@ -1,5 +1,5 @@
 """What Dense and Conv2D share: a kernel, an optional bias, an activation and their settings."""
-from minikeras import activations, initializers, regularizers
+from minikeras import activations, constraints, initializers, regularizers
 from minikeras.layers.base import Layer
 
 
@@ -9,9 +9,11 @@ class KernelBiasLayer(Layer):
     ``_kernel_bias_output(linear)`` the linear part from ``call``."""
 
     def _set_kernel_bias(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer=None,
-                         bias_regularizer=None):
+                         bias_regularizer=None, kernel_constraint=None, bias_constraint=None):
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
@@ -22,10 +24,10 @@ class KernelBiasLayer(Layer):
     def _build_kernel_bias(self, kernel_shape, bias_axis=-1):
         """The kernel of ``kernel_shape`` and, with ``use_bias``, a bias over its ``bias_axis``."""
         self.kernel = self.add_weight("kernel", tuple(kernel_shape), self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer)
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         if self.use_bias:
             self.bias = self.add_weight("bias", (kernel_shape[bias_axis],), self.bias_initializer,
-                                        regularizer=self.bias_regularizer)
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.built = True
 
     def _kernel_bias_output(self, linear):
@@ -36,4 +38,6 @@ class KernelBiasLayer(Layer):
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),
                 "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
-                "bias_regularizer": regularizers.serialize(self.bias_regularizer)}
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}

@@ -123,10 +123,19 @@ class Metric(Module):
         variable.path = f"{self.name}/{variable.name}"
         return variable
 
-    def add_weight(self, name=None, shape=(), initializer="zeros", dtype=None, aggregation="sum"):
-        """TF 2's spelling of ``add_variable`` (a scalar by default), as in the guides' custom metrics:
-        ``self.true_positives = self.add_weight(name="ctp", initializer="zeros")``."""
-        return self.add_variable(shape, initializer=initializer, dtype=dtype, aggregation=aggregation, name=name)
+    def add_weight(self, *args, shape=(), initializer=None, dtype=None, aggregation="sum", name=None):
+        """``add_variable`` with a scalar by default, as in the guides' custom metrics:
+        ``self.true_positives = self.add_weight(name="ctp", initializer="zeros")``. Positional
+        arguments are Keras 3's ``(shape, initializer, dtype, name)``, or TF 2's ``(name, shape,
+        initializer, dtype)`` when the first is a string."""
+        order = ("name", "shape", "initializer", "dtype") if args and isinstance(args[0], str) else (
+            "shape", "initializer", "dtype", "name")
+        if len(args) > len(order):
+            raise TypeError(f"add_weight() takes at most {len(order)} positional arguments ({', '.join(order)}) but "
+                            f"{len(args)} were given")
+        given = {"shape": shape, "initializer": initializer, "dtype": dtype, "name": name, **dict(zip(order, args))}
+        return self.add_variable(given["shape"], initializer=given["initializer"] or "zeros", dtype=given["dtype"],
+                                 aggregation=aggregation, name=given["name"])
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must implement update_state()")

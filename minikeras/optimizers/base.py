@@ -340,6 +340,9 @@ class Optimizer(GradientTransforms):
                 overwrite = equal(floormod(self.iterations + 1, self.ema_overwrite_frequency), 0)
                 for variable, average in zip(self._trainable_variables, self._model_variables_moving_average):
                     variable.assign(where(overwrite, average, variable))
+        for variable in variables:  # weight constraints project the updated values, as Keras 3
+            if variable.constraint is not None:
+                variable.assign(variable.constraint(variable))
         self._iterations.assign_add(1)
 
     def _update(self, grads, variables, lr):

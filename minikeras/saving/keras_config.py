@@ -22,7 +22,7 @@ import inspect
 import marshal
 import types
 
-from minikeras import initializers, losses, metrics, optimizers, regularizers
+from minikeras import constraints, initializers, losses, metrics, optimizers, regularizers
 from minikeras.saving.registry import find_class
 from minikeras.saving.safe_mode import in_safe_mode
 
@@ -33,6 +33,7 @@ NO_EFFECT = {"sparse": False, "ragged": False, "optional": False, "groups": 1, "
              "renorm": False, "renorm_momentum": 0.99}
 
 _NESTED_MODULES = {"minikeras.initializers": initializers, "minikeras.regularizers": regularizers,
+                   "minikeras.constraints": constraints,
                    "minikeras.optimizers": optimizers, "minikeras.losses": losses, "minikeras.metrics": metrics}
 
 

@@ -16,6 +16,7 @@ class Dense(KernelBiasLayer):
       activation: name or callable (default: none).
       use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
       kernel_regularizer, bias_regularizer, activity_regularizer: penalties in ``layer.losses``.
+      kernel_constraint, bias_constraint: ``keras.constraints`` applied after each optimizer update.
 
     >>> mk.layers.Dense(10)(mk.ones((2, 784))).shape
     (2, 10)
@@ -27,14 +28,14 @@ class Dense(KernelBiasLayer):
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
-                 **kwargs):
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Dense: received an invalid value for `units`, expected a positive integer. "
                              f"Received: units={units!r}")
         self.units = int(units)
         self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-                              bias_regularizer)
+                              bias_regularizer, kernel_constraint, bias_constraint)
 
     def build(self, input_shape):
         self._build_kernel_bias((input_shape[-1], self.units))

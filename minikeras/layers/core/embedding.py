@@ -2,7 +2,7 @@
 import jax
 import numpy as np
 
-from minikeras import initializers, regularizers
+from minikeras import constraints, initializers, regularizers
 from minikeras.layers.base import Layer
 from minikeras.ops.math import cast, not_equal
 from minikeras.ops.nn_extra import take_rows
@@ -24,6 +24,7 @@ class Embedding(Layer):
       output_dim: the size of each embedding vector.
       embeddings_initializer: default 'uniform' (RandomUniform(-0.05, 0.05)), as Keras.
       embeddings_regularizer: a penalty of the matrix in ``layer.losses``.
+      embeddings_constraint: a ``keras.constraints`` object applied after each optimizer update.
       mask_zero: whether id 0 is padding: the output then carries the mask ``ids != 0``
         (``compute_mask``), which the layers after it use (Keras 3's mask propagation).
       weights: optional initial matrix.
@@ -43,10 +44,9 @@ class Embedding(Layer):
         self.input_dim = _positive_int(input_dim, "input_dim")
         self.output_dim = _positive_int(output_dim, "output_dim")
         super().__init__(**kwargs)
-        if embeddings_constraint is not None:
-            raise NotImplementedError("Embedding: embeddings_constraint is not supported")
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         self.embeddings = None
         if weights is not None:
@@ -57,7 +57,8 @@ class Embedding(Layer):
     def build(self, input_shape=None):
         if self.embeddings is None:
             self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
-                                              self.embeddings_initializer, regularizer=self.embeddings_regularizer)
+                                              self.embeddings_initializer, regularizer=self.embeddings_regularizer,
+                                              constraint=self.embeddings_constraint)
         self.built = True
 
     def _convert_inputs(self, inputs):
@@ -93,4 +94,5 @@ class Embedding(Layer):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
                 "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
                 "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+                "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
                 "mask_zero": self.mask_zero}
