@@ -183,3 +183,27 @@ def test_a_keras_model_saved_under_mixed_bfloat16_loads_with_its_policies_and_pr
     assert _layer_dtypes(path) == _layer_dtypes(os.path.join(FIXTURES, "cnn_bf16.keras"))
     np.testing.assert_allclose(mk.saving.load_model(path).predict(data["x"], verbose=0), data["predictions"],
                                atol=1e-3)
+
+
+@pytest.mark.parametrize("make, inputs", [
+    (lambda p: mk.layers.LSTM(4, dtype=p), "seq"),
+    (lambda p: mk.layers.GRU(4, dtype=p), "seq"),
+    (lambda p: mk.layers.SimpleRNN(4, return_sequences=True, dtype=p), "seq"),
+    (lambda p: mk.layers.MultiHeadAttention(2, 4, dtype=p), "attention"),
+    (lambda p: mk.layers.Conv1D(4, 3, dtype=p), "seq"),
+    (lambda p: mk.layers.Rescaling(0.5, dtype=p), "seq"),
+    (lambda p: mk.layers.RandomFlip(dtype=p), "image"),
+    (lambda p: mk.layers.Embedding(10, 3, dtype=p), "ids"),
+])
+def test_layers_output_the_compute_dtype_as_keras_does(make, inputs):
+    # Keras 3.15 on JAX gives bfloat16 for each of these under "mixed_bfloat16"
+    rng = np.random.default_rng(0)
+    data = {"seq": rng.random((2, 6, 4)).astype("float32"), "image": rng.random((2, 4, 4, 3)).astype("float32"),
+            "ids": np.array([[1, 2], [3, 4]], "int32")}
+    layer = make("mixed_bfloat16")
+    if inputs == "attention":
+        out = layer(data["seq"], data["seq"])
+    else:
+        out = layer(data[inputs], training=True) if inputs == "image" else layer(data[inputs])
+    assert out.dtype == mk.bfloat16
+    assert all(w.dtype == mk.float32 for w in layer.weights)

@@ -166,8 +166,8 @@ class MultiHeadAttention(Layer):
         self._dot_product_equation, self._combine_equation, scores_rank = _attention_equations(
             projected_rank, self._attention_axes)
         norm_axes = tuple(range(scores_rank - len(self._attention_axes), scores_rank))
-        self._softmax = Softmax(axis=norm_axes, dtype=self.dtype)
-        self._dropout_layer = Dropout(rate=self._dropout, dtype=self.dtype, seed=self.seed)
+        self._softmax = Softmax(axis=norm_axes, dtype=self.dtype_policy)
+        self._dropout_layer = Dropout(rate=self._dropout, dtype=self.dtype_policy, seed=self.seed)
         out_shape = self._output_shape_arg or (query_shape[-1],)
         self.output_dense = self._projection(rank, 2, list(out_shape), "attention_output")
         self.output_dense.build(tuple(query_shape[:-1]) + (self._num_heads, self._value_dim))
@@ -185,7 +185,7 @@ class MultiHeadAttention(Layer):
             kernel_initializer=initializers.get(initializers.serialize(self._kernel_initializer)),
             bias_initializer=initializers.get(initializers.serialize(self._bias_initializer)),
             kernel_regularizer=self._kernel_regularizer, bias_regularizer=self._bias_regularizer,
-            activity_regularizer=self._activity_regularizer, dtype=self.dtype)
+            activity_regularizer=self._activity_regularizer, dtype=self.dtype_policy)
 
     # -- calling ---------------------------------------------------------------------------
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,

@@ -46,8 +46,8 @@ class ImagePreprocessingLayer(Layer):
 
     def call(self, inputs, training=None):
         images = as_image_tensor(inputs)
-        if not self.keeps_dtype and images.dtype != self.dtype:
-            images = cast(images, self.dtype)
+        if not self.keeps_dtype and images.dtype != self.compute_dtype:
+            images = cast(images, self.compute_dtype)
         single = images.ndim == 3
         if single:
             images = expand_dims(images, 0)

@@ -1,6 +1,7 @@
 """Rescaling: ``inputs * scale + offset``."""
 import numpy as np
 
+from minikeras.dtypes import as_dtype
 from minikeras.layers.base import Layer
 from minikeras.ops.math import cast
 
@@ -17,9 +18,9 @@ class Rescaling(Layer):
         self.offset = offset
 
     def call(self, inputs):
-        dtype = self.dtype
+        dtype = as_dtype(self.compute_dtype)
         x = inputs if inputs.dtype == dtype else cast(inputs, dtype)
-        return x * np.asarray(self.scale, dtype.name) + np.asarray(self.offset, dtype.name)
+        return x * np.asarray(self.scale, dtype) + np.asarray(self.offset, dtype)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -160,7 +160,7 @@ class RNN(Layer):
         get = getattr(self.cell, "get_initial_state", None)
         if get is not None:
             return flat_states(get(batch_size=batch_size))
-        return [jnp.zeros((batch_size, n), self.dtype) for n in flat_states(self.state_size)]
+        return [jnp.zeros((batch_size, n), self.compute_dtype) for n in flat_states(self.state_size)]
 
     def reset_states(self, states=None):
         """Zeros the states of a stateful layer (or sets them to ``states``)."""
@@ -214,7 +214,7 @@ class RNN(Layer):
                              else self.get_initial_state(sequences.shape[0]))
         initial_state = flat_states(initial_state)
         states, state_tree = _leaves(initial_state)
-        states = [cast(s if isinstance(s, (Tensor, Variable)) else Tensor(to_array(s)), self.dtype)
+        states = [cast(s if isinstance(s, (Tensor, Variable)) else Tensor(to_array(s)), self.compute_dtype)
                   for s in states]
         cells = _builtin_cells(self.cell)
         if cells is not None:

@@ -147,7 +147,7 @@ class DropoutCell(Layer):
         return outs[0], list(outs[1:])
 
     def get_initial_state(self, batch_size=None):
-        return [jnp.zeros((batch_size, n), self.dtype) for n in flat_states(self.state_size)]
+        return [jnp.zeros((batch_size, n), self.compute_dtype) for n in flat_states(self.state_size)]
 
     def get_config(self):
         config = {"units": self.units, "activation": activations.serialize(self.activation)}
