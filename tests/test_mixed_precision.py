@@ -207,3 +207,20 @@ def test_layers_output_the_compute_dtype_as_keras_does(make, inputs):
         out = layer(data[inputs], training=True) if inputs == "image" else layer(data[inputs])
     assert out.dtype == mk.bfloat16
     assert all(w.dtype == mk.float32 for w in layer.weights)
+
+
+def test_the_autocast_scope_belongs_to_the_thread_of_the_call():
+    shared = mk.Variable(np.ones((2, 2), "float32"))
+    seen = {}
+
+    class Reads(mk.layers.Layer):
+        def call(self, x):
+            seen["inside"] = shared.value().dtype
+            thread = threading.Thread(target=lambda: seen.update(other_thread=shared.value().dtype))
+            thread.start()
+            thread.join()
+            return x
+
+    Reads(dtype="mixed_bfloat16")(np.ones((1, 2), "float32"))
+    assert seen == {"inside": mk.bfloat16, "other_thread": mk.float32}
+    assert shared.value().dtype == mk.float32  # and after the call
