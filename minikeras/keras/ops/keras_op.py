@@ -25,20 +25,16 @@ from minikeras.symbolic import Node, OpCall, any_symbolic, output_spec
 from minikeras.tensor import Tensor, Variable, to_array
 
 
-class KerasOpCall(OpCall):
-    """A ``keras.ops`` function called on KerasTensors, as a graph operation."""
+class _KerasOp:
+    """A ``keras.ops`` function as the op of a graph node: called with the call's positional
+    arguments and keywords, as two values (``OpCall`` passes its inputs positionally)."""
 
     def __init__(self, name, fn):
-        super().__init__(_Named(name), {})
+        self.name = name
         self.fn = fn
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, args, kwargs):
         return self.fn(*args, **kwargs)
-
-
-class _Named:
-    def __init__(self, name):
-        self.name = name
 
 
 def _arrays(structure):
@@ -53,7 +49,7 @@ def keras_op(name):
         def op(*args, **kwargs):
             if any_symbolic((args, kwargs)):
                 out = output_spec(lambda *a, **k: _arrays(fn(*a, **k)), args, kwargs, f"keras.ops.{name}")
-                Node(KerasOpCall(name, op), args, kwargs, out)
+                Node(OpCall(_KerasOp(name, op), {}), (args, kwargs), {}, out)
                 return out
             return fn(*args, **kwargs)
         return op
