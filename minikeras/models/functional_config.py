@@ -70,7 +70,7 @@ def functional_from_config(config, custom_objects=None):
     made, pending = {}, []
     for spec in _without_mask_ops(config["layers"]):
         layer_spec = {k: v for k, v in spec.items() if k not in ("name", "inbound_nodes")}
-        layer = deserialize_keras_object(layer_spec, custom_objects, "layer")
+        layer = deserialize_keras_object(layer_spec, custom_objects, what="layer")
         made[spec["name"]] = layer
         pending.extend((layer, i, node) for i, node in enumerate(spec.get("inbound_nodes") or []))
     outputs_of = {(name, 0): [layer.output] for name, layer in made.items() if isinstance(layer, InputLayer)}

@@ -1,9 +1,13 @@
 """Sequential: a plain stack of layers, each feeding the next."""
+import numpy as np
+
 from minikeras import dtype_policies
 from minikeras.layers.base import Layer
 from minikeras.layers.core.input_layer import InputLayer
-from minikeras.layers.mask_flow import set_mask
+from minikeras.layers.mask_flow import get_mask, set_mask
+from minikeras.models.functional import adjust_input_rank
 from minikeras.models.model import Functional, Model
+from minikeras.ops.math import cast
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 from minikeras.symbolic import is_symbolic
 from minikeras.tensor import Tensor, to_array
@@ -147,6 +151,12 @@ class Sequential(Model):
             x = x if isinstance(x, Tensor) else Tensor(to_array(x))
             set_mask(x, mask)
         skip = host_prefix.skipped(self._layers)  # leading host layers fit/predict applied already
+        if self._functional is not None and not skip:  # as Keras 3's Sequential, through its functional model:
+            spec = self._functional.inputs[0]
+            x = adjust_input_rank(x, spec)  # a trailing axis of 1 added or dropped
+            if isinstance(x, Tensor) and x.dtype.kind in "biu" and np.dtype(spec.dtype).kind == "f":
+                x, mask = cast(x, spec.dtype), get_mask(x)  # raw uint8 images (a Dataset's too) to the float Input
+                set_mask(x, mask)
         if self._input_layer is not None and not skip:
             x = self._input_layer(x)
         for layer in self._layers[skip:]:
@@ -167,7 +177,7 @@ class Sequential(Model):
         Layer classes are found in mk.saving's registry (minikeras's own, and those registered
         with ``mk.saving.register_keras_serializable``) or in ``custom_objects``.
         """
-        model = cls([deserialize_keras_object(spec, custom_objects, "layer") for spec in config.get("layers", [])],
+        model = cls([deserialize_keras_object(spec, custom_objects, what="layer") for spec in config.get("layers", [])],
                     name=config.get("name"), dtype=config.get("dtype"))
         if not model.built and config.get("build_input_shape"):
             model.build(tuple(config["build_input_shape"]))

@@ -18,8 +18,8 @@ from minikeras.saving._files import (  # noqa: F401
     TEMP_MARK, atomic_write, make_temp_file, open_h5_for_reading, remove_stale_temp_files)
 from minikeras.saving import legacy_model_h5, model_file
 from minikeras.saving.registry import (  # noqa: F401
-    deserialize_keras_object, get_registered_name, get_registered_object, register_keras_serializable,
-    serialize_keras_object)
+    CustomObjectScope, custom_object_scope, deserialize_keras_object, get_custom_objects, get_registered_name,
+    get_registered_object, register_keras_serializable, serialize_keras_object)
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):

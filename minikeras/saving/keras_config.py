@@ -23,7 +23,7 @@ import marshal
 import types
 
 from minikeras import constraints, initializers, losses, metrics, optimizers, regularizers
-from minikeras.saving.registry import find_class
+from minikeras.saving.registry import find_class, find_function, get_registered_name
 from minikeras.saving.safe_mode import in_safe_mode
 
 # Keras writes these (with these values) for layers that here take no such argument; the value
@@ -60,6 +60,11 @@ def to_keras(value):
         return [to_keras(v) for v in value]
     if not isinstance(value, dict):
         return value
+    if _is_spec(value) and value.get("class_name") == "function" and isinstance(value["config"], str):
+        registered = find_function(value["config"])  # a registered function: by its registered name, as Keras
+        if registered is not None and get_registered_name(registered) != registered.__name__:
+            return {"module": "builtins", "class_name": "function", "config": get_registered_name(registered),
+                    "registered_name": "function"}
     out = {key: to_keras(v) for key, v in value.items()}
     if _is_spec(value) and "module" in value:
         out["module"] = _keras_module(value["module"], value["class_name"])
@@ -183,6 +188,10 @@ def from_keras(value, custom_objects=None, safe_mode=True, where="config.json"):
         return value
     if value.get("class_name") == "__lambda__":  # anywhere in the file, as Keras's safe_mode
         return _lambda_function(value, where, safe_mode)
+    if _is_spec(value) and value.get("class_name") == "function":  # a user's function: registered or custom
+        found = find_function(value["config"], custom_objects)
+        if found is not None:
+            return found
     if _is_spec(value) and value.get("class_name") == "DTypePolicy":
         return (value.get("config") or {}).get("name", "float32")
     if not _is_spec(value) or not isinstance(value.get("config"), dict):

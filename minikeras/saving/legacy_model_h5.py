@@ -114,7 +114,7 @@ def load(filepath, custom_objects=None, compile=True, safe_mode=True):
             config["compile_config"] = training
         try:
             config = from_keras(config, custom_objects, safe_mode)
-            model = deserialize_keras_object(config, custom_objects, "model")
+            model = deserialize_keras_object(config, custom_objects, what="model")
         except ValueError as error:
             raise ValueError(f"'{path}': {error}") from error
         assignments = legacy_h5.read(f, model, path, skip_mismatch=False)

@@ -210,7 +210,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     config, weights = _read_archive(path)
     try:
         config = from_keras(config, custom_objects, safe_mode)
-        model = deserialize_keras_object(config, custom_objects, "model")
+        model = deserialize_keras_object(config, custom_objects, what="model")
     except ValueError as error:
         raise ValueError(f"'{path}': {error}") from error
     if not model.built and config.get("build_config"):

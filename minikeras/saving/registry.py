@@ -17,14 +17,32 @@ and saved under its registered name, ``"<package>><name>"``:
         ...
 
     mk.saving.load_model("two_layer.keras")   # finds TwoLayer by "my_models>TwoLayer"
+
+Functions register too (a custom activation or loss, saved by name). Objects that are neither
+minikeras's own nor registered are found in ``custom_objects=``, in a ``custom_object_scope``
+around the load, or in ``get_custom_objects()`` (the registry itself, a dict), as in Keras 3.
 """
 import inspect
+import threading
 
-_registered = {}  # registered name -> class
+import numpy as np
+
+from minikeras import activations, losses
+
+_registered = {}  # registered name -> class or function (Keras's global custom objects)
 _names = {}  # class -> registered name
 _builtins = {}  # (public module, class name) -> class
 _builtin_modules = {}  # class -> public module
 _namespaces = {}  # public module -> the module object (its classes found there by name, when looked up)
+_FUNCTION_MODULES = (activations, losses)  # where a saved function's name is looked up last
+
+
+class _Scopes(threading.local):
+    def __init__(self):
+        self.stack = []  # the dicts of the custom_object_scopes entered in this thread, innermost last
+
+
+_scopes = _Scopes()
 
 
 def register_keras_serializable(package="Custom", name=None):
@@ -37,21 +55,54 @@ def register_keras_serializable(package="Custom", name=None):
     Returns:
       A class decorator (the class is returned unchanged).
 
+    A name registered again is given to the new class (a notebook cell run twice), as Keras 3.
+
     Raises:
-      ValueError: if another class is registered under the same name already.
+      ValueError: for a class without ``get_config``.
     """
     def decorator(cls):
         registered = f"{package}>{name or cls.__name__}"
-        previous = _registered.get(registered)
-        if previous is not None and previous is not cls:
-            raise ValueError(f"register_keras_serializable: '{registered}' is already registered to {previous!r}; "
-                             f"give {cls!r} another package or name")
-        if not hasattr(cls, "get_config"):
-            raise TypeError(f"register_keras_serializable: {cls!r} has no get_config(), so it cannot be saved")
+        if inspect.isclass(cls) and not hasattr(cls, "get_config"):
+            raise ValueError("Cannot register a class that does not have a get_config() method.")
         _registered[registered] = cls
         _names[cls] = registered
         return cls
     return decorator
+
+
+def get_custom_objects():
+    """The registry as a dict (registered name -> class or function): entries added to it are
+    found by loading too, by registered name or class name (Keras's global custom objects)."""
+    return _registered
+
+
+class CustomObjectScope:
+    """A context in which loading and ``get_registered_object`` also find the given objects
+    (dicts of name -> class or function), innermost scope first.
+
+        with mk.saving.custom_object_scope({"MyLayer": MyLayer}):
+            model = mk.saving.load_model("model.keras")
+    """
+
+    def __init__(self, *custom_objects):
+        self.custom_objects = {}
+        for table in custom_objects:
+            self.custom_objects.update(table or {})
+
+    def __enter__(self):
+        _scopes.stack.append(self.custom_objects)
+        return self
+
+    def __exit__(self, *exc_info):
+        _scopes.stack.remove(self.custom_objects)
+
+
+custom_object_scope = CustomObjectScope
+
+
+def _tables(custom_objects):
+    """Where a saved name is looked up, in order: the scopes (innermost first), ``custom_objects``."""
+    return list(reversed(_scopes.stack)) + [custom_objects or {}]
 
 
 def register_builtin(module):
@@ -89,9 +140,9 @@ def _from_namespace(module, class_name):
 
 
 def get_registered_name(obj):
-    """The name ``obj`` (a class, or an instance of one) is saved under: ``"<package>><name>"``
-    when registered, else its class name."""
-    cls = obj if isinstance(obj, type) else type(obj)
+    """The name ``obj`` (a class or function, or an instance of a class) is saved under:
+    ``"<package>><name>"`` when registered, else its ``__name__``."""
+    cls = obj if isinstance(obj, type) or inspect.isfunction(obj) else type(obj)
     return _names.get(cls, cls.__name__)
 
 
@@ -102,16 +153,32 @@ def is_serializable(obj):
 
 
 def get_registered_object(name, custom_objects=None, module_objects=None):
-    """The class saved under ``name``: from ``custom_objects``, then the registered classes,
-    then ``module_objects`` (a dict); None if none has it."""
-    for table in (custom_objects or {}, _registered, module_objects or {}):
+    """The class or function saved under ``name``: from the custom object scopes, then
+    ``custom_objects``, then the registry, then ``module_objects`` (a dict); None if none has it."""
+    for table in _tables(custom_objects) + [_registered, module_objects or {}]:
         if name in table:
             return table[name]
     return None
 
 
 def serialize_keras_object(obj):
-    """``{"module", "class_name", "config", "registered_name"}`` for an object with ``get_config()``."""
+    """Keras 3's serialization: ``{"module", "class_name", "config", "registered_name"}`` for an
+    object with ``get_config()``; a function as its name (``{"class_name": "function", "config":
+    <registered name or __name__>, ...}``); None, numbers and strings as they are; lists, tuples
+    and dicts item by item."""
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, (list, tuple)):
+        return [serialize_keras_object(item) for item in obj]
+    if isinstance(obj, dict):
+        return {key: serialize_keras_object(value) for key, value in obj.items()}
+    if inspect.isfunction(obj):
+        return {"module": "builtins", "class_name": "function", "config": get_registered_name(obj),
+                "registered_name": "function"}
+    if not hasattr(obj, "get_config"):
+        raise TypeError(f"Cannot serialize {obj!r}: it has no get_config()")
     cls = type(obj)
     builtin = None if cls in _names else _public_module(cls)
     return {"module": builtin or cls.__module__, "class_name": cls.__name__, "config": obj.get_config(),
@@ -125,25 +192,67 @@ def find_class(spec, custom_objects=None):
     classes; then minikeras's own, by module and class name.
     """
     class_name, registered = spec.get("class_name"), spec.get("registered_name")
-    custom_objects = custom_objects or {}
-    for name in (registered, class_name):
-        if name is not None and name in custom_objects:
-            return custom_objects[name]
+    for table in _tables(custom_objects):
+        for name in (registered, class_name):
+            if name is not None and name in table:
+                return table[name]
     if registered is not None and registered in _registered:
         return _registered[registered]
+    if registered in (None, class_name) and class_name in _registered:  # added to get_custom_objects() by name
+        return _registered[class_name]
     found = _builtins.get((spec.get("module"), class_name))
     if found is None and registered in (None, class_name):  # not a user's class ("package>Name")
         found = _from_namespace(spec.get("module"), class_name)
     return found
 
 
-def deserialize_keras_object(spec, custom_objects=None, what="object"):
-    """The object a ``serialize_keras_object`` dict describes: ``cls.from_config(config)``.
+def deserialize_keras_object(config, custom_objects=None, safe_mode=True, *, what="object"):
+    """The object ``serialize_keras_object`` described: ``cls.from_config(config)`` for a class's
+    dict, the function a function's name stands for (a registered or custom one, else
+    minikeras's activation or loss of that name); None, numbers, strings and lists of them as
+    they are, a plain dict item by item. ``safe_mode`` is Keras's argument (no bytecode is read
+    here).
 
     Raises:
-      ValueError: naming the class when it is neither minikeras's own, registered, nor in
-        ``custom_objects``.
+      ValueError: naming the class or function when it is neither minikeras's own, registered,
+        in a custom object scope, nor in ``custom_objects``.
     """
+    if isinstance(config, (list, tuple)):
+        return [deserialize_keras_object(item, custom_objects, safe_mode, what=what) for item in config]
+    if not isinstance(config, dict):
+        return config
+    if "class_name" not in config or "config" not in config:
+        return {key: deserialize_keras_object(value, custom_objects, safe_mode, what=what)
+                for key, value in config.items()}
+    if config["class_name"] == "function":
+        return _function(config["config"], custom_objects)
+    return _from_spec(config, custom_objects, what)
+
+
+def find_function(name, custom_objects=None):
+    """The user's function saved as ``name``: from the custom object scopes, ``custom_objects``
+    or the registry, by registered name (``"<package>><name>"``) or by the ``__name__`` of the one
+    registered function of that name (what a layer's config records for its activation); None
+    if none is."""
+    found = get_registered_object(name, custom_objects)
+    if found is None:
+        named = [fn for fn in _registered.values() if inspect.isfunction(fn) and fn.__name__ == name]
+        found = named[0] if len(named) == 1 else None
+    return found
+
+
+def _function(name, custom_objects):
+    found = find_function(name, custom_objects)
+    if found is None:
+        found = next((getattr(module, name) for module in _FUNCTION_MODULES
+                      if inspect.isfunction(getattr(module, name, None))), None)
+    if found is None:
+        raise ValueError(f"Unknown function {name!r}: decorate it with @mk.saving.register_keras_serializable() "
+                         f"before loading, or pass it in custom_objects={{'{name}': ...}}")
+    return found
+
+
+def _from_spec(spec, custom_objects, what):
     cls = find_class(spec, custom_objects)
     if not (isinstance(cls, type) and hasattr(cls, "from_config")):
         name = spec.get("registered_name") or spec.get("class_name")

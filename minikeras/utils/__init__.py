@@ -10,3 +10,6 @@ from minikeras.utils.timeseries import timeseries_dataset_from_array  # noqa: F4
 from minikeras.utils.file_utils import get_file  # noqa: F401
 from minikeras.utils.progbar import Progbar  # noqa: F401
 from minikeras.utils.plot import model_to_dot, plot_model  # noqa: F401
+from minikeras.saving.registry import (  # noqa: F401 - keras.utils keeps these too
+    CustomObjectScope, custom_object_scope, deserialize_keras_object, get_custom_objects, get_registered_name,
+    get_registered_object, register_keras_serializable, serialize_keras_object)
