@@ -222,7 +222,7 @@ def test_invalid_constructor_arguments():
         layers.Dense(0)
     with pytest.raises(ValueError, match="filters"):
         layers.Conv2D(-1, 3)
-    with pytest.raises(ValueError, match="padding.*'full'"):
+    with pytest.raises(ValueError, match="padding.*Received: full"):
         layers.Conv2D(2, 3, padding="full")
     with pytest.raises(ValueError, match="kernel_size"):
         layers.Conv2D(2, (3, 3, 3))

@@ -6,7 +6,11 @@ from minikeras.layers.activations.activation_layers import ELU, LeakyReLU, ReLU,
 from minikeras.layers.attention.attention import AdditiveAttention, Attention  # noqa: F401
 from minikeras.layers.convolutional.conv2d import Conv2D  # noqa: F401
 from minikeras.layers.convolutional.conv1d import Conv1D  # noqa: F401
-from minikeras.layers.convolutional.conv_transpose import Conv2DTranspose  # noqa: F401
+from minikeras.layers.convolutional.conv_transpose import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose  # noqa: F401
+from minikeras.layers.convolutional.conv3d import Conv3D  # noqa: F401
+from minikeras.layers.convolutional.depthwise_conv import DepthwiseConv1D, DepthwiseConv2D  # noqa: F401
+from minikeras.layers.convolutional.separable_conv import SeparableConv1D, SeparableConv2D  # noqa: F401
+from minikeras.layers.activations.prelu import PReLU  # noqa: F401
 from minikeras.layers.activations.activation import Activation  # noqa: F401
 from minikeras.layers.core.dense import Dense  # noqa: F401
 from minikeras.layers.regularization.dropout import Dropout  # noqa: F401
@@ -22,11 +26,17 @@ from minikeras.layers.merging.merge import (  # noqa: F401
 from minikeras.layers.normalization.layer_normalization import LayerNormalization  # noqa: F401
 from minikeras.layers.attention.multi_head_attention import MultiHeadAttention  # noqa: F401
 from minikeras.layers.normalization.batch_normalization import BatchNormalization  # noqa: F401
-from minikeras.layers.pooling.pooling2d import (  # noqa: F401
-    AveragePooling2D, AvgPool2D, GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
-from minikeras.layers.pooling.pooling1d import (  # noqa: F401
-    AveragePooling1D, AvgPool1D, GlobalAveragePooling1D, GlobalAvgPool1D, GlobalMaxPool1D, GlobalMaxPooling1D,
-    MaxPool1D, MaxPooling1D)
+from minikeras.layers.pooling.max_pooling import (  # noqa: F401
+    MaxPool1D, MaxPool2D, MaxPool3D, MaxPooling1D, MaxPooling2D, MaxPooling3D)
+from minikeras.layers.pooling.average_pooling import (  # noqa: F401
+    AveragePooling1D, AveragePooling2D, AveragePooling3D, AvgPool1D, AvgPool2D, AvgPool3D)
+from minikeras.layers.pooling.global_pooling import (  # noqa: F401
+    GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D, GlobalAvgPool1D, GlobalAvgPool2D,
+    GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D, GlobalMaxPooling1D, GlobalMaxPooling2D,
+    GlobalMaxPooling3D)
+from minikeras.layers.pooling.adaptive_pooling import (  # noqa: F401
+    AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling1D,
+    AdaptiveMaxPooling2D, AdaptiveMaxPooling3D)
 from minikeras.layers.rnn.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
 from minikeras.layers.rnn.rnn import RNN  # noqa: F401
 from minikeras.layers.rnn.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401
@@ -42,7 +52,10 @@ from minikeras.layers.preprocessing.text_vectorization import TextVectorization 
 from minikeras.layers.preprocessing import (  # noqa: F401
     CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomTranslation, RandomZoom,
     Resizing)
-from minikeras.layers.reshaping.reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
+from minikeras.layers.reshaping.reshaping import Permute, RepeatVector  # noqa: F401
+from minikeras.layers.reshaping.cropping import Cropping1D, Cropping2D, Cropping3D  # noqa: F401
+from minikeras.layers.reshaping.up_sampling import UpSampling1D, UpSampling2D, UpSampling3D  # noqa: F401
+from minikeras.layers.reshaping.zero_padding import ZeroPadding1D, ZeroPadding2D, ZeroPadding3D  # noqa: F401
 from minikeras.layers.core.identity import Identity  # noqa: F401
 from minikeras.layers.core.lambda_layer import Lambda  # noqa: F401
 from minikeras.layers.preprocessing.rescaling import Rescaling  # noqa: F401
@@ -55,3 +68,8 @@ register_builtin_namespace("minikeras.layers", sys.modules[__name__])
 Convolution2D = Conv2D
 Convolution1D = Conv1D
 Convolution2DTranspose = Conv2DTranspose
+Convolution1DTranspose = Conv1DTranspose
+Convolution3D = Conv3D
+Convolution3DTranspose = Conv3DTranspose
+SeparableConvolution1D = SeparableConv1D
+SeparableConvolution2D = SeparableConv2D

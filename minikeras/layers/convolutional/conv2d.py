@@ -1,8 +1,7 @@
-"""Conv2D: 2-D convolution over channels_last images."""
+"""Conv2D: 2-D convolution over images (and the window helpers pooling layers share)."""
 import jax
 
-from minikeras.layers.kernel_bias import KernelBiasLayer
-from minikeras.ops.fused import conv2d_bias_activation
+from minikeras.layers.convolutional.base_conv import BaseConv
 from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor, to_array
 
@@ -33,41 +32,30 @@ def normalize_padding(padding, layer):
 
 
 @register_builtin("minikeras.layers")
-class Conv2D(KernelBiasLayer):
-    """2-D convolution: (batch, height, width, channels) -> (batch, h', w', filters).
+class Conv2D(BaseConv):
+    """2-D convolution: (batch, height, width, channels) -> (batch, h', w', filters)
+    (``data_format="channels_first"``: (batch, channels, height, width) in and out).
 
     Args:
       filters: number of output channels.
       kernel_size: an int or (height, width).
       strides: an int or (sh, sw); padding: 'valid' (default) or 'same'; dilation_rate likewise.
+      data_format: 'channels_last' or 'channels_first' (None: ``backend.image_data_format()``).
+      groups: channel groups convolved apart (``filters`` and the input channels divisible by it).
       activation, use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
       kernel_regularizer, bias_regularizer, activity_regularizer: penalties in ``layer.losses``.
     """
 
-    input_ndim = 4
-
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
-                 **kwargs):
-        super().__init__(**kwargs)
-        if not isinstance(filters, int) or filters <= 0:
-            raise ValueError(f"Conv2D: `filters` must be a positive integer, received filters={filters!r}")
-        if data_format not in (None, "channels_last"):
-            raise ValueError(f"Conv2D supports data_format='channels_last' only, received {data_format!r}")
-        self.filters = filters
-        self.kernel_size = normalize_tuple(kernel_size, 2, "kernel_size", "Conv2D")
-        self.strides = normalize_tuple(strides, 2, "strides", "Conv2D")
-        self.padding = normalize_padding(padding, "Conv2D")
-        self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate", "Conv2D")
-        if self.strides != (1, 1) and self.dilation_rate != (1, 1):
-            raise ValueError("Conv2D: strides > 1 together with dilation_rate > 1 is not supported")
-        self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-                              bias_regularizer)
-
-    def build(self, input_shape):
-        channels = input_shape[-1]
-        self._build_kernel_bias(self.kernel_size + (channels, self.filters))
+                 dilation_rate=(1, 1), groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(2, filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, groups=groups, activation=activation, use_bias=use_bias,
+                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                         bias_constraint=bias_constraint, **kwargs)
 
     def _check_input(self, inputs):
         if isinstance(inputs, Tensor) and inputs.ndim != 4:
@@ -82,21 +70,3 @@ class Conv2D(KernelBiasLayer):
                              f"ndim={inputs.ndim}. Full shape received: {shape}. Conv2D takes (batch, height, width, "
                              f"channels).{hint}")
         super()._check_input(inputs)
-        if self.kernel is not None and inputs.shape[-1] != self.kernel.shape[2]:
-            raise ValueError(f"Conv2D '{self.name}' expects inputs with {self.kernel.shape[2]} channels (last axis), "
-                             f"received shape {inputs.shape}")
-
-    def call(self, inputs):
-        return conv2d_bias_activation(inputs, self.kernel, self.bias if self.use_bias else None, self.activation,
-                                      strides=self.strides, padding=self.padding.upper(),
-                                      dilations=self.dilation_rate)
-
-    def compute_output_shape(self, input_shape):
-        rows, cols = (conv_output_length(n, k, s, self.padding, d) for n, k, s, d in
-                      zip(input_shape[1:3], self.kernel_size, self.strides, self.dilation_rate))
-        return (input_shape[0], rows, cols, self.filters)
-
-    def get_config(self):
-        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
-                "strides": self.strides, "padding": self.padding, "dilation_rate": self.dilation_rate,
-                **self._kernel_bias_config()}
