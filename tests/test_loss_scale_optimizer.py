@@ -1,7 +1,9 @@
 """LossScaleOptimizer: Keras 3's dynamic loss scaling (halve and skip on a non-finite gradient,
 double after dynamic_growth_steps finite steps), written out by hand here."""
 import warnings
+import zipfile
 
+import h5py
 import numpy as np
 import pytest
 
@@ -73,3 +75,19 @@ def test_compile_wraps_the_optimizer_under_mixed_float16():
     assert not np.allclose(before, model.layers[0].kernel.numpy())
     model.compile("sgd", "sparse_categorical_crossentropy", auto_scale_loss=False)
     assert isinstance(model.optimizer, mk.optimizers.SGD)
+
+
+def test_a_keras_file_holds_its_state_where_keras_files_it(tmp_path):
+    model = mk.Sequential([mk.Input((3,)), mk.layers.Dense(2, dtype="mixed_float16")])
+    model.compile(mk.mixed_precision.LossScaleOptimizer(mk.optimizers.Adam(), initial_scale=64.0), "mse")
+    model.fit(np.ones((4, 3), "float32"), np.ones((4, 2), "float32"), verbose=0)
+    path = str(tmp_path / "lso.keras")
+    model.save(path)
+    with zipfile.ZipFile(path) as archive:
+        archive.extract("model.weights.h5", tmp_path)
+    with h5py.File(tmp_path / "model.weights.h5", "r") as f:  # Keras 3: all of them, then the inner ones again
+        assert len(f["optimizer/vars"]) == 10 and len(f["optimizer/inner_optimizer/vars"]) == 6
+    again = mk.saving.load_model(path)
+    assert isinstance(again.optimizer, mk.mixed_precision.LossScaleOptimizer)
+    assert int(again.optimizer.iterations.numpy()) == 1 and int(again.optimizer.step_counter.numpy()) == 1
+    assert float(again.optimizer.dynamic_scale.numpy()) == 64.0

@@ -32,6 +32,8 @@ class DTypePolicy:
             name = global_policy().name
         self._name = name
         self._compute_dtype, self._variable_dtype = _parse_name(name)
+        if self._compute_dtype == "float16":
+            _warn_float16_on_cpu()
 
     @property
     def name(self):
@@ -148,8 +150,6 @@ def set_global_policy(policy):
     if not is_floating(as_dtype(policy.variable_dtype)):
         raise ValueError("set_global_policy can only be used to set the global policy to floating-point policies, "
                          f"such as 'float32' and 'mixed_float16', but got policy: {policy.name}")
-    if policy.compute_dtype == "float16":
-        _warn_float16_on_cpu()
     _context.call_state.dtype_policy = policy
 
 
@@ -172,4 +172,4 @@ def _warn_float16_on_cpu():
     warnings.warn("The float16 compute dtype ('mixed_float16') runs on a CPU here, where float16 has no fast "
                   "arithmetic: products are computed in float32 and the casts make it slower than float32. Use "
                   "'mixed_bfloat16' on CPUs (fast with AVX512_BF16 or AMX) and 'mixed_float16' on GPUs.",
-                  UserWarning, stacklevel=3)
+                  UserWarning, stacklevel=4)

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from minikeras.saving import random_state
-from minikeras.saving._walk import entries, optimizer_entry
+from minikeras.saving._walk import Entry, entries, optimizer_entry
 
 BFLOAT16 = "bfloat16"
 
@@ -34,6 +34,9 @@ def write(h5file, model):
     optimizer = optimizer_entry(model)
     if optimizer is not None and getattr(optimizer.owner, "built", True):
         all_entries.append(optimizer)
+        inner = getattr(optimizer.owner, "inner_optimizer", None)
+        if inner is not None:  # a LossScaleOptimizer: Keras 3 also files the inner one's variables on their own
+            all_entries.append(Entry("optimizer/inner_optimizer", inner, list(inner.variables)))
     for entry in all_entries:
         group = h5file.create_group(entry.group_name)
         group.attrs["name"] = entry.name
