@@ -98,7 +98,7 @@ class Module:
     _name = None
 
     def __init__(self, name=None):
-        self._name = name or unique_name(snake_case(type(self).__name__))
+        self._name = unique_name(snake_case(type(self).__name__)) if name is None else name
 
     @property
     def name(self):

@@ -161,6 +161,10 @@ case("nn_ctc_decode", "nn.ctc_decode", [(None, (2, 6, 4), F, "spread"), (None, (
      grad=False)
 case("nn_ctc_decode_nomerge", "nn.ctc_decode", [(None, (2, 6, 4), F, "spread"), (None, (2,), "int32", "int:3:7")],
      {"merge_repeated": False, "mask_index": 3}, grad=False)
+case("nn_ctc_decode_beam", "nn.ctc_decode", [(None, (2, 6, 4), F, "normal"), (None, (2,), "int32", "int:3:7")],
+     {"strategy": "beam_search", "beam_width": 3, "top_paths": 2}, grad=False)
+case("nn_ctc_decode_beam_mask", "nn.ctc_decode", [(None, (3, 5, 3), F, "normal"), (None, (3,), "int32", "int:2:6")],
+     {"strategy": "beam_search", "beam_width": 4, "mask_index": 2}, grad=False)
 case("nn_psnr", "nn.psnr", [(None, (2, 4, 4), F, "uniform"), (None, (2, 4, 4), F, "uniform")], {"max_val": 1.0})
 
 # ----------------------------------------------------------------------------- nn: normalization, attention, misc

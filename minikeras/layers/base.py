@@ -66,7 +66,7 @@ class Layer(Module):
                  input_dim=None, activity_regularizer=None, autocast=True, **kwargs):
         if kwargs:
             raise TypeError(f"{type(self).__name__}.__init__ got unexpected keyword arguments {sorted(kwargs)}")
-        super().__init__(name=name or unique_name(snake_case(type(self).__name__)))
+        super().__init__(name=unique_name(snake_case(type(self).__name__)) if name is None else name)
         self.dtype_policy = dtype
         self.autocast = bool(autocast)
         self._trainable = bool(trainable)
@@ -320,7 +320,8 @@ class Layer(Module):
         call of a layer whose ``supports_masking`` is True (see ``layers.mask_flow``)."""
         return previous_mask
 
-    def __call__(self, inputs, *args, training=None, **kwargs):
+    def __call__(self, *args, training=None, **kwargs):
+        inputs, args = self._first_argument(args, kwargs)
         if any_symbolic(inputs) or (args or kwargs) and any_symbolic((args, kwargs)):
             return self._symbolic_call(inputs, args, training, kwargs)
         inputs = self._convert_inputs(inputs)
@@ -358,6 +359,19 @@ class Layer(Module):
             self._output_shape = (None,) + outputs.shape[1:] if outputs.ndim else ()
         return outputs
 
+    def _first_argument(self, args, kwargs):
+        """``call``'s first argument and the positional ones after it: as Keras 3, the first may
+        also be given by its name (``decoder(x=tokens, context=encoded)``), taken out of ``kwargs``."""
+        if args:
+            return args[0], args[1:]
+        first = next(iter(inspect.signature(self.call).parameters), None)
+        if first not in kwargs and "inputs" in kwargs:
+            first = "inputs"
+        if first is None or first not in kwargs:
+            raise TypeError(f"{type(self).__name__} '{self.name}' was called without inputs: pass them as the first "
+                            f"argument{'' if first is None else f' or as {first}='}")
+        return kwargs.pop(first), ()
+
     # -- the functional API -------------------------------------------------------------
     def _symbolic_call(self, inputs, args, training, kwargs):
         """A call on KerasTensors (``mk.Input``'s): builds the layer, finds the output shapes by
@@ -390,7 +404,7 @@ class Layer(Module):
             return jax.tree_util.tree_map(lambda t: t._value if isinstance(t, Tensor) else t, outputs,
                                           is_leaf=lambda t: isinstance(t, Tensor)), out_masks
         outputs, out_masks = output_spec(abstract, (in_masks, inputs) + tuple(args), kwargs, f"Layer '{self.name}'",
-                                         _stateful_eval_shape)
+                                         stateful_eval_shape)
         nodes = self._inbound_nodes()
         nodes.append(Node(self, (inputs,) + tuple(args), kwargs, outputs, index=len(nodes)))
         for tensor, mask in zip(jax.tree_util.tree_leaves(outputs, is_leaf=lambda t: isinstance(t, KerasTensor)),
@@ -492,7 +506,7 @@ class Layer(Module):
             self._build_from(Tensor(jax.numpy.zeros(batch_shape, self._compute)))
         _shape_only[0] += 1
         try:
-            out = jax.eval_shape(lambda x: self(Tensor(x))._value, jax.ShapeDtypeStruct(batch_shape, self._compute))
+            out = stateful_eval_shape(lambda x: self(x[0])._value, [jax.ShapeDtypeStruct(batch_shape, self._compute)])
         finally:
             _shape_only[0] -= 1
         shape = tuple(out.shape)
@@ -505,7 +519,7 @@ class Layer(Module):
         return self._output_shape
 
 
-def _stateful_eval_shape(fn, specs):
+def stateful_eval_shape(fn, specs):
     """``jax.eval_shape(fn, specs)`` for a layer call: traced as ``mk.function`` traces, so that
     the call may assign Variables (BatchNormalization's statistics, a random generator) and
     create them (a sub-layer's first call); every Variable gets its value back afterwards."""

@@ -76,6 +76,11 @@ class FunctionalGraph:
         """The layers and the ops on symbolic tensors (``x + y``), in the graph's order."""
         return list(self._graph_operations)
 
+    @property
+    def graph_nodes(self):
+        """The graph's nodes (its layer and op calls), in the order ``call`` runs them."""
+        return list(self._graph_nodes)
+
     def nodes_of(self, operation):
         """The graph nodes (calls) of ``operation`` that belong to this model, in order."""
         nodes = self._graph_nodes + [t.node for t in self._graph_inputs]
@@ -155,13 +160,15 @@ class FunctionalGraph:
 
     def _run_nodes(self, nodes, values):
         """Runs ``nodes`` in order from ``values`` (``{id(KerasTensor): value}``, filled in as they
-        run); the model's outputs."""
+        run); the model's outputs (one output given as a one-element list comes back alone, as Keras
+        3's ``unpack_singleton``)."""
         for node in nodes:
             out = node.run(lambda t: values[id(t)])
             results = jax.tree_util.tree_leaves(out, is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
             for tensor, value in zip(node.output_tensors, results):
                 values[id(tensor)] = value
-        return map_symbolic(lambda t: values[id(t)], self._outputs_struct)
+        outputs = map_symbolic(lambda t: values[id(t)], self._outputs_struct)
+        return outputs[0] if isinstance(outputs, (list, tuple)) and len(outputs) == 1 else outputs
 
     # -- leading host layers (string preprocessing) ------------------------------------------
     @property
@@ -251,12 +258,13 @@ class FunctionalGraph:
     def _standardize_inputs(self, inputs):
         """The model's input values, in the order of ``model.inputs``, a trailing axis of size 1
         added or dropped as Keras 3 does; shapes checked."""
-        values = [_adjust_rank(value, tensor) for value, tensor in zip(self._input_values(inputs), self._graph_inputs)]
+        values = [adjust_input_rank(value, tensor)
+                  for value, tensor in zip(self._input_values(inputs), self._graph_inputs)]
         self._check_input_values(values)
         return values
 
 
-def _adjust_rank(value, tensor):
+def adjust_input_rank(value, tensor):
     """``value`` with a trailing axis of size 1 added or dropped where the Input ``tensor`` has
     one rank more (and that axis) or one rank less, as Keras 3's functional models do."""
     shape = getattr(value, "shape", None)

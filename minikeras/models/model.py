@@ -2,7 +2,7 @@
 import jax
 
 from minikeras import saving
-from minikeras.layers.base import Layer
+from minikeras.layers.base import Layer, stateful_eval_shape
 from minikeras.models.functional import FunctionalGraph
 from minikeras.models.functional_config import functional_config, functional_from_config
 from minikeras.models.summary import format_summary
@@ -36,14 +36,18 @@ class Model(Trainer, Layer):
     keras_files_layers_by_attribute = True
 
     def __new__(cls, *args, **kwargs):
-        if args or "inputs" in kwargs or "outputs" in kwargs:
-            if cls is Model:
-                cls = Functional  # mk.Model(inputs, outputs): the functional API, as Keras 3
-            elif not issubclass(cls, Functional) and _defines_no_call(cls):
-                cls = _functional_subclass(cls)
+        if cls is Model and _functional_arguments(args, kwargs):
+            cls = Functional  # mk.Model(inputs, outputs): the functional API, as Keras 3
         return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
+        # As Keras 3, the arguments given to Model.__init__ decide: a subclass that passes
+        # inputs and outputs (``CustomModel(inputs, outputs)``, or ``super().__init__(inputs=...,
+        # outputs=...)`` in its own __init__) becomes functional; any other is subclassed.
+        if _functional_arguments(args, kwargs) and not isinstance(self, Functional) and _defines_no_call(type(self)):
+            self.__class__ = _functional_subclass(type(self))
+            Functional.__init__(self, *args, **kwargs)
+            return
         if args or "inputs" in kwargs or "outputs" in kwargs:
             raise TypeError(f"{type(self).__name__}: a subclass of mk.Model defines call() and takes no "
                             "inputs/outputs; for the functional API call mk.Model(inputs, outputs) itself")
@@ -65,6 +69,15 @@ class Model(Trainer, Layer):
             raise ValueError(f"Model '{self.name}': build needs an input_shape such as (None, 784)")
         self._trace_shapes(input_shape)
         self._build_input_shape = tuple(input_shape)
+        self.built = True
+
+    def _build_from(self, inputs):
+        """The first call's build. Keras 3 builds a subclassed model by running ``call`` on the
+        real inputs, where each layer builds itself; a ``build`` of the subclass's own runs first."""
+        if type(self).build is not Model.build:
+            return Layer._build_from(self, inputs)
+        self._build_input_shape = jax.tree_util.tree_map(lambda t: tuple(t.shape), inputs,
+                                                         is_leaf=lambda x: isinstance(x, Tensor))
         self.built = True
 
     def get_build_config(self):
@@ -94,7 +107,9 @@ class Model(Trainer, Layer):
             return jax.ShapeDtypeStruct(tuple(1 if n is None else n for n in shape), self.dtype)
         self.built = True  # the call below must not re-enter build
         kwargs = {"training": False} if self._call_takes_training else {}  # as Keras: only if call takes it
-        jax.eval_shape(lambda x: _leaves(self.call(jax.tree_util.tree_map(Tensor, x), **kwargs)), spec(input_shape))
+        # Traced as mk.function traces, so that a static size (mk.shape(x)[1]) is a number there too.
+        leaves, treedef = jax.tree_util.tree_flatten(spec(input_shape))
+        stateful_eval_shape(lambda x: _leaves(self.call(treedef.unflatten(x), **kwargs)), leaves)  # x: Tensors
 
     def summary(self, print_fn=None):
         """Prints Keras's table: layer (type), output shape, parameter count, and totals."""
@@ -123,6 +138,13 @@ class Model(Trainer, Layer):
     def load_weights(self, filepath, skip_mismatch=False):
         """Loads weights written by ``save_weights`` (or by Keras 3 / legacy Keras 2 HDF5)."""
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+
+def _functional_arguments(args, kwargs):
+    """Whether ``Model.__init__``'s arguments are the functional API's ``inputs, outputs``
+    (positionally or by keyword), as Keras 3's ``functional_init_arguments``."""
+    return (len(args) == 2 or (len(args) == 1 and "outputs" in kwargs)
+            or ("inputs" in kwargs and "outputs" in kwargs))
 
 
 def _defines_no_call(cls):

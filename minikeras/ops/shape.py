@@ -18,7 +18,7 @@ from jax.export import is_symbolic_dim
 from minikeras.dtypes import as_dtype, canonical_dtype
 from minikeras.errors import invalid_argument
 from minikeras.ops.primitive import Primitive
-from minikeras.tensor import Tensor
+from minikeras.tensor import Tensor, to_array
 
 
 class ShapeTensor(Tensor):
@@ -86,8 +86,12 @@ def shape(input, out_type=None, name=None):  # noqa: A002 - TensorFlow's name
     >>> mk.shape(mk.zeros((2, 3)))
     mk.Tensor([2 3], shape=(2,), dtype=int32)
     """
-    out = _shape(input, dtype=_out_type(out_type or np.int32, "Shape"))
-    if isinstance(input, Tensor) and not all(type(n) is int for n in input._value.shape):
+    dtype = _out_type(out_type or np.int32, "Shape")
+    if isinstance(input, Tensor) and all(type(n) is int for n in input._value.shape):
+        # Static sizes are numbers wherever minikeras traces (jax.eval_shape too), as TF folds them.
+        return Tensor(to_array(np.asarray(input._value.shape, dtype)))
+    out = _shape(input, dtype=dtype)
+    if isinstance(input, Tensor):
         return ShapeTensor(out._value, tuple(input._value.shape))
     return out
 

@@ -141,3 +141,21 @@ def stateless_binomial(shape, seed, counts, probs, output_dtype="int32", name=No
     determined by ``seed``."""
     key = key_of_seed(_seed(seed, "stateless_binomial"))
     return binomial_from_key(key, shape_argument(shape), counts, probs, canonical_dtype(as_dtype(output_dtype)))
+
+
+def split(seed, num=2, alg="auto_select"):
+    """``num`` new seeds from ``seed`` (``tf.random.split``): a ``(num, 2)`` Tensor of ``seed``'s
+    dtype, each row a seed for the ``stateless_*`` ops, a pure function of ``seed`` (jax's key split,
+    so the values are not TensorFlow's).
+
+    >>> seeds = mk.random.split(mk.constant([1, 2]), num=3)
+    >>> mk.random.stateless_uniform((2,), seed=seeds[0]).shape
+    (2,)
+    """
+    seed = _seed(seed, "split")
+    if isinstance(num, bool) or not isinstance(num, int) or num < 0:
+        raise ValueError(f"mk.random.split: num must be a non-negative Python int, received {num!r}")
+    words = jax.random.key_data(jax.random.split(key_of_seed(seed), num))  # (num, 2) uint32
+    if seed.dtype.itemsize == 4:
+        return Tensor(jax.lax.bitcast_convert_type(words, seed.dtype))
+    return Tensor(words.astype(seed.dtype))

@@ -4,5 +4,5 @@ from minikeras.ops.random import (  # noqa: F401
     categorical, get_generator_state, get_global_generator, normal, set_generator_state, set_seed, shuffle,
     truncated_normal, uniform)
 from minikeras.ops.stateless_random import (  # noqa: F401
-    stateless_binomial, stateless_categorical, stateless_normal, stateless_truncated_normal, stateless_uniform)
+    split, stateless_binomial, stateless_categorical, stateless_normal, stateless_truncated_normal, stateless_uniform)
 from minikeras.random.generator import Generator  # noqa: F401

@@ -4,6 +4,7 @@ import builtins
 import numpy as np
 
 from minikeras.ops.convert import normalize_axis
+from minikeras.ragged import RaggedTensor
 from minikeras.string_tensor import bytes_array
 from minikeras.strings._common import each, invalid, numbers_out, strings_in, strings_out
 
@@ -117,6 +118,8 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
     >>> mk.strings.reduce_join([["a", "b"], ["c", "d"]], axis=1, separator=",").numpy()
     array([b'a,b', b'c,d'], dtype=object)
     """
+    if isinstance(inputs, RaggedTensor):
+        return _reduce_join_rows(inputs, axis, keepdims, separator)
     array = strings_in(inputs, "reduce_join")
     sep = bytes_array(separator)[()]
     axes = normalize_axis(axis, array.ndim, "ReduceJoin")
@@ -131,3 +134,21 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
     if keepdims:
         out = out.reshape(tuple(1 if d in axes else array.shape[d] for d in range(array.ndim)))
     return strings_out(out)
+
+
+def _reduce_join_rows(ragged, axis, keepdims, separator):
+    """``reduce_join`` of a RaggedTensor of strings: each row joined (axis -1 or 1, as
+    ``tf.strings.reduce_join(chars, axis=-1)`` joins characters back into texts), or all values
+    (axis None)."""
+    if ragged.dtype != object:
+        raise TypeError(f"mk.strings.reduce_join expects strings, received a RaggedTensor of {ragged.dtype}")
+    sep = bytes_array(separator)[()]
+    if axis is None:
+        return strings_out(np.asarray(sep.join(bytes_array(ragged.values).tolist()), dtype=object))
+    if axis not in (-1, 1):
+        raise ValueError(f"mk.strings.reduce_join of a RaggedTensor joins its rows (axis=-1 or 1) or all its values "
+                         f"(axis=None), received axis={axis}")
+    out = np.empty(len(ragged), dtype=object)
+    for i, row in enumerate(ragged.numpy()):
+        out[i] = sep.join(row.tolist())
+    return strings_out(out[:, None] if keepdims else out)

@@ -282,9 +282,75 @@ def ctc_greedy_decode(inputs, sequence_lengths, *, merge_repeated, mask_index):
     return indices[None], -jnp.sum(scores, axis=1)[:, None]
 
 
+def _merge_log_scores(inverse, scores):
+    """Scores of paths that became equal, added in probability space."""
+    top = jnp.max(scores)
+    total = jnp.zeros_like(scores).at[inverse].add(jnp.exp(scores - top))
+    return jnp.log(total) + top
+
+
+def _unique_paths(paths, size):
+    paths, inverse = jnp.unique(paths, return_inverse=True, size=size, axis=0, fill_value=-1)
+    return paths, inverse.reshape(-1)
+
+
 def ctc_beam_search_decode(inputs, sequence_lengths, *, beam_width, top_paths, mask_index):
-    raise NotImplementedError("keras.ops.ctc_decode(strategy='beam_search') is not implemented in minikeras; use "
-                              "strategy='greedy'")
+    """Prefix beam search in log space. Each beam is kept twice: ending in a label (``emit``)
+    and ending in a blank (``blank``); a repeated label only extends an emitting beam after a
+    blank. Classes are flipped first so that ties break as TensorFlow's decoder does."""
+    inputs = inputs.astype(jnp.result_type(inputs.dtype, jnp.float32))
+    batch, max_time, classes = inputs.shape
+    if mask_index is None:
+        mask_index = classes - 1
+    logp = jnp.flip(jnn.log_softmax(inputs), axis=2)
+    blank = classes - mask_index - 1
+    beyond = jnp.arange(max_time)[None, :] >= sequence_lengths.astype(jnp.int32)[:, None]
+    n_first = min(classes, beam_width)
+    width = 2 * beam_width
+    first = jnp.argsort(logp[:, 0], axis=1)[:, -n_first:]
+    paths = jnp.full((batch, width, max_time), -1, jnp.int32)
+    paths = paths.at[:, :n_first, 0].set(jnp.where(first == blank, -1, first))
+    scores = jnp.full((batch, width), -jnp.inf, logp.dtype).at[:, :n_first].set(
+        jnp.take_along_axis(logp[:, 0], first, axis=1))
+    masked = paths[:, :, 0] == -1
+    extension = jnp.tile(jnp.arange(classes).at[blank].set(-1), width)
+    rows = jnp.arange(width * classes)
+
+    def extend(paths, scores, masked, step_logp):
+        paths = jnp.repeat(paths, classes, axis=0)
+        scores = jnp.repeat(scores, classes)
+        was_masked = jnp.repeat(masked, classes)
+        tail = jnp.argmax(paths == -1, axis=1)
+        last = jnp.where(tail == 0, -1, paths[rows, tail - 1])
+        label = jnp.where(~was_masked & (last == extension), -1, extension)
+        paths = paths.at[rows, tail].set(label)
+        return paths, scores + jnp.tile(step_logp, width), extension == -1
+
+    def prune(paths, scores, masked):
+        paths, inverse = _unique_paths(paths, width * classes)
+        emit = _merge_log_scores(inverse, jnp.where(masked, -jnp.inf, scores))
+        blanked = _merge_log_scores(inverse, jnp.where(masked, scores, -jnp.inf))
+        best = jnp.argsort(jnp.logaddexp(emit, blanked))[-beam_width:]
+        paths = jnp.tile(paths[best], (2, 1))
+        scores = jnp.concatenate([emit[best], blanked[best]])
+        masked = jnp.concatenate([jnp.zeros(beam_width, bool), jnp.ones(beam_width, bool)])
+        return paths, scores, masked
+
+    def step(state, x):
+        step_logp, done = x
+        new = prune(*extend(*state, step_logp))
+        return jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), state, new), None
+
+    def one(paths, scores, masked, logp, beyond):
+        (paths, scores, masked), _ = lax.scan(step, (paths, scores, masked), (logp[1:], beyond[1:]))
+        paths, inverse = _unique_paths(paths, width * classes)
+        scores = _merge_log_scores(inverse, scores)
+        best = jnp.argsort(scores)[-top_paths:][::-1]
+        return paths[best], scores[best]
+
+    paths, scores = jax.vmap(one)(paths, scores, masked, logp, beyond)
+    paths = jnp.where(paths == -1, -1, classes - paths - 1)
+    return jnp.transpose(paths, (1, 0, 2)), scores
 
 
 def psnr(x1, x2, max_val):

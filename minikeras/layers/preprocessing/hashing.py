@@ -21,6 +21,8 @@ class Hashing(HostLayer):
       sparse: False only.
     """
 
+    maps_values_one_to_one = True  # with output_mode='int': a RaggedTensor in, one out (HostLayer)
+
     def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int", sparse=False, **kwargs):
         dtype = kwargs.pop("dtype", None) or ("int64" if output_mode == "int" else "float32")
         if isinstance(dtype, dict):

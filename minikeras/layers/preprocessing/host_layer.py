@@ -5,6 +5,7 @@ import numpy as np
 
 from minikeras.dtypes import string_refusal
 from minikeras.layers.base import Layer
+from minikeras.ragged import RaggedTensor
 from minikeras.string_tensor import StringTensor, bytes_array, is_string_value, tracing_here
 from minikeras.symbolic import KerasTensor, Node, any_symbolic
 from minikeras.tensor import Tensor, Variable, to_array
@@ -67,7 +68,19 @@ class HostLayer(Layer):
         if tracing_here() and not any_symbolic(inputs):
             raise string_refusal(f"{type(self).__name__} '{self.name}' runs on the host and was called inside a "
                                  "compiled function")
+        if isinstance(inputs, RaggedTensor):
+            return self._call_ragged(inputs, args, kwargs)
         return super().__call__(inputs, *args, **kwargs)
+
+    def _call_ragged(self, ragged, args, kwargs):
+        """A RaggedTensor in, one out with the same rows, as TF: for a layer that maps each value
+        to one value (``output_mode='int'``), applied to the rows' values one after the other."""
+        if getattr(self, "output_mode", "int") != "int" or not getattr(self, "maps_values_one_to_one", False):
+            raise TypeError(f"{type(self).__name__} '{self.name}' takes a RaggedTensor only with output_mode='int' "
+                            f"(one output per value); received one with output_mode="
+                            f"{getattr(self, 'output_mode', None)!r}: pad it first with .to_tensor()")
+        values = super().__call__(ragged.values, *args, **kwargs)
+        return RaggedTensor.from_row_splits(host_array(values), host_array(ragged.row_splits), validate=False)
 
     def _convert_inputs(self, inputs):
         return as_input_tensor(inputs)

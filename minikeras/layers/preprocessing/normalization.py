@@ -147,6 +147,23 @@ class Normalization(Layer):
         variance = reshape(cast(self.adapt_variance.value(), self.dtype), self._broadcast_shape)
         return mean, variance
 
+    @property
+    def mean(self):
+        """The mean the layer subtracts, in the shape it broadcasts to (Keras 3's ``mean`` once
+        built: adapted, loaded or given)."""
+        return self._statistic(0)
+
+    @property
+    def variance(self):
+        """The variance the layer divides by (its square root), as ``mean``."""
+        return self._statistic(1)
+
+    def _statistic(self, index):
+        if not self.built or self._build_input_shape is None:
+            raise AttributeError(f"Normalization '{self.name}' has no {('mean', 'variance')[index]} yet: call "
+                                 "`adapt(data)` or build it first")
+        return self._statistics()[index]
+
     def _check_adapted(self):
         """An un-adapted layer (no mean/variance given, never adapted, its weights at their
         initial zeros and ones) would pass inputs through unchanged: that is an error here."""
