@@ -27,6 +27,8 @@ class IndexLookup(HostLayer):
     sparse (False only).
     """
 
+    maps_values_one_to_one = True  # with output_mode='int': a RaggedTensor in, one out (HostLayer)
+
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary_dtype, vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", sparse=False, pad_to_max_tokens=False,
                  oov_method="floormod", salt=None, name=None, vocabulary_size=None, **kwargs):
@@ -217,8 +219,8 @@ class IndexLookup(HostLayer):
     def _rows(self, data):
         """The documents of an adapt batch as lists of keys (a scalar or vector is one document)."""
         if isinstance(data, list):  # ragged rows (TextVectorization's tokens)
-            return [self._keys_of(np.asarray(row, dtype=object if row and isinstance(row[0], bytes) else None))
-                    for row in data]
+            return [self._keys_of(np.asarray(row, dtype=object if isinstance(row[0], bytes) else None)) if row else []
+                    for row in data]  # a document with no tokens ("", "!!!") counts as a document of none
         self._check_adapt_dtype(data)
         if data.ndim <= 1:
             return [self._keys_of(data.reshape(-1))]
