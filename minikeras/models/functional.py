@@ -81,11 +81,6 @@ class FunctionalGraph:
         """The graph's nodes (its layer and op calls), in the order ``call`` runs them."""
         return list(self._graph_nodes)
 
-    @property
-    def graph_nodes(self):
-        """The graph's nodes (its layer and op calls), in the order ``call`` runs them."""
-        return list(self._graph_nodes)
-
     def nodes_of(self, operation):
         """The graph nodes (calls) of ``operation`` that belong to this model, in order."""
         nodes = self._graph_nodes + [t.node for t in self._graph_inputs]
