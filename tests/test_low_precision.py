@@ -97,3 +97,20 @@ def test_a_cpu_without_bf16_instructions_warns_once_naming_the_feature(monkeypat
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mk.matmul(mk.Tensor(a), mk.Tensor(a))
+
+
+def test_einsum_and_its_gradients(path):
+    a, b = bf16_array(2, 7, 9), bf16_array(9, 3, 4)
+    ta, tb = mk.Variable(a), mk.Variable(b)
+
+    def emulated(a, b):
+        return jnp.einsum("abc,cde->abde", a.astype(jnp.float32), b.astype(jnp.float32)).astype(jnp.bfloat16)
+    with mk.GradientTape() as tape:
+        y = mk.einsum("abc,cde->abde", ta, tb)
+        loss = mk.reduce_sum(mk.cast(y, "float32") ** 2)
+    assert y.dtype == mk.bfloat16
+    close(y.numpy(), emulated(a, b))
+    want = jax.grad(lambda a, b: jnp.sum(emulated(a, b).astype(jnp.float32) ** 2), (0, 1))(a, b)
+    for got, expected in zip(tape.gradient(loss, [ta, tb]), want):
+        assert got.dtype == mk.bfloat16
+        close(got.numpy(), expected)

@@ -18,6 +18,7 @@ from minikeras.ops.creation import eye
 from minikeras.ops.linalg import as_tensor
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum, unbroadcast
+from minikeras.xla_cpu import low_precision
 
 _ELLIPSIS = "..."
 
@@ -105,7 +106,13 @@ def _subscript(labels):
     return text
 
 
-_einsum = Primitive("einsum", lambda *xs, equation: jnp.einsum(equation, *xs))
+def _einsum_forward(*xs, equation):
+    if low_precision.is_low(xs[0].dtype):  # bfloat16/float16: float32 accumulation, as matmul
+        return low_precision.einsum(equation, *xs)
+    return jnp.einsum(equation, *xs)
+
+
+_einsum = Primitive("einsum", _einsum_forward)
 
 
 @_einsum.defgrad

@@ -70,6 +70,15 @@ def matmul(a, b):
     return jnp.matmul(a.astype(jnp.float32), b.astype(jnp.float32)).astype(dtype)
 
 
+def einsum(equation, *arrays):
+    """``jnp.einsum`` of bfloat16 (or float16) arrays, as ``matmul``: float32 accumulation, rounded."""
+    dtype = arrays[0].dtype
+    if dot_path(dtype) == "xla":
+        return jnp.einsum(equation, *arrays, preferred_element_type=jnp.float32).astype(dtype)
+    _warn_widened(dtype)
+    return jnp.einsum(equation, *[a.astype(jnp.float32) for a in arrays]).astype(dtype)
+
+
 def conv_in_float32(kernel, x, w, *rest):
     """``kernel(x, w, *rest)`` (a float32 convolution kernel) on widened arrays, rounded back to
     ``x``'s dtype: the convolutions of a bfloat16 layer, unless ``tuning.BF16_CONV_ON_XLA``."""
