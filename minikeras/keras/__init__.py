@@ -16,7 +16,15 @@ from minikeras import (  # noqa: F401
 from minikeras.dtype_policies import DTypePolicy, FloatDTypePolicy  # noqa: F401
 from minikeras.keras import backend  # noqa: F401
 from minikeras.keras import config, preprocessing, random  # noqa: F401
-from minikeras.layers import Input  # noqa: F401
+from minikeras.device import device  # noqa: F401
+from minikeras.initializers import Initializer  # noqa: F401
+from minikeras.keras.variable import Variable  # noqa: F401
+from minikeras.layers import Input, Layer  # noqa: F401
+from minikeras.losses import Loss  # noqa: F401
+from minikeras.metrics import Metric  # noqa: F401
+from minikeras.optimizers import Optimizer  # noqa: F401
+from minikeras.regularizers import Regularizer  # noqa: F401
+from minikeras.symbolic import KerasTensor  # noqa: F401
 from minikeras.models import Model, Sequential  # noqa: F401
 
 for _name in ("activations", "callbacks", "constraints", "datasets", "dtype_policies", "initializers", "layers",
