@@ -50,6 +50,25 @@ WEIGHTED = {
     "conv2d_transpose_channels_first": lambda: [L.Conv2DTranspose(3, 3, strides=2, padding="same",
                                                                   data_format="channels_first")],
     "prelu": lambda: [L.PReLU(shared_axes=[1, 2]), L.PReLU()],
+    "group_normalization": lambda: [L.GroupNormalization(2), L.GroupNormalization(-1, axis=1, epsilon=1e-5),
+                                    L.GroupNormalization(3, center=False)],
+    "rms_normalization": lambda: [L.RMSNormalization(), L.RMSNormalization(axis=[1, 2], epsilon=1e-3)],
+    "spectral_normalization": lambda: [L.SpectralNormalization(L.Dense(4)),
+                                       L.SpectralNormalization(L.Conv1D(3, 2), power_iterations=3)],
+}
+
+IDENTITY = {
+    "gaussian_noise": lambda: L.GaussianNoise(0.3, seed=3),
+    "gaussian_dropout": lambda: L.GaussianDropout(0.4),
+    "alpha_dropout": lambda: L.AlphaDropout(0.2, noise_shape=(None, 1), seed=1),
+    "spatial_dropout1d": lambda: L.SpatialDropout1D(0.3),
+    "spatial_dropout2d_cf": lambda: L.SpatialDropout2D(0.3, data_format="channels_first"),
+    "spatial_dropout3d": lambda: L.SpatialDropout3D(0.3, seed=2),
+    "activity_regularization": lambda: L.ActivityRegularization(l1=0.1, l2=0.01),
+    "softmax": lambda: L.Softmax(axis=[1, 2]),
+    "elu": lambda: L.ELU(alpha=0.7),
+    "leaky_relu": lambda: L.LeakyReLU(negative_slope=0.1),
+    "relu": lambda: L.ReLU(max_value=2.0, negative_slope=0.1, threshold=0.5),
 }
 
 STATELESS = {
@@ -60,6 +79,7 @@ STATELESS = {
     "average_pooling2d_channels_first": lambda: L.AveragePooling2D(2, data_format="channels_first"),
     "average_pooling1d_channels_first": lambda: L.AveragePooling1D(3, 2, padding="same",
                                                                    data_format="channels_first"),
+    "unit_normalization": lambda: L.UnitNormalization(axis=[1, 2]),
     "global_average_pooling3d": lambda: L.GlobalAveragePooling3D(),
     "global_max_pooling3d_keepdims_cf": lambda: L.GlobalMaxPooling3D(keepdims=True, data_format="channels_first"),
     "global_average_pooling2d_keepdims": lambda: L.GlobalAveragePooling2D(keepdims=True),
@@ -123,7 +143,8 @@ def _comparable(config):
     arguments; lists for tuples."""
     def strip(value):
         if isinstance(value, dict) and "class_name" in value:
-            inner = {k: strip(v) for k, v in (value.get("config") or {}).items() if v is not None}
+            inner = {k: strip(v) for k, v in (value.get("config") or {}).items()
+                     if v is not None and k not in ("name", "dtype")}
             return {"class_name": value["class_name"], "config": inner}
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items()}
@@ -134,12 +155,12 @@ def _comparable(config):
     return config
 
 
-@pytest.mark.parametrize("case", sorted(WEIGHTED) + sorted(STATELESS))
+@pytest.mark.parametrize("case", sorted(WEIGHTED) + sorted(STATELESS) + sorted(IDENTITY))
 def test_configs_are_keras_s_and_round_trip(case):
     if case in WEIGHTED:
         layers = _model(case)[1]
     else:
-        layers = [STATELESS[case]()]
+        layers = [{**STATELESS, **IDENTITY}[case]()]
     for layer, expected in zip(layers, CONFIGS[case], strict=True):
         config = layer.get_config()
         assert _comparable(config) == _comparable(expected), type(layer).__name__
@@ -154,3 +175,17 @@ def test_stateless_layers_give_keras_outputs(case):
     y = layer(x)
     assert_close(y, OUTPUTS[f"{case}/y"], rtol=1e-5, atol=1e-6, what=case)
     assert tuple(layer.compute_output_shape(x.shape)) == y.shape
+
+
+@pytest.mark.parametrize("case", sorted(IDENTITY))
+def test_regularization_and_activation_layers_in_inference_give_keras_outputs(case):
+    x = OUTPUTS[f"{case}/x"]
+    assert_close(IDENTITY[case]()(x), OUTPUTS[f"{case}/y"], rtol=1e-6, atol=1e-7, what=case)
+
+
+def test_spectral_normalization_training_call_normalizes_the_kernel_as_keras():
+    model, layers, x = _model("spectral_normalization")
+    model.load_weights(os.path.join(HERE, "spectral_normalization.weights.h5"))
+    model(x)
+    assert_close(model(x, training=True), OUTPUTS["spectral_normalization/y_train"], rtol=1e-5, atol=1e-5)
+    assert_close(layers[0].layer.kernel, OUTPUTS["spectral_normalization/kernel_after"], rtol=1e-5, atol=1e-6)

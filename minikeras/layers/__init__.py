@@ -59,7 +59,16 @@ from minikeras.layers.reshaping.zero_padding import ZeroPadding1D, ZeroPadding2D
 from minikeras.layers.core.identity import Identity  # noqa: F401
 from minikeras.layers.core.lambda_layer import Lambda  # noqa: F401
 from minikeras.layers.preprocessing.rescaling import Rescaling  # noqa: F401
-from minikeras.layers.regularization.spatial_dropout import SpatialDropout2D  # noqa: F401
+from minikeras.layers.regularization.spatial_dropout import (  # noqa: F401
+    SpatialDropout1D, SpatialDropout2D, SpatialDropout3D)
+from minikeras.layers.regularization.gaussian_noise import GaussianNoise  # noqa: F401
+from minikeras.layers.regularization.gaussian_dropout import GaussianDropout  # noqa: F401
+from minikeras.layers.regularization.alpha_dropout import AlphaDropout  # noqa: F401
+from minikeras.layers.regularization.activity_regularization import ActivityRegularization  # noqa: F401
+from minikeras.layers.normalization.group_normalization import GroupNormalization  # noqa: F401
+from minikeras.layers.normalization.rms_normalization import RMSNormalization  # noqa: F401
+from minikeras.layers.normalization.unit_normalization import UnitNormalization  # noqa: F401
+from minikeras.layers.normalization.spectral_normalization import SpectralNormalization  # noqa: F401
 from minikeras.saving.registry import register_builtin_namespace
 
 # Every public layer class is minikeras's own in a .keras file (module "minikeras.layers").
