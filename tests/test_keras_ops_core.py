@@ -76,6 +76,29 @@ def test_scan_second_order_and_length_only():
     assert float(carry) == 4.0 and np.asarray(ys).tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
+def test_scan_and_map_in_a_function_without_tape_are_one_loop():
+    steps = mk.Variable(0.0)
+
+    def step(c, x):
+        steps.assign_add(1.0)  # a Variable assigned in the body is carried through the loop
+        return _step_mk(c, x)
+
+    @mk.function(autograph=False)
+    def run(init, xs):
+        return core.scan(step, init, xs, reverse=True), core.map(lambda r: mk.reduce_sum(r * r), xs)
+
+    (c, ys), squares = run(INIT, XS)
+    c_ref, ys_ref = jax.lax.scan(_step_jax, INIT, XS, reverse=True)
+    np.testing.assert_allclose(c, c_ref, rtol=1e-5)
+    np.testing.assert_allclose(ys, ys_ref, rtol=1e-5)
+    np.testing.assert_allclose(squares, np.sum(XS * XS, axis=1), rtol=1e-5)
+    assert float(steps.numpy()) == 5.0
+    program, _ = run.program_for((INIT, XS))
+    assert str(program.jaxpr).count("scan[") == 2  # one loop each, whatever the length
+    with pytest.raises(TypeError, match="carry output"):
+        mk.function(lambda: core.scan(lambda c, x: (c * x, c), 1.0, XS), autograph=False)()
+
+
 def test_map_vectorized_map_associative_scan():
     np.testing.assert_allclose(core.map(lambda r: mk.reduce_sum(r * r), XS), jnp.sum(XS * XS, axis=1), rtol=1e-6)
     pair = core.vectorized_map(lambda e: (e[0] * e[1], e[0]), (XS, XS + 1))

@@ -4,9 +4,11 @@ casts, slicing and scattering, ``stop_gradient`` and ``custom_gradient``.
 
 Control flow works eagerly, inside ``mk.function`` and under a recording ``GradientTape``:
 ``cond``, ``switch`` and ``while_loop`` are ``mk.cond``/``mk.switch_case``/``mk.while_loop``
-(one ``lax`` op in a compiled program); ``scan``, ``map``, ``associative_scan`` and
+(one ``lax`` op in a compiled program). ``scan``, ``map``, ``associative_scan`` and
 ``vectorized_map`` run their function once per element as ordinary recorded ops (so Variables
-read inside get gradients, of every order), which costs trace time proportional to the length.
+read inside get gradients, of every order), at a trace time proportional to the length; inside
+``mk.function`` with no tape recording, ``scan`` and ``map`` are one ``lax.scan``
+(``staged_scan``).
 
     from minikeras import keras
     last, cumulative = keras.ops.scan(lambda c, x: (c + x, c + x), 0.0, xs)
@@ -19,8 +21,10 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 
+from minikeras import _context
 from minikeras.dtypes import as_dtype
 from minikeras.keras.ops.keras_op import jax_forward, keras_op
+from minikeras.keras.ops.staged_scan import staged_scan
 from minikeras.ops.array import concat, stack, stop_gradient as _stop_gradient, unstack as _unstack
 from minikeras.ops.control import cond as _cond, custom_gradient as _custom_gradient, switch_case
 from minikeras.ops.creation import convert_to_tensor as _convert_to_tensor
@@ -306,6 +310,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     if not isinstance(unroll, bool) and (not isinstance(unroll, int) or unroll < 1):
         raise ValueError(f"`unroll` must be an positive integer or boolean. Received: unroll={unroll}")
     n = _length(xs, length, "scan")
+    if _context.traces and not _context.tapes:
+        return staged_scan(f, init, xs, n, reverse, unroll)
     carry, ys = init, []
     for i in (range(n - 1, -1, -1) if reverse else range(n)):
         carry, y = f(carry, None if xs is None else _take(xs, i))
@@ -319,6 +325,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 def map(f, xs):  # noqa: A001
     """``f`` applied to each slice of ``xs`` along its leading axis, the results stacked."""
     n = _length(xs, None, "map")
+    if _context.traces and not _context.tapes:
+        return staged_scan(lambda carry, x: (carry, f(x)), (), xs, n, False, 1)[1]
     return _stack([f(_take(xs, i)) for i in range(n)])
 
 
