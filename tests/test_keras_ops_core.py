@@ -22,6 +22,7 @@ def test_every_keras_name_is_here(module):
     ours = {"core": core, "nn": nn, "linalg": linalg, "image": image}[module]
     missing = [n for n in NAMES[module] if not callable(getattr(ours, n, None))]
     assert not missing
+    assert sorted(ours.__all__) == NAMES[module]  # what `import *` of the module gives keras.ops
 
 
 def _step_jax(c, x):

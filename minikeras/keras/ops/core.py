@@ -366,3 +366,8 @@ def associative_scan(f, elems, reverse=False, axis=0):
     columns = [_leaves(o)[0] for o in out]
     return jax.tree_util.tree_unflatten(treedef, [concat([_tensor(c[j]) for c in columns], axis=axis)
                                                   for j in range(len(leaves))])
+
+
+__all__ = ["associative_scan", "cast", "cond", "convert_to_numpy", "convert_to_tensor", "custom_gradient", "dtype",
+    "fori_loop", "is_tensor", "map", "saturate_cast", "scan", "scatter", "scatter_update", "shape", "slice",
+    "slice_update", "stop_gradient", "switch", "unstack", "vectorized_map", "while_loop"]

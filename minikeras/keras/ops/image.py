@@ -404,3 +404,8 @@ def ssim(image1, image2, max_val=1.0, filter_size=11, filter_sigma=1.5, k1=0.01,
     layout = _layout(image1, data_format)
     return jax_forward("ssim", _ssim, image1, image2, max_val=float(max_val), filter_size=int(filter_size),
                        filter_sigma=float(filter_sigma), k1=float(k1), k2=float(k2), **layout)
+
+
+__all__ = ["affine_transform", "crop_images", "elastic_transform", "extract_patches", "extract_patches_3d",
+    "gaussian_blur", "hsv_to_rgb", "map_coordinates", "pad_images", "perspective_transform", "resize",
+    "rgb_to_grayscale", "rgb_to_hsv", "scale_and_translate", "sobel_edges", "ssim"]

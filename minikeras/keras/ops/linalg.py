@@ -295,3 +295,6 @@ def jvp(fun, primals, tangents, has_aux=False):
     result = jax.tree_util.tree_unflatten(out_tree, out_leaves)
     return (result, tangent_out, aux) if has_aux else (result, tangent_out)
 
+
+__all__ = ["cholesky", "cholesky_inverse", "det", "eig", "eigh", "inv", "jvp", "lstsq", "lu_factor", "matrix_rank",
+    "norm", "pinv", "qr", "solve", "solve_triangular", "svd"]
