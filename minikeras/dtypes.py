@@ -99,6 +99,36 @@ _MINIKERAS = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _warned_64_bit = []
 
 
+def _caller():
+    """The file and line of the first frame outside minikeras, jax and NumPy (the user's line)."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith((_MINIKERAS,) + _LIBRARIES):
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+_warned_narrowing = []
+
+
+def check_narrowing(array, held):
+    """Warns once per process when holding the integer NumPy ``array`` as ``held`` (int32 for
+    int64 without 64-bit dtypes) changes a value (``2**40`` would wrap to 0), naming the line."""
+    if _warned_narrowing or array.dtype.kind not in "iu" or held.itemsize >= array.dtype.itemsize or not array.size:
+        return
+    limits = np.iinfo(held)
+    low, high = array.min(), array.max()
+    if low >= limits.min and high <= limits.max:
+        return
+    _warned_narrowing.append(True)
+    filename, line = _caller()
+    wrong = high if high > limits.max else low
+    warnings.warn_explicit(
+        f"{array.dtype.name} values outside the {held.name} range were given at {filename}:{line} ({wrong} becomes "
+        f"{np.asarray(wrong).astype(held)}): minikeras holds {array.dtype.name} as {held.name} unless 64-bit dtypes "
+        "are on. Call mk.config.enable_x64() (or set MINIKERAS_ENABLE_X64=1) before any value is made to keep them. "
+        "Later narrowings are not warned about again.", UserWarning, filename, line)
+
+
 def requested_dtype(value):
     """A dtype the user asked for by name (``mk.cast(x, mk.float64)``, ``dtype=mk.int64``), as
     minikeras holds it: ``canonical_dtype(as_dtype(value))`` (None stays None). Without 64-bit

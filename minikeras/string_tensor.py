@@ -15,6 +15,7 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.dtypes import string, string_refusal
+from minikeras.errors import invalid_argument
 from minikeras.tensor import Tensor, to_array
 
 
@@ -154,8 +155,15 @@ class StringTensor(Tensor):
         return StringTensor.of_bytes(out)
 
     def _compare(self, other, equal):
-        if other is None or not is_string_value(other):
+        if other is None:
             return Tensor(to_array(not equal))
+        if isinstance(other, Tensor) and not is_string_value(other):
+            op = "Equal" if equal else "NotEqual"
+            raise invalid_argument(op, f"cannot compute {op} as input #1(zero-based) was expected to be a string "
+                                       f"tensor but is a {other.dtype.name} tensor")
+        if not is_string_value(other):  # TF converts the other side to a string Tensor, and refuses numbers
+            raise TypeError(f"Cannot convert {other!r} to a string mk.Tensor: a string Tensor compares with strings "
+                            f"only (received {type(other).__name__})")
         try:
             result = np.equal(self._value, bytes_array(other)) if equal else np.not_equal(
                 self._value, bytes_array(other))

@@ -49,6 +49,20 @@ def _show_unknown_sizes(error, tensors):
         error._message = text
 
 
+# NumPy ufunc -> a KerasTensor's operator (and, for two operands, its reflection when the
+# KerasTensor is the second one: np.less(a, x) is x > a).
+_UFUNC_OPERATORS = {
+    "add": ("__add__", "__radd__"), "subtract": ("__sub__", "__rsub__"), "multiply": ("__mul__", "__rmul__"),
+    "true_divide": ("__truediv__", "__rtruediv__"), "divide": ("__truediv__", "__rtruediv__"),
+    "floor_divide": ("__floordiv__", "__rfloordiv__"), "remainder": ("__mod__", "__rmod__"),
+    "power": ("__pow__", "__rpow__"), "matmul": ("__matmul__", "__rmatmul__"),
+    "less": ("__lt__", "__gt__"), "less_equal": ("__le__", "__ge__"),
+    "greater": ("__gt__", "__lt__"), "greater_equal": ("__ge__", "__le__"),
+    "negative": ("__neg__",), "absolute": ("__abs__",),
+}
+_MINIKERAS_OPS = {"arctan": "atan", "arcsin": "asin", "arccos": "acos", "fabs": "abs", "float_power": "pow"}
+
+
 class KerasTensor:
     """A symbolic tensor: the shape (None for unknown sizes) and dtype of a value a functional
     model will compute, and the node that computes it.
@@ -79,6 +93,20 @@ class KerasTensor:
 
     def __bool__(self):
         raise TypeError(f"{self!r} has no truth value: it is symbolic (use mk.cond/mk.where on values)")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy's arithmetic on a KerasTensor is its operator (``np.add(x, 1)`` is ``x + 1``, a
+        node); any other NumPy function cannot compute on it, and says so, as Keras 3 does."""
+        names = _UFUNC_OPERATORS.get(ufunc.__name__)
+        if method == "__call__" and names is not None and not kwargs and len(inputs) == len(names):
+            if len(inputs) == 1:
+                return getattr(self, names[0])()
+            return getattr(self, names[0])(inputs[1]) if inputs[0] is self else getattr(self, names[1])(inputs[0])
+        op = _MINIKERAS_OPS.get(ufunc.__name__, ufunc.__name__)
+        raise TypeError(f"np.{ufunc.__name__} was called on {self!r}. A KerasTensor is symbolic: it is a placeholder "
+                        "for a shape and a dtype, with no numerical value, so NumPy cannot compute on it. Use "
+                        f"minikeras's op instead (mk.math.{op}(x) for np.{ufunc.__name__}(x)), which adds a node to "
+                        "the functional model")
 
     def __len__(self):
         if not self.shape or self.shape[0] is None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from minikeras import _context
 from minikeras.backend import floatx, folding_constants, is_tracer, static_shape, x64_enabled
-from minikeras.dtypes import as_dtype, canonical_dtype, requested_dtype, string_refusal
+from minikeras.dtypes import as_dtype, canonical_dtype, check_narrowing, requested_dtype, string_refusal
 from minikeras.symbolic import KerasTensor, SymbolicInput
 
 
@@ -48,6 +48,7 @@ def to_array(value, dtype=None):
                                 for v in value])
         np_value = np.asarray(value)
         held = canonical_dtype(np_value.dtype)
+        check_narrowing(np_value, held)
         if literal and held.itemsize == 8 and held.kind in "if":
             held = np.dtype(np.int32) if held.kind == "i" else floatx()
         if np_value.dtype.kind in "SU" or (np_value.dtype == object and np_value.size

@@ -15,6 +15,7 @@ optimizer's variables in order.
 import io
 import json
 import os
+import tempfile
 import warnings
 
 import h5py
@@ -49,6 +50,7 @@ def _json(value):
 def save(model, filepath, overwrite=True, include_optimizer=True):
     """Writes ``model`` (config, weights, compile settings and optimizer state) to a legacy HDF5
     file, atomically, with Keras 3's warning that the format is legacy."""
+    _refuse_assets(model, filepath)
     warnings.warn(LEGACY_WARNING, UserWarning, stacklevel=4)  # the caller of model.save
     if not getattr(model, "built", True):
         raise ValueError(f"You are saving a model that has not yet been built ('{model.name}'). Build it first by "
@@ -71,6 +73,24 @@ def save(model, filepath, overwrite=True, include_optimizer=True):
         if entry is not None and entry.variables and getattr(entry.owner, "built", True):
             _write_named(f.create_group("optimizer_weights"), entry.variables)
     atomic_write(os.fspath(filepath), buffer.getvalue(), overwrite=overwrite)
+
+
+def _refuse_assets(model, filepath):
+    """A legacy HDF5 model file holds configs and weights, no assets: a layer that keeps state as
+    assets (an adapted TextVectorization's or StringLookup's vocabulary) would load without it,
+    every token unknown. Refused, naming the format that keeps it."""
+    for item in [model] + list(model.submodules):
+        save_assets = getattr(item, "save_assets", None)
+        if save_assets is None:
+            continue
+        with tempfile.TemporaryDirectory() as folder:
+            save_assets(folder)
+            if os.listdir(folder):
+                raise ValueError(
+                    f"Cannot save model '{model.name}' to the legacy HDF5 file '{os.fspath(filepath)}': its layer "
+                    f"'{item.name}' ({type(item).__name__}) keeps state that file cannot hold (its vocabulary, an "
+                    "asset), and the loaded model would map every token to OOV. Save it as a .keras file instead: "
+                    f"model.save('{os.path.splitext(os.fspath(filepath))[0]}.keras')")
 
 
 def _write_weights(group, model):

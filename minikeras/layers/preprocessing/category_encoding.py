@@ -1,4 +1,8 @@
 """``CategoryEncoding``: integer ids to one-hot, multi-hot or count vectors (compiled ops)."""
+import jax.numpy as jnp
+
+from minikeras.backend import is_tracer
+from minikeras.errors import invalid_argument
 from minikeras.layers.base import Layer
 from minikeras.layers.preprocessing.encoding import encode_tensor
 from minikeras.layers.preprocessing.host_layer import as_input_tensor
@@ -48,6 +52,11 @@ class CategoryEncoding(Layer):
             raise ValueError(f"`count_weights` is not used when `output_mode` is not `'count'`. Received "
                              f"`count_weights={count_weights}`.")
         ids = inputs if inputs.dtype.kind in "iu" else cast(inputs, "int32")
+        if self.output_mode != "one_hot" and not is_tracer(ids._value) and ids._value.size:
+            lowest = int(jnp.min(ids._value))
+            if lowest < 0:  # TF's bincount refuses it (a compiled step cannot raise: there it counts for nothing)
+                raise invalid_argument("DenseBincount", f"CategoryEncoding '{self.name}': Input 'in' must be "
+                                                        f"non-negative! Negative input value found: {lowest}")
         return encode_tensor(ids, self.output_mode, self.num_tokens, f"CategoryEncoding '{self.name}'", self.dtype,
                              count_weights)
 

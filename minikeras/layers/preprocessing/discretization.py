@@ -70,6 +70,9 @@ class Discretization(Layer):
                              f"and `bin_boundaries={bin_boundaries}`")
         if num_bins is None and bin_boundaries is None:
             raise ValueError("You need to set either `num_bins` or `bin_boundaries`.")
+        if bin_boundaries is not None and np.any(np.diff(np.asarray(bin_boundaries, np.float64).reshape(-1)) < 0):
+            raise ValueError(f"Discretization '{self.name}': Expected sorted boundaries (ascending), received "
+                             f"bin_boundaries={list(bin_boundaries)}")  # TF's Bucketize refuses them when called
         self.bin_boundaries = bin_boundaries
         self.num_bins = num_bins
         self.epsilon = epsilon

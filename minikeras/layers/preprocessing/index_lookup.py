@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from minikeras.errors import InvalidArgumentError
+from minikeras.errors import FailedPreconditionError, InvalidArgumentError
 from minikeras.layers.preprocessing import adapt_data
 from minikeras.layers.preprocessing.encoding import MODES, encode
 from minikeras.layers.preprocessing.host_layer import HostLayer, host_array, out_tensor
@@ -283,9 +283,20 @@ class IndexLookup(HostLayer):
             out = out * self.idf_weights
         return out_tensor(out.astype(np.float32))
 
+    def _check_initialized(self):
+        """TF's "Table not initialized": a lookup with no vocabulary (never given one, or adapted on
+        data with no tokens) would map every token to OOV."""
+        if not self._tokens:
+            raise FailedPreconditionError(
+                None, "LookupTableFindV2",
+                f"Table not initialized: {type(self).__name__} '{self.name}' has no vocabulary yet. Pass "
+                "`vocabulary=` to the layer, call `set_vocabulary(...)`, or call `adapt(data)` on data with tokens "
+                "first")
+
     def lookup(self, array):
         """The indices of the tokens in ``array`` (NumPy), as int64; the mask token maps to 0 in
         'int' mode and to nothing (an index past the vocabulary) otherwise."""
+        self._check_initialized()
         keys = self._keys_of(array.reshape(-1))
         missing = -1
         index = self._index
@@ -310,6 +321,7 @@ class IndexLookup(HostLayer):
         return out.reshape(array.shape)
 
     def _invert(self, array):
+        self._check_initialized()
         indices = np.asarray(array).astype(np.int64)
         vocabulary = self.get_vocabulary()
         keys = [self._key(v) if v is not None else None for v in vocabulary]

@@ -9,6 +9,7 @@ a callable ``standardize`` or ``split`` receives and returns ``mk`` string Tenso
 """
 import numpy as np
 
+from minikeras.errors import FailedPreconditionError
 from minikeras.layers.preprocessing import adapt_data
 from minikeras.layers.preprocessing.encoding import MODES
 from minikeras.layers.preprocessing.host_layer import HostLayer, host_array, out_tensor
@@ -188,6 +189,14 @@ class TextVectorization(HostLayer):
         self.built = True
 
     def call(self, inputs):
+        try:
+            return self._vectorize(inputs)
+        except FailedPreconditionError as error:  # its lookup's "Table not initialized", named for this layer
+            raise FailedPreconditionError(
+                None, error.op, f"Table not initialized: TextVectorization '{self.name}' has no vocabulary yet. Pass "
+                "`vocabulary=` to the layer, or call `adapt(data)` on texts with tokens first") from None
+
+    def _vectorize(self, inputs):
         tokens = self._preprocess(inputs)
         lookup = self._lookup_layer
         if not isinstance(tokens, list):  # no split: each string is one token

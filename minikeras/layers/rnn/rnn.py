@@ -175,6 +175,14 @@ class RNN(Layer):
     reset_state = reset_states
 
     # -- the call -----------------------------------------------------------------------
+    def _symbolic_call(self, inputs, args, training, kwargs):
+        sequences = inputs[0] if isinstance(inputs, (list, tuple)) else inputs
+        if self.stateful and getattr(sequences, "shape", (0,))[0] is None:  # before its shape is probed with sizes
+            raise ValueError("When using `stateful=True` in a RNN, the batch size must be static. Found dynamic batch "
+                             f"size: sequence.shape={tuple(sequences.shape)}. Give the model's input a batch size: "
+                             "mk.Input(shape, batch_size=n), or batch_input_shape=(n, ...) on its first layer")
+        return super()._symbolic_call(inputs, args, training, kwargs)
+
     def _check_call(self, sequences, initial_state, mask):
         if self.unroll and sequences.shape[1] is None:
             raise ValueError("Cannot unroll a RNN if the time dimension is undefined.")
