@@ -100,3 +100,36 @@ def test_add_weight_takes_keras_3s_and_tf_2s_spellings():
         layer.add_weight((2,), aggregation="max")
     metric = keras.metrics.Metric(name="m")
     assert metric.add_weight((2,), "ones").shape == (2,) and metric.add_weight("total").name == "total"
+
+
+@pytest.mark.parametrize("make, x, constrained", [
+    (lambda: keras.layers.Conv2D(2, 2, kernel_constraint="non_neg", bias_constraint="non_neg"), (1, 4, 4, 3),
+     ["kernel", "bias"]),
+    (lambda: keras.layers.Conv1D(2, 2, kernel_constraint="non_neg"), (1, 4, 3), ["kernel"]),
+    (lambda: keras.layers.Conv2DTranspose(2, 2, kernel_constraint="non_neg"), (1, 4, 4, 3), ["kernel"]),
+    (lambda: keras.layers.DepthwiseConv2D(2, depthwise_constraint="non_neg"), (1, 4, 4, 3), ["kernel"]),
+    (lambda: keras.layers.SeparableConv2D(2, 2, depthwise_constraint="non_neg", pointwise_constraint="non_neg"),
+     (1, 4, 4, 3), ["depthwise_kernel", "pointwise_kernel"]),
+    (lambda: keras.layers.PReLU(alpha_initializer="ones", alpha_constraint="non_neg"), (1, 3), ["alpha"]),
+    (lambda: keras.layers.LayerNormalization(beta_constraint="non_neg", gamma_constraint="non_neg"), (1, 3),
+     ["gamma", "beta"]),
+    (lambda: keras.layers.BatchNormalization(beta_constraint="non_neg", gamma_constraint="non_neg"), (1, 3),
+     ["gamma", "beta"]),
+    (lambda: keras.layers.EinsumDense("ab,bc->ac", 2, bias_axes="c", kernel_constraint="non_neg",
+                                      bias_constraint="non_neg"), (1, 3), ["kernel", "bias"]),
+    (lambda: keras.layers.LSTM(2, kernel_constraint="non_neg", recurrent_constraint="non_neg",
+                               bias_constraint="non_neg"), (1, 4, 3), ["kernel", "recurrent_kernel", "bias"]),
+])
+def test_layers_that_take_constraints_apply_them_after_each_update(make, x, constrained):
+    layer = make()
+    model = keras.Sequential([keras.Input(x[1:]), layer, keras.layers.Flatten(), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(10.0), "mse")  # a large step drives unconstrained weights negative
+    data = np.random.default_rng(0).normal(size=(8,) + x[1:]).astype("float32")
+    model.fit(data, np.full((8, 1), -5.0, "float32"), batch_size=4, verbose=0)
+    for weight in layer.weights:
+        if weight.name in constrained:
+            assert isinstance(weight.constraint, keras.constraints.NonNeg), weight.name
+            assert np.all(weight.numpy() >= 0), weight.name
+    config = type(layer).from_config(layer.get_config()).get_config()  # the constraints survive a round trip
+    assert sum(isinstance(value, dict) and value["class_name"] == "NonNeg"
+               for key, value in config.items() if key.endswith("constraint")) == len(constrained)

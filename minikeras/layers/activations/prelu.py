@@ -1,7 +1,6 @@
 """PReLU: a leaky ReLU whose negative slope is learned (per element, or shared along axes)."""
-from minikeras import initializers, regularizers
+from minikeras import constraints, initializers, regularizers
 from minikeras.layers.base import Layer
-from minikeras.layers.convolutional.base_conv import no_constraints
 from minikeras.ops.nn import relu
 
 
@@ -11,6 +10,7 @@ class PReLU(Layer):
     Args:
       alpha_initializer: default 'Zeros' (starts as a ReLU).
       alpha_regularizer: a penalty on ``alpha`` in ``layer.losses``.
+      alpha_constraint: a ``keras.constraints`` object applied to ``alpha`` after each update.
       shared_axes: axes (counted with the batch axis as 0) along which one ``alpha`` is shared,
         e.g. ``[1, 2]`` for one slope per channel of (batch, h, w, c) images.
 
@@ -22,9 +22,9 @@ class PReLU(Layer):
     def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None,
                  **kwargs):
         super().__init__(**kwargs)
-        no_constraints(self, alpha_constraint=alpha_constraint)
         self.alpha_initializer = initializers.get(alpha_initializer)
         self.alpha_regularizer = regularizers.get(alpha_regularizer)
+        self.alpha_constraint = constraints.get(alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         elif not isinstance(shared_axes, (list, tuple)):
@@ -44,7 +44,7 @@ class PReLU(Layer):
             raise ValueError(f"PReLU '{self.name}' needs every non-shared axis known to build alpha, received input "
                              f"shape {tuple(input_shape)}; share the unknown axes with shared_axes")
         self.alpha = self.add_weight("alpha", tuple(shape), self.alpha_initializer,
-                                     regularizer=self.alpha_regularizer)
+                                     regularizer=self.alpha_regularizer, constraint=self.alpha_constraint)
         self.built = True
 
     def call(self, inputs):
@@ -55,5 +55,6 @@ class PReLU(Layer):
 
     def get_config(self):
         return {**super().get_config(), "alpha_initializer": initializers.serialize(self.alpha_initializer),
-                "alpha_regularizer": regularizers.serialize(self.alpha_regularizer), "alpha_constraint": None,
+                "alpha_regularizer": regularizers.serialize(self.alpha_regularizer),
+                "alpha_constraint": constraints.serialize(self.alpha_constraint),
                 "shared_axes": self.shared_axes}

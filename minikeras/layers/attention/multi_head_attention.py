@@ -3,7 +3,7 @@ import string
 
 import numpy as np
 
-from minikeras import activations, initializers, regularizers
+from minikeras import activations, constraints, initializers, regularizers
 from minikeras.dtypes import as_dtype
 from minikeras.layers.activations.activation_layers import Softmax
 from minikeras.layers.base import Layer
@@ -70,8 +70,6 @@ class MultiHeadAttention(Layer):
             raise ValueError(f"`sliding_window` must be `None` or a positive integer. Received: "
                              f"sliding_window={sliding_window}")
         super().__init__(**kwargs)
-        if kernel_constraint is not None or bias_constraint is not None:
-            raise NotImplementedError(f"MultiHeadAttention '{self.name}': weight constraints are not supported")
         if flash_attention:
             raise NotImplementedError(f"MultiHeadAttention '{self.name}': flash_attention is not supported")
         self._num_heads = int(num_heads)
@@ -95,6 +93,8 @@ class MultiHeadAttention(Layer):
         self._kernel_regularizer = regularizers.get(kernel_regularizer)
         self._bias_regularizer = regularizers.get(bias_regularizer)
         self._activity_regularizer = regularizers.get(activity_regularizer)
+        self._kernel_constraint = constraints.get(kernel_constraint)
+        self._bias_constraint = constraints.get(bias_constraint)
         self.seed = seed
         self._inverse_sqrt_key_dim = 1.0 / float(np.sqrt(float(self._key_dim)))
         self._value_shapes = None
@@ -116,7 +116,8 @@ class MultiHeadAttention(Layer):
                 "kernel_regularizer": regularizers.serialize(self._kernel_regularizer),
                 "bias_regularizer": regularizers.serialize(self._bias_regularizer),
                 "activity_regularizer": regularizers.serialize(self._activity_regularizer),
-                "kernel_constraint": None, "bias_constraint": None, "seed": self.seed}
+                "kernel_constraint": constraints.serialize(self._kernel_constraint),
+                "bias_constraint": constraints.serialize(self._bias_constraint), "seed": self.seed}
 
     # -- building --------------------------------------------------------------------------
     def __call__(self, query, value=None, key=None, **kwargs):
@@ -185,7 +186,8 @@ class MultiHeadAttention(Layer):
             kernel_initializer=initializers.get(initializers.serialize(self._kernel_initializer)),
             bias_initializer=initializers.get(initializers.serialize(self._bias_initializer)),
             kernel_regularizer=self._kernel_regularizer, bias_regularizer=self._bias_regularizer,
-            activity_regularizer=self._activity_regularizer, dtype=self.dtype_policy)
+            activity_regularizer=self._activity_regularizer, kernel_constraint=self._kernel_constraint,
+            bias_constraint=self._bias_constraint, dtype=self.dtype_policy)
 
     # -- calling ---------------------------------------------------------------------------
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None, attention_mask=None,

@@ -27,7 +27,7 @@ class BaseConv(KernelBiasLayer):
         (batch, channels, *spatial); None: ``backend.image_data_format()``.
       groups: input channels and filters split into this many groups, convolved apart.
       activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-      bias_regularizer, activity_regularizer: as Keras's.
+      bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint: as Keras's.
 
     The kernel has shape ``kernel_size + (channels // groups, filters)`` and the bias
     ``(filters,)``, named ``kernel`` and ``bias``, as in Keras (weights files go both ways).
@@ -38,7 +38,6 @@ class BaseConv(KernelBiasLayer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        no_constraints(self, kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         self.rank = rank
         self.input_ndim = rank + 2
         self.filters = ca.positive(filters, "filters")
@@ -55,7 +54,7 @@ class BaseConv(KernelBiasLayer):
         self.data_format = ca.standardize_data_format(data_format)
         ca.check_strides_dilation(self.strides, self.dilation_rate)
         self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-                              bias_regularizer)
+                              bias_regularizer, kernel_constraint, bias_constraint)
 
     def build(self, input_shape):
         channels = ca.channels_of(input_shape, self.data_format)
@@ -113,7 +112,6 @@ class BaseConv(KernelBiasLayer):
     def get_config(self):
         config = {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
                   "strides": self.strides, "padding": self.padding, "data_format": self.data_format,
-                  "dilation_rate": self.dilation_rate, "groups": self.groups, **self._kernel_bias_config(),
-                  "kernel_constraint": None, "bias_constraint": None}
+                  "dilation_rate": self.dilation_rate, "groups": self.groups, **self._kernel_bias_config()}
         config.setdefault("activity_regularizer", None)
         return config

@@ -1,6 +1,5 @@
 """Transposed convolutions (upsampling by ``strides``): Conv1DTranspose, Conv2DTranspose, Conv3DTranspose."""
 from minikeras.layers.convolutional import conv_args as ca
-from minikeras.layers.convolutional.base_conv import no_constraints
 from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.ops.nn import conv2d_transpose
 from minikeras.ops.nn_conv_general import conv_nd_transpose
@@ -43,7 +42,6 @@ class BaseConvTranspose(KernelBiasLayer):
                  bias_regularizer=None, activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        no_constraints(self, kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         self.rank = rank
         self.input_ndim = rank + 2
         self.filters = ca.positive(filters, "filters")
@@ -62,7 +60,7 @@ class BaseConvTranspose(KernelBiasLayer):
                                      f"output_padding={self.output_padding}, strides={self.strides}")
         ca.check_strides_dilation(self.strides, self.dilation_rate)
         self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-                              bias_regularizer)
+                              bias_regularizer, kernel_constraint, bias_constraint)
 
     def build(self, input_shape):
         channels = ca.channels_of(input_shape, self.data_format)
@@ -115,8 +113,7 @@ class BaseConvTranspose(KernelBiasLayer):
     def get_config(self):
         config = {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
                   "strides": self.strides, "padding": self.padding, "output_padding": self.output_padding,
-                  "data_format": self.data_format, "dilation_rate": self.dilation_rate, **self._kernel_bias_config(),
-                  "kernel_constraint": None, "bias_constraint": None}
+                  "data_format": self.data_format, "dilation_rate": self.dilation_rate, **self._kernel_bias_config()}
         config.setdefault("activity_regularizer", None)
         return config
 

@@ -1,7 +1,6 @@
 """Depthwise convolutions: DepthwiseConv1D, DepthwiseConv2D (each channel convolved with its own filters)."""
-from minikeras import initializers, regularizers
+from minikeras import constraints, initializers, regularizers
 from minikeras.layers.convolutional import conv_args as ca
-from minikeras.layers.convolutional.base_conv import no_constraints
 from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.ops.nn_conv_general import depthwise_conv_nd
 
@@ -26,7 +25,6 @@ class BaseDepthwiseConv(KernelBiasLayer):
                  bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None,
                  activity_regularizer=None, depthwise_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        no_constraints(self, depthwise_constraint=depthwise_constraint, bias_constraint=bias_constraint)
         self.rank = rank
         self.input_ndim = rank + 2
         self.depth_multiplier = ca.positive(depth_multiplier, "depth_multiplier")
@@ -37,16 +35,17 @@ class BaseDepthwiseConv(KernelBiasLayer):
         self.data_format = ca.standardize_data_format(data_format)
         ca.check_strides_dilation(self.strides, self.dilation_rate)
         self._set_kernel_bias(activation, use_bias, depthwise_initializer, bias_initializer, depthwise_regularizer,
-                              bias_regularizer)
+                              bias_regularizer, depthwise_constraint, bias_constraint)
 
     def build(self, input_shape):
         channels = ca.channels_of(input_shape, self.data_format)
         self.compute_output_shape(input_shape)
         self.kernel = self.add_weight("kernel", self.kernel_size + (channels, self.depth_multiplier),
-                                      self.kernel_initializer, regularizer=self.kernel_regularizer)
+                                      self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         if self.use_bias:
             self.bias = self.add_weight("bias", (channels * self.depth_multiplier,), self.bias_initializer,
-                                        regularizer=self.bias_regularizer)
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.built = True
 
     def _check_input(self, inputs):
@@ -76,7 +75,8 @@ class BaseDepthwiseConv(KernelBiasLayer):
                 "depthwise_regularizer": regularizers.serialize(self.kernel_regularizer),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-                "depthwise_constraint": None, "bias_constraint": None}
+                "depthwise_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
 class DepthwiseConv1D(BaseDepthwiseConv):

@@ -1,8 +1,7 @@
 """Separable convolutions: SeparableConv1D, SeparableConv2D (a depthwise convolution, then a 1x1 one)."""
-from minikeras import activations, initializers, regularizers
+from minikeras import activations, constraints, initializers, regularizers
 from minikeras.layers.base import Layer
 from minikeras.layers.convolutional import conv_args as ca
-from minikeras.layers.convolutional.base_conv import no_constraints
 from minikeras.ops.nn_conv_general import conv_nd, depthwise_conv_nd
 
 
@@ -26,8 +25,6 @@ class BaseSeparableConv(Layer):
                  pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        no_constraints(self, depthwise_constraint=depthwise_constraint, pointwise_constraint=pointwise_constraint,
-                       bias_constraint=bias_constraint)
         self.rank = rank
         self.input_ndim = rank + 2
         self.depth_multiplier = ca.positive(depth_multiplier, "depth_multiplier")
@@ -46,6 +43,9 @@ class BaseSeparableConv(Layer):
         self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
         self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.depthwise_constraint = constraints.get(depthwise_constraint)
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.depthwise_kernel = self.pointwise_kernel = self.bias = None
 
     def build(self, input_shape):
@@ -53,13 +53,15 @@ class BaseSeparableConv(Layer):
         self.compute_output_shape(input_shape)
         self.depthwise_kernel = self.add_weight("depthwise_kernel",
                                                 self.kernel_size + (channels, self.depth_multiplier),
-                                                self.depthwise_initializer, regularizer=self.depthwise_regularizer)
+                                                self.depthwise_initializer, regularizer=self.depthwise_regularizer,
+                                                constraint=self.depthwise_constraint)
         self.pointwise_kernel = self.add_weight("pointwise_kernel",
                                                 (1,) * self.rank + (channels * self.depth_multiplier, self.filters),
-                                                self.pointwise_initializer, regularizer=self.pointwise_regularizer)
+                                                self.pointwise_initializer, regularizer=self.pointwise_regularizer,
+                                                constraint=self.pointwise_constraint)
         if self.use_bias:
             self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer,
-                                        regularizer=self.bias_regularizer)
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.built = True
 
     def _check_input(self, inputs):
@@ -93,7 +95,9 @@ class BaseSeparableConv(Layer):
                 "pointwise_regularizer": regularizers.serialize(self.pointwise_regularizer),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
-                "depthwise_constraint": None, "pointwise_constraint": None, "bias_constraint": None}
+                "depthwise_constraint": constraints.serialize(self.depthwise_constraint),
+                "pointwise_constraint": constraints.serialize(self.pointwise_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
 class SeparableConv1D(BaseSeparableConv):

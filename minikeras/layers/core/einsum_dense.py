@@ -3,7 +3,7 @@ import re
 
 import numpy as np
 
-from minikeras import activations, initializers, regularizers
+from minikeras import activations, constraints, initializers, regularizers
 from minikeras.layers.base import Layer
 from minikeras.ops.einsum import einsum
 from minikeras.saving.registry import register_builtin
@@ -38,8 +38,6 @@ class EinsumDense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, lora_rank=None, lora_alpha=None, quantization_config=None, **kwargs):
         super().__init__(**kwargs)
-        if kernel_constraint is not None or bias_constraint is not None:
-            raise NotImplementedError(f"EinsumDense '{self.name}': weight constraints are not supported")
         if lora_rank or quantization_config is not None:
             raise NotImplementedError(f"EinsumDense '{self.name}': LoRA and quantization are not supported "
                                       f"(received lora_rank={lora_rank!r}, "
@@ -55,6 +53,8 @@ class EinsumDense(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         analyze_equation(equation, bias_axes, (None,) * 26, self.partial_output_shape, check_only=True)
         self.kernel = None
         self.bias = None
@@ -67,10 +67,10 @@ class EinsumDense(Layer):
                              f"for input shape {tuple(input_shape)}; give its sizes in output_shape")
         self.kernel = self.add_weight("kernel", tuple(kernel_shape), _fanned(self.kernel_initializer, input_axes,
                                                                             output_axes),
-                                      regularizer=self.kernel_regularizer)
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
         if bias_shape is not None:
             self.bias = self.add_weight("bias", tuple(bias_shape), self.bias_initializer,
-                                        regularizer=self.bias_regularizer)
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.built = True
 
     def call(self, inputs):
@@ -89,7 +89,8 @@ class EinsumDense(Layer):
                 "bias_initializer": initializers.serialize(self.bias_initializer),
                 "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-                "kernel_constraint": None, "bias_constraint": None}
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
 def _fanned(initializer, input_axes, output_axes):

@@ -1,5 +1,5 @@
 """BatchNormalization with moving statistics kept in non-trainable Variables."""
-from minikeras import initializers
+from minikeras import constraints, initializers, regularizers
 from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
 from minikeras.ops.array import reshape
@@ -14,7 +14,8 @@ class BatchNormalization(Layer):
 
     In training mode the batch mean and variance normalize the input and update
     ``moving = moving * momentum + batch_stat * (1 - momentum)`` (eagerly and inside
-    ``mk.function``). Keras defaults: ``axis=-1``, ``momentum=0.99``, ``epsilon=1e-3``.
+    ``mk.function``). Keras defaults: ``axis=-1``, ``momentum=0.99``, ``epsilon=1e-3``. ``beta`` and
+    ``gamma`` take regularizers and constraints, as Keras's.
     Under a mixed policy the statistics and the normalization are computed in float32 (the
     weights are read uncast) and the output is cast to the compute dtype, as in Keras 3.
     """
@@ -23,7 +24,8 @@ class BatchNormalization(Layer):
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
-                 moving_variance_initializer="ones", **kwargs):
+                 moving_variance_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
+                 beta_constraint=None, gamma_constraint=None, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
         self.momentum = float(momentum)
@@ -34,6 +36,10 @@ class BatchNormalization(Layer):
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.gamma = self.beta = None
 
     def build(self, input_shape):
@@ -41,9 +47,11 @@ class BatchNormalization(Layer):
         self._axis = self.axis % ndim
         n = input_shape[self._axis]
         if self.scale:
-            self.gamma = self.add_weight("gamma", (n,), self.gamma_initializer, autocast=False)
+            self.gamma = self.add_weight("gamma", (n,), self.gamma_initializer, autocast=False,
+                                         regularizer=self.gamma_regularizer, constraint=self.gamma_constraint)
         if self.center:
-            self.beta = self.add_weight("beta", (n,), self.beta_initializer, autocast=False)
+            self.beta = self.add_weight("beta", (n,), self.beta_initializer, autocast=False,
+                                        regularizer=self.beta_regularizer, constraint=self.beta_constraint)
         self.moving_mean = self.add_weight("moving_mean", (n,), self.moving_mean_initializer, trainable=False,
                                            autocast=False)
         self.moving_variance = self.add_weight("moving_variance", (n,), self.moving_variance_initializer,
@@ -94,4 +102,8 @@ class BatchNormalization(Layer):
                 "beta_initializer": initializers.serialize(self.beta_initializer),
                 "gamma_initializer": initializers.serialize(self.gamma_initializer),
                 "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
-                "moving_variance_initializer": initializers.serialize(self.moving_variance_initializer)}
+                "moving_variance_initializer": initializers.serialize(self.moving_variance_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}

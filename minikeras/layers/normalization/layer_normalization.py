@@ -1,5 +1,5 @@
 """LayerNormalization: normalizes each example over its feature axes."""
-from minikeras import initializers, regularizers
+from minikeras import constraints, initializers, regularizers
 from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
 from minikeras.ops.array import reshape
@@ -31,14 +31,14 @@ class LayerNormalization(Layer):
             self.axis = axis
         else:
             raise TypeError(f"Expected an int or a list/tuple of ints for the argument 'axis', but received: {axis}")
-        if beta_constraint is not None or gamma_constraint is not None:
-            raise NotImplementedError("LayerNormalization: weight constraints are not supported")
         self.epsilon = float(epsilon)
         self.center, self.scale, self.rms_scaling = bool(center), bool(scale), bool(rms_scaling)
         self.beta_initializer = initializers.get(beta_initializer)
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.gamma = self.beta = None
 
     def build(self, input_shape):
@@ -52,9 +52,11 @@ class LayerNormalization(Layer):
         shape = tuple(input_shape[a] for a in self._axes)
         self._ndim = ndim
         if self.scale or self.rms_scaling:
-            self.gamma = self.add_weight("gamma", shape, self.gamma_initializer, regularizer=self.gamma_regularizer)
+            self.gamma = self.add_weight("gamma", shape, self.gamma_initializer, regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint)
         if self.center and not self.rms_scaling:
-            self.beta = self.add_weight("beta", shape, self.beta_initializer, regularizer=self.beta_regularizer)
+            self.beta = self.add_weight("beta", shape, self.beta_initializer, regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint)
         self.built = True
 
     def _check_input(self, inputs):
@@ -93,4 +95,6 @@ class LayerNormalization(Layer):
                 "beta_initializer": initializers.serialize(self.beta_initializer),
                 "gamma_initializer": initializers.serialize(self.gamma_initializer),
                 "beta_regularizer": regularizers.serialize(self.beta_regularizer),
-                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer)}
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}

@@ -15,7 +15,7 @@ state, drawn once per call and used at every step (one mask per gate when
 """
 import jax.numpy as jnp
 
-from minikeras import activations, initializers, regularizers
+from minikeras import activations, constraints, initializers, regularizers
 from minikeras.layers.base import Layer
 from minikeras.layers.rnn.rnn_gates import GRUGates, LSTMGates, SimpleRNNGates, product
 from minikeras.ops.array import concat
@@ -58,9 +58,9 @@ class DropoutCell(Layer):
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.recurrent_constraint = recurrent_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.recurrent_constraint = constraints.get(recurrent_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
@@ -161,8 +161,9 @@ class DropoutCell(Layer):
             "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
             "recurrent_regularizer": regularizers.serialize(self.recurrent_regularizer),
             "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "kernel_constraint": self.kernel_constraint, "recurrent_constraint": self.recurrent_constraint,
-            "bias_constraint": self.bias_constraint,
+            "kernel_constraint": constraints.serialize(self.kernel_constraint),
+            "recurrent_constraint": constraints.serialize(self.recurrent_constraint),
+            "bias_constraint": constraints.serialize(self.bias_constraint),
             "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout, "seed": self.seed})
         return {**super().get_config(), **config}
 
