@@ -207,3 +207,12 @@ def test_the_global_generator_is_usable_in_a_compiled_step():
         return r.normal((2,))
 
     assert not np.array_equal(draw().numpy(), draw().numpy())
+
+
+def test_a_keras_file_of_a_layer_with_a_seed_generator_round_trips(tmp_path):
+    model = keras.Sequential([keras.Input((3,)), SeededNoise()])
+    model.save(tmp_path / "noise.keras")
+    loaded = keras.saving.load_model(tmp_path / "noise.keras", custom_objects={"SeededNoise": SeededNoise})
+    layer = loaded.layers[0]
+    np.testing.assert_array_equal(layer.dense.kernel.numpy(), model.layers[0].dense.kernel.numpy())
+    np.testing.assert_array_equal(layer.seed_generator.state.numpy()[0], 3)  # a new generator from the layer's code
