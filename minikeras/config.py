@@ -15,7 +15,7 @@ NativeKernels = collections.namedtuple("NativeKernels", ["on", "reason", "direct
 def native_kernels():
     """Whether minikeras's own CPU kernels are on: ``NativeKernels(on, reason, directory)``.
 
-    Builds them first if this machine has none yet (a few seconds, once). ``reason`` says why
+    Builds them first if this machine has none yet (once; one line of progress per library). ``reason`` says why
     they are off ('' when on): ``MINIKERAS_NATIVE=0``, no C++ compiler, a failed build (with
     the compiler's message), a platform other than Linux or macOS. ``directory`` is where the
     built libraries are kept.

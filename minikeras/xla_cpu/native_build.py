@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 
 import filelock
@@ -166,12 +167,17 @@ def _built_with_the_others(source, compiler):
     os.makedirs(library_directory(), exist_ok=True)
     with filelock.FileLock(os.path.join(library_directory(), ".build.lock"), timeout=_BUILD_TIMEOUT_S):
         with _builds_lock:
-            for name in (source, *SOURCES):
+            missing = []
+            for name in dict.fromkeys((source, *SOURCES)):
                 path = _source_path(name)
                 target = _library_path(path, compiler)
                 if target not in _builds and not os.path.exists(target):
-                    _announce_build()
-                    _builds[target] = _builder().submit(_build, path, target, compiler)
+                    missing.append((name, path, target))
+            if missing:
+                _announce_build([name for name, _, _ in missing], compiler)
+                progress = _Progress(len(missing))
+                for name, path, target in missing:
+                    _builds[target] = _builder().submit(_build_reporting, name, path, target, compiler, progress)
             futures = list(_builds.values())
             future = _builds.get(_library_path(_source_path(source), compiler))
         concurrent.futures.wait(futures)
@@ -179,11 +185,35 @@ def _built_with_the_others(source, compiler):
         future.result()
 
 
-def _announce_build():
+def _announce_build(names, compiler):
     if not _announced:
         _announced.append(True)
-        print(f"minikeras: building its native CPU kernels for this machine into {library_directory()} "
-              f"(once per machine, a few seconds)", file=sys.stderr, flush=True)
+        print(f"minikeras: compiling {len(names)} native CPU kernel libraries "
+              f"({', '.join(n.split('.')[0] for n in names)}) with {compiler} -O3 -march=native into "
+              f"{library_directory()}, in parallel. This happens once per machine and jaxlib version, and takes "
+              "longer on a busy machine; each library is reported when built",
+              file=sys.stderr, flush=True)
+
+
+class _Progress:
+    """Counts the libraries a build round has finished, for the lines ``_build_reporting`` prints."""
+
+    def __init__(self, total):
+        self.total, self.done, self.started = total, 0, time.perf_counter()
+        self.lock = threading.Lock()
+
+    def finished(self, name):
+        with self.lock:
+            self.done += 1
+            return self.done, time.perf_counter() - self.started
+
+
+def _build_reporting(name, path, target, compiler, progress):
+    """``_build``, then one line of progress (which library, how many of the round, time so far)."""
+    _build(path, target, compiler)
+    done, seconds = progress.finished(name)
+    print(f"minikeras: built {name.split('.')[0]} ({done}/{progress.total}, {seconds:.1f} s)"
+          + (" - native kernels ready" if done == progress.total else ""), file=sys.stderr, flush=True)
 
 
 def _unavailable(source, reason, warn=True):
@@ -208,7 +238,7 @@ def _builder():
 def load_library(source):
     """The library built from ``source`` (a file name in this folder), or None.
 
-    Builds it on first use on this machine (a few seconds) and loads it from
+    Builds it on first use on this machine (compiling all of ``SOURCES``, once) and loads it from
     ``library_directory()`` after that. None, with the reason in ``why_unavailable(source)``,
     when native kernels are off, there is no compiler, or the build fails.
     """
