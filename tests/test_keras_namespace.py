@@ -36,3 +36,13 @@ def test_variable_takes_keras_3s_arguments():
     with mk.GradientTape() as tape:
         loss = mk.reduce_sum(v * v)
     np.testing.assert_allclose(tape.gradient(loss, v).numpy(), [2.0, 2.0])
+
+
+def test_unpack_and_pack_x_y_sample_weight_as_keras():
+    u, p = keras.utils.unpack_x_y_sample_weight, keras.utils.pack_x_y_sample_weight
+    assert [u([1, 2]), u((1,)), u(5), u((1, 2, 3)), u({"a": 1})] == [
+        (1, 2, None), (1, None, None), (5, None, None), (1, 2, 3), ({"a": 1}, None, None)]
+    with pytest.raises(ValueError, match="Data is expected to be in format `x`, `\\(x,\\)`, `\\(x, y\\)`, or "
+                                         "`\\(x, y, sample_weight\\)`, found: \\(1, 2, 3, 4\\)"):
+        u((1, 2, 3, 4))
+    assert [p(1), p((1, 2)), p(1, 2), p(1, 2, 3), p([1])] == [1, ((1, 2),), (1, 2), (1, 2, 3), ([1],)]

@@ -1,5 +1,6 @@
 """``mk.utils``: Keras 3's utilities (``keras.utils``) that tutorials use."""
 from minikeras.utils.numerical import normalize, to_categorical  # noqa: F401
+from minikeras.utils.data_packing import pack_x_y_sample_weight, unpack_x_y_sample_weight  # noqa: F401
 from minikeras.utils.seeding import set_random_seed  # noqa: F401
 from minikeras.utils.sequence import pad_sequences  # noqa: F401
 from minikeras.utils.split import split_dataset  # noqa: F401
