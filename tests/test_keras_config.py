@@ -96,3 +96,21 @@ def test_enable_unsafe_deserialization_wins_over_safe_mode(monkeypatch):
     keras.config.enable_unsafe_deserialization()
     model = mk.saving.load_model(LAMBDA_KERAS, safe_mode=True)  # as Keras 3: the global setting wins
     np.testing.assert_array_equal(model(np.ones((1, 3), "float32")).numpy(), [[2.0, 2.0, 2.0]])
+
+
+def test_interactive_logging_off_sends_one_line_per_epoch_to_the_logger(small_model, capsys, caplog):
+    x, y = np.ones((8, 2), "float32"), np.ones((8, 1), "float32")
+    assert keras.config.is_interactive_logging_enabled()
+    keras.config.disable_interactive_logging()
+    try:
+        with caplog.at_level("INFO", logger="minikeras"):
+            small_model.fit(x, y, batch_size=4, epochs=2, verbose=1)
+            progress = mk.utils.Progbar(3)
+            for step in range(3):
+                progress.update(step + 1, values=[("loss", 1.0)])
+    finally:
+        keras.utils.enable_interactive_logging()
+    assert capsys.readouterr().out == ""  # no bar drawn, nothing on stdout
+    lines = [r.getMessage() for r in caplog.records if r.name == "minikeras"]
+    assert [line.split(" - ")[0] for line in lines] == ["Epoch 1/2", "Epoch 2/2", "3/3"]
+    assert all("loss: " in line for line in lines)

@@ -3,6 +3,8 @@ import sys
 
 import numpy as np
 
+from minikeras.callbacks.interactive_logging import is_interactive_logging_enabled, logger
+
 HOOKS = (
     "on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end",
     "on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end",
@@ -12,7 +14,11 @@ HOOKS = (
 
 
 def print_msg(message):
-    """Prints a line to stdout without tearing a progress bar that is being drawn."""
+    """Prints a line to stdout without tearing a progress bar that is being drawn (or, with
+    interactive logging off, logs it at INFO level on the "minikeras" logger)."""
+    if not is_interactive_logging_enabled():
+        logger.info(str(message))
+        return
     from tqdm.std import tqdm
     tqdm.write(str(message), file=sys.stdout)
 

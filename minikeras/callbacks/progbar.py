@@ -10,6 +10,7 @@ import sys
 import time
 
 from minikeras.callbacks.callback import Callback, print_msg
+from minikeras.callbacks.interactive_logging import is_interactive_logging_enabled
 
 
 def in_notebook():
@@ -129,7 +130,7 @@ class ProgbarLogger(Callback):
         self._close()
         self._seen = 0
         self._start = time.perf_counter()
-        if self.verbose == 1:
+        if self.verbose == 1 and is_interactive_logging_enabled():
             self._bar = open_bar(self.target, description)
 
     def _update(self, batch, logs):
@@ -153,7 +154,7 @@ class ProgbarLogger(Callback):
             self._bar.dynamic_ncols = False
             self._bar.ncols = None
             self._close()
-        elif self.verbose == 2:
+        elif self.verbose:  # verbose=2, or verbose=1 with interactive logging off: one line
             head = description if description is not None else f"{self._seen}/{self.target or self._seen}"
             line = f"{head} - {elapsed:.0f}s"
             if logs:

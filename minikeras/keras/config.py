@@ -15,7 +15,7 @@ backend takes the TensorFlow branch, whose calls minikeras implements.
 Not here: ``set_epsilon`` (minikeras's losses and metrics use the constant 1e-7),
 ``set_backend`` (there is one backend), the traceback filtering switch on
 (minikeras never filters tracebacks: ``disable_traceback_filtering`` has nothing to undo),
-the interactive-logging and flash-attention switches.
+the flash-attention switches.
 """
 from minikeras.backend import (  # noqa: F401
     epsilon,
@@ -27,6 +27,11 @@ from minikeras.backend import (  # noqa: F401
     set_image_data_format,
     set_max_epochs,
     set_max_steps_per_epoch,
+)
+from minikeras.callbacks.interactive_logging import (  # noqa: F401
+    disable_interactive_logging,
+    enable_interactive_logging,
+    is_interactive_logging_enabled,
 )
 from minikeras.dtype_policies import (
     global_policy as dtype_policy,  # noqa: F401

@@ -2,6 +2,7 @@
 import time
 
 from minikeras.callbacks.callback import print_msg
+from minikeras.callbacks.interactive_logging import is_interactive_logging_enabled
 from minikeras.callbacks.progbar import format_logs, open_bar
 
 
@@ -35,7 +36,7 @@ class Progbar:
         self._seen_so_far = 0
         self._values = {}  # name -> [weighted sum, weight], or [value, 1] for stateful metrics
         self._start = time.time()
-        self._bar = open_bar(target, unit=unit_name) if verbose == 1 else None
+        self._bar = open_bar(target, unit=unit_name) if verbose == 1 and is_interactive_logging_enabled() else None
         self._finalized = False
 
     def update(self, current, values=None, finalize=None):
@@ -64,7 +65,7 @@ class Progbar:
                 self._bar.update(advanced)
             if finalize:
                 self._close()
-        elif self.verbose == 2 and finalize and not self._finalized:
+        elif self.verbose and finalize and not self._finalized:  # verbose=2, or 1 with interactive logging off
             line = f"{current}/{self.target or current} - {time.time() - self._start:.0f}s"
             if self._values:
                 line += " - " + format_logs(self.averages())
