@@ -113,6 +113,8 @@ def test_seeding_rules():
     np.testing.assert_array_equal(generator.state.numpy(), [42, 2])
     again = r.SeedGenerator(42)
     np.testing.assert_array_equal([r.normal((3,), seed=again).numpy() for _ in range(2)], [first, second])
+    for large in (2**31 - 1, 2**31, 2**32 - 1):  # uint32 seeds at the int32 boundary, as Keras 3.15 takes them
+        assert r.uniform((2, 2), seed=large).shape == (2, 2)
     keras.utils.set_random_seed(5)  # seed=None: the global generator
     unseeded = [r.uniform((3,)).numpy() for _ in range(2)]
     keras.utils.set_random_seed(5)
@@ -216,3 +218,15 @@ def test_a_keras_file_of_a_layer_with_a_seed_generator_round_trips(tmp_path):
     layer = loaded.layers[0]
     np.testing.assert_array_equal(layer.dense.kernel.numpy(), model.layers[0].dense.kernel.numpy())
     np.testing.assert_array_equal(layer.seed_generator.state.numpy()[0], 3)  # a new generator from the layer's code
+
+
+def test_a_seed_generator_serializes_as_keras_3s():
+    spec = keras.saving.serialize_keras_object(r.SeedGenerator(42, name="sg"))
+    assert spec == {"module": "minikeras.random", "class_name": "SeedGenerator", "config": {"seed": 42, "name": "sg"},
+                    "registered_name": None}
+    keras_spec = dict(spec, module="keras.random")  # as Keras 3 writes it
+    for given in (spec, mk.saving.keras_config.from_keras(keras_spec)):
+        again = keras.saving.deserialize_keras_object(given)
+        assert type(again) is r.SeedGenerator and again.get_config() == {"seed": 42, "name": "sg"}
+        np.testing.assert_array_equal(again.state.numpy(), [42, 0])
+    assert mk.saving.keras_config.to_keras(spec)["module"] == "keras.random"

@@ -11,4 +11,9 @@ from minikeras.random.draws import (  # noqa: F401
     truncated_normal,
     uniform,
 )
-from minikeras.random.seed_generator import SeedGenerator  # noqa: F401
+from minikeras.random.seed_generator import SeedGenerator
+from minikeras.saving.registry import register_builtin
+
+# Saved as Keras 3 saves it ({"module": "keras.random", "class_name": "SeedGenerator"}, the
+# module written "minikeras.random" here and translated in .keras files).
+register_builtin("minikeras.random")(SeedGenerator)
