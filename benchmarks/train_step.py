@@ -9,11 +9,14 @@ For each model, in one run and timed in turn (so machine load hits all alike):
   * mk fit:   ``model.fit`` (one epoch over the timed batches),
   * mk fit fn: the same, the classic CNN written with the functional API (``mk.Model(inputs, outputs)``):
               it should match ``mk fit`` (one compiled program, no per-layer Python at run time),
-  * tf:       when TensorFlow is installed (``pip install -e ".[bench]"``), the TF 2 tutorial's
-              ``@tf.function`` GradientTape step on Keras layers (``tf_reference.py``),
+  * tf:       when TensorFlow is installed for ``--tf-python`` (``$MINIKERAS_TF_PYTHON``, else this
+              interpreter; ``pip install -e ".[bench]"``), the TF 2 tutorial's ``@tf.function``
+              GradientTape step on Keras layers (``tf_reference.py``, driven by ``train_step_tf.py``),
   * torch:    when PyTorch is installed for ``--torch-python`` (this interpreter by default), the
-              same model in PyTorch, an eager step with Adam (``train_step_torch.py``), in a process
-              of its own that this one drives over a pipe, so that it too is timed in turn,
+              same model in PyTorch, an eager step with Adam (``train_step_torch.py``),
+each of the last two in a process of its own (with its default allocator and threads: minikeras's
+import changes this process's malloc setting), which this one drives over a pipe, so that they too
+are timed in turn,
 reported as samples/s in steady state and as ratios to jax; compile times are separate. The last
 column is the minor page faults per training step while each contender ran: hundreds are normal,
 thousands mean the memory allocator hands out fresh pages every step (see
@@ -32,8 +35,9 @@ Conv2D 64 -> MaxPool -> Flatten -> Dropout -> Dense 10), Adam, batch 128.
     python benchmarks/train_step.py            # both models
     python benchmarks/train_step.py --quick    # fewer steps
     python benchmarks/train_step.py --repeats 21   # a finer median on a noisy machine (default 5)
+    --tf-python /path/to/python                # a Python with TensorFlow, if not this one ('' for no tf row)
     --torch-compile                            # the PyTorch row with torch.compile instead of eager
-    --default-malloc                           # without the setting import minikeras makes (for all)
+    --default-malloc                           # without the setting import minikeras makes (this process)
     --policy mixed_bfloat16                    # minikeras's and TensorFlow's rows under a dtype policy
 
 With ``--policy`` the minikeras rows (and TensorFlow's) build the models under that dtype policy
@@ -169,38 +173,18 @@ def mk_tape_step(model):
     return tape_step
 
 
-def tensorflow_contender(kind, batches, policy=None):
-    """(first call, timed run) of TensorFlow's step, or None without TensorFlow."""
-    try:
-        import tf_reference
-    except ImportError:
-        return None
-    step = tf_reference.tape_step(kind, policy)
-    tf_batches = tf_reference.as_tensors([(np.asarray(x), np.asarray(y)) for x, y in batches])
+class StepWorker:
+    """A contender's step in a process of its own (``train_step_tf.py``, ``train_step_torch.py``),
+    over the benchmark's batches: ``first()`` and ``run()`` each return when the child has done the
+    work; ``faults`` collects the child's minor page faults per ``run()``. ``start`` returns why not
+    (a string) when the child's framework is not installed for ``python``."""
 
-    def run_tf():
-        for xb, yb in tf_batches:
-            loss = step(xb, yb)
-        loss.numpy()
-
-    return lambda: step(*tf_batches[0]).numpy(), run_tf
-
-
-class PyTorchWorker:
-    """``train_step_torch.py`` in a process of its own, over the benchmark's batches: ``first()``
-    and ``run()`` each return when the child has done the work; ``faults`` collects the child's
-    minor page faults per ``run()``. ``start`` returns why not (a string) without PyTorch."""
-
-    def __init__(self, process, description):
-        self.process, self.description, self.faults = process, description, []
+    def __init__(self, process, description, script):
+        self.process, self.description, self.script, self.faults = process, description, script, []
 
     @classmethod
-    def start(cls, kind, x, y, batch, python, compile_model, folder):
-        data = os.path.join(folder, f"{kind}_batches.npz")
-        np.savez(data, x=x, y=y)
-        command = [python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_step_torch.py"),
-                   "--kind", kind, "--batch-size", str(batch), "--data", data]
-        command += ["--compile"] if compile_model else []
+    def start(cls, script, python, data, options):
+        command = [python, os.path.join(os.path.dirname(os.path.abspath(__file__)), script), "--data", data, *options]
         try:
             process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         except OSError as error:
@@ -209,14 +193,14 @@ class PyTorchWorker:
         if not answer.startswith("ready "):
             process.wait()
             return answer or f"{python} exited with {process.returncode}"
-        return cls(process, answer.removeprefix("ready "))
+        return cls(process, answer.removeprefix("ready "), script)
 
     def _call(self, command):
         self.process.stdin.write(command + "\n")
         self.process.stdin.flush()
         answer = self.process.stdout.readline().strip()
         if not answer.startswith("done "):
-            raise RuntimeError(f"train_step_torch.py answered {answer!r} to {command!r}")
+            raise RuntimeError(f"{self.script} answered {answer!r} to {command!r}")
         return int(answer.removeprefix("done "))
 
     def first(self):
@@ -256,7 +240,7 @@ def gemm_flops_per_second(n=2048, repeats=5):
     return 2 * n ** 3 / best
 
 
-def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False, policy=None):
+def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False, policy=None, tf_python=None):
     rng = np.random.default_rng(0)
     x = rng.random((steps * batch, 28, 28, 1), dtype=np.float32)
     y = rng.integers(0, 10, steps * batch).astype(np.int32)
@@ -315,21 +299,27 @@ def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False,
         first_calls["jax eigen"] = lambda: (eigen_step(eigen_state[0], eigen_state[1], *batches[0], eigen_state[2]),
                                             None)
         runs["jax eigen"] = jax_runner(eigen_step, eigen_state)
-    tensorflow = tensorflow_contender(kind, batches, policy)
-    if tensorflow is not None:
-        first_calls["tf"], runs["tf"] = tensorflow
     notes = []
     with tempfile.TemporaryDirectory() as folder:
-        worker = None
-        if torch_python:
-            worker = PyTorchWorker.start(kind, x, y, batch, torch_python, torch_compile, folder)
-            if isinstance(worker, str):
-                notes.append(f"no torch row: {worker}")
-                worker = None
-            else:
-                first_calls["torch"], runs["torch"] = worker.first, worker.run
-                notes.append(f"torch: {worker.description}, a process of its own")
+        data = os.path.join(folder, f"{kind}_batches.npz")
+        np.savez(data, x=x, y=y)
+        children = {
+            "tf": (tf_python, "train_step_tf.py",
+                   ["--kind", kind, "--batch-size", str(batch)] + (["--policy", policy] if policy else [])),
+            "torch": (torch_python, "train_step_torch.py",
+                      ["--kind", kind, "--batch-size", str(batch)] + (["--compile"] if torch_compile else []))}
+        workers = {}
         try:
+            for name, (python, script, options) in children.items():
+                if not python:
+                    continue
+                worker = StepWorker.start(script, python, data, options)
+                if isinstance(worker, str):
+                    notes.append(f"no {name} row: {worker}")
+                    continue
+                workers[name] = worker
+                first_calls[name], runs[name] = worker.first, worker.run
+                notes.append(f"{name}: {worker.description}, a process of its own")
             compile_seconds = {}
             for name, run_first in first_calls.items():
                 start = time.perf_counter()
@@ -338,10 +328,10 @@ def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False,
             faults = {}
             seconds = interleaved(runs, repeats, faults)
         finally:
-            if worker is not None:
+            for worker in workers.values():
                 worker.close()
-    if worker is not None:  # this process's faults while the child ran say nothing: the child's own count
-        faults["torch"] = statistics.median(worker.faults)
+    for name, worker in workers.items():  # this process's faults while a child ran say nothing: its own count
+        faults[name] = statistics.median(worker.faults)
     return ({name: steps * batch / s for name, s in seconds.items()}, compile_seconds,
             training_flops_per_sample(reference_model), {name: n / steps for name, n in faults.items()}, notes)
 
@@ -356,6 +346,9 @@ def main(argv=None):
     parser.add_argument(DEFAULT_MALLOC_FLAG, action="store_true",
                         help="leave glibc's malloc as it is (MINIKERAS_REUSE_HOST_MEMORY=0; applies to every "
                              "contender, since it is process-wide)")
+    parser.add_argument("--tf-python", default=os.environ.get("MINIKERAS_TF_PYTHON") or sys.executable,
+                        help="the interpreter that runs the TensorFlow row in its own process (default: "
+                             "$MINIKERAS_TF_PYTHON, else this one); '' for no TensorFlow row")
     parser.add_argument("--torch-python", default=sys.executable,
                         help="the interpreter that runs the PyTorch row (default: this one); '' for no PyTorch row")
     parser.add_argument("--torch-compile", action="store_true",
@@ -380,7 +373,7 @@ def main(argv=None):
         print(f"GEMM 2048^3 float32 (jax.jit): {gemm / 1e9:.0f} GFLOP/s")
         for kind in args.models.split(","):
             rates, compiles, flops, faults, notes = measure(kind, args.batch_size, steps, repeats, args.torch_python,
-                                                            args.torch_compile, args.policy)
+                                                            args.torch_compile, args.policy, args.tf_python)
             bound = gemm / flops
             print(f"\n{kind} MNIST CNN: {flops / 1e6:.1f} MFLOP per training sample, GEMM bound {bound:.0f} "
                   f"samples/s")
