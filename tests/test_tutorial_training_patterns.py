@@ -1,7 +1,8 @@
 """fit/predict patterns of tensorflow.org's tutorials and the Keras guides, checked against TF
 2.21 / Keras 3.15 on the same code: the regression tutorial's Normalization (its ``mean`` and
 ``variance``, a 1-D feature array for a model whose Input has a last axis of 1), a functional
-model with ``outputs=[out]`` fed a dict and a plain ``y``, and a Dataset of raw uint8 images."""
+model with ``outputs=[out]`` fed a dict and a plain ``y``, a Dataset of raw uint8 images, ragged
+strings through the lookup layers, and the attention scores of masked queries."""
 import numpy as np
 import pytest
 
@@ -86,3 +87,19 @@ def test_string_layers_take_and_give_ragged_tensors():
     multi_hot = mk.layers.StringLookup(vocabulary=list("abc"), output_mode="multi_hot")
     with pytest.raises(TypeError, match="RaggedTensor only with output_mode='int'.*to_tensor"):
         multi_hot(chars)
+
+
+def test_attention_scores_of_a_masked_query_row_are_zero_as_keras_3():
+    # Keras 3.15 (TensorFlow and JAX backends): its masked Softmax multiplies the probabilities by the
+    # mask, so a query position whose row is all masked has scores summing to 0, the others to 1
+    x = np.random.default_rng(0).random((1, 3, 4)).astype("float32")
+    x[0, 2] = 0
+    inputs = mk.Input((3, 4))
+    masked = mk.layers.Masking()(inputs)
+    _, scores = mk.layers.MultiHeadAttention(num_heads=1, key_dim=4)(masked, masked, return_attention_scores=True)
+    sums = mk.Model(inputs, scores).predict(x, verbose=0).sum(-1)
+    np.testing.assert_allclose(sums, [[[1, 1, 0]]], atol=1e-6)
+    explicit = np.array([[[1, 1, 0], [1, 0, 0], [0, 0, 0]]], bool)
+    _, scores = mk.layers.MultiHeadAttention(num_heads=1, key_dim=4)(x, x, attention_mask=explicit,
+                                                                      return_attention_scores=True)
+    np.testing.assert_allclose(scores.numpy().sum(-1), [[[1, 1, 0]]], atol=1e-6)
