@@ -230,3 +230,30 @@ def test_a_seed_generator_serializes_as_keras_3s():
         assert type(again) is r.SeedGenerator and again.get_config() == {"seed": 42, "name": "sg"}
         np.testing.assert_array_equal(again.state.numpy(), [42, 0])
     assert mk.saving.keras_config.to_keras(spec)["module"] == "keras.random"
+
+
+FLOATS, INTS = ("float16", "bfloat16", "float32"), ("int8", "int16", "int32", "uint8", "uint16", "uint32")
+
+
+def test_every_dtype_keras_tests():  # Keras 3's RandomDTypeTest, on the dtypes JAX has without x64
+    draws = {
+        "normal": lambda d: r.normal((2, 3), dtype=d), "uniform": lambda d: r.uniform((2, 3), dtype=d),
+        "truncated_normal": lambda d: r.truncated_normal((2, 3), dtype=d),
+        "dropout": lambda d: r.dropout(mk.cast(np.ones((3, 5)), d), rate=0.8, seed=0),
+        "gamma": lambda d: r.gamma((2, 3), 2.0, dtype=d), "binomial": lambda d: r.binomial((2,), 1e5, 0.5, dtype=d),
+        "beta": lambda d: r.beta((2, 3), 2.0, 3.0, dtype=d),
+    }
+    for name, draw in draws.items():
+        for dtype in FLOATS:
+            assert draw(dtype).dtype.name == dtype, (name, dtype)
+    for dtype in INTS:
+        assert r.categorical(np.eye(4) * 1e5 + 1e6, 10, dtype=dtype).dtype.name == dtype
+        assert r.randint((2, 3), 0, 10, dtype=dtype).dtype.name == dtype
+
+
+def test_a_jax_key_is_a_seed_as_on_keras_jax():
+    import jax
+    key = jax.random.PRNGKey(7)  # Keras on JAX draws with the key as given
+    np.testing.assert_array_equal(r.randint((3, 5), 0, 10, seed=key).numpy(),
+                                  np.asarray(jax.random.randint(key, (3, 5), 0, 10, "int32")))
+    assert r.normal((2,), seed=jax.random.key(3)).shape == (2,)

@@ -1,7 +1,8 @@
 """``keras.random``'s draws: Keras 3's functions, signatures, dtypes, seeding rules and errors.
 
 ``seed`` is an int (the same int gives the same values, as a stateless draw), a
-``SeedGenerator`` (each draw advances it: fresh values, repeatable from its seed) or None (the
+``SeedGenerator`` (each draw advances it: fresh values, repeatable from its seed), a jax key
+(``jax.random.PRNGKey(s)``, as Keras on JAX takes it) or None (the
 global generator of ``mk.random``, which ``keras.utils.set_random_seed`` seeds; unlike Keras 3
 on JAX, allowed inside compiled steps, where it advances like any Variable). A seed becomes the
 jax threefry key ``[seed, counter]`` Keras 3 on JAX uses, so an int seed or a SeedGenerator
@@ -30,12 +31,20 @@ def draw_key(seed):
         return jax.random.wrap_key_data(jnp.asarray(np.array([seed & 0xFFFFFFFF, 0], dtype=np.uint32)))
     if seed is None:
         return next_key()
+    if isinstance(seed, jax.Array):  # a jax key (its data, or a typed key), as Keras on JAX takes it
+        return seed if jax.dtypes.issubdtype(seed.dtype, jax.dtypes.prng_key) else jax.random.wrap_key_data(seed)
     raise ValueError("Argument `seed` must be either an integer or an instance of `SeedGenerator`. "
                      f"Received: seed={seed} (of type {type(seed)})")
 
 
 def _dtype(dtype):
     return canonical_dtype(as_dtype(dtype)) if dtype is not None else floatx()
+
+
+def _parameter(value):
+    """A distribution's parameter as jax takes it: a Python number stays weakly typed (so that a
+    float16 draw takes ``alpha=2.0``), anything else becomes its array."""
+    return jnp.asarray(value) if isinstance(value, (int, float)) else to_array(value)
 
 
 def _is_tensor(value):
@@ -70,8 +79,8 @@ def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
     key, shape = draw_key(seed), shape_argument(shape)
     if _is_tensor(minval) or _is_tensor(maxval):
         return Tensor(jax.random.uniform(key, shape=shape, dtype=dtype)) * (maxval - minval) + minval
-    return Tensor(jax.random.uniform(key, shape=shape, dtype=dtype, minval=to_array(minval),
-                                     maxval=to_array(maxval)))
+    return Tensor(jax.random.uniform(key, shape=shape, dtype=dtype, minval=_parameter(minval),
+                                     maxval=_parameter(maxval)))
 
 
 def randint(shape, minval, maxval, dtype="int32", seed=None):
@@ -80,7 +89,7 @@ def randint(shape, minval, maxval, dtype="int32", seed=None):
     if dtype.kind not in "iu":
         raise ValueError(f"`keras.random.randint` requires an integer `dtype`. Received: dtype={dtype.name} ")
     return Tensor(jax.random.randint(draw_key(seed), shape=shape_argument(shape), dtype=dtype,
-                                     minval=to_array(minval), maxval=to_array(maxval)))
+                                     minval=_parameter(minval), maxval=_parameter(maxval)))
 
 
 def categorical(logits, num_samples, dtype="int32", seed=None):
@@ -117,18 +126,18 @@ def shuffle(x, axis=0, seed=None):
 
 def gamma(shape, alpha, dtype=None, seed=None):
     """Samples of a Gamma distribution of shape ``alpha`` (scale 1)."""
-    return Tensor(jax.random.gamma(draw_key(seed), jnp.asarray(to_array(alpha)), shape=shape_argument(shape),
+    return Tensor(jax.random.gamma(draw_key(seed), _parameter(alpha), shape=shape_argument(shape),
                                    dtype=_dtype(dtype)))
 
 
 def binomial(shape, counts, probabilities, dtype=None, seed=None):
     """Successes in ``counts`` trials of probability ``probabilities`` (floats, ``floatx()`` by default)."""
-    return Tensor(jax.random.binomial(draw_key(seed), n=jnp.asarray(to_array(counts)),
-                                      p=jnp.asarray(to_array(probabilities)), shape=shape_argument(shape),
+    return Tensor(jax.random.binomial(draw_key(seed), n=_parameter(counts),
+                                      p=_parameter(probabilities), shape=shape_argument(shape),
                                       dtype=_dtype(dtype)))
 
 
 def beta(shape, alpha, beta, dtype=None, seed=None):
     """Samples of a Beta(``alpha``, ``beta``) distribution."""
-    return Tensor(jax.random.beta(draw_key(seed), a=jnp.asarray(to_array(alpha)), b=jnp.asarray(to_array(beta)),
+    return Tensor(jax.random.beta(draw_key(seed), a=_parameter(alpha), b=_parameter(beta),
                                   shape=shape_argument(shape), dtype=_dtype(dtype)))
