@@ -29,6 +29,17 @@ def test_tf_idf_counts_documents_without_tokens():
     np.testing.assert_allclose(layer(["a", ""]).numpy(), [[0, 0, np.log(3.0)], [0, 0, 0]], rtol=1e-6)
 
 
+def test_adapt_on_a_text_line_dataset_with_a_blank_line(tmp_path):
+    # TF 2.21 on the lines "hello world", "", "foo bar": ['[UNK]', 'world', 'hello', 'foo', 'bar'];
+    # "hello foo" -> 0.9163 (log(1 + 3/2)) at both: the blank line counts as a document
+    path = tmp_path / "lines.txt"
+    path.write_text("hello world\n\nfoo bar\n")
+    layer = mk.layers.TextVectorization(output_mode="tf_idf")
+    layer.adapt(mk.data.TextLineDataset([str(path)]))
+    assert layer.get_vocabulary() == ["[UNK]", "world", "hello", "foo", "bar"]
+    np.testing.assert_allclose(layer(["hello foo"]).numpy(), [[0, 0, np.log(2.5), np.log(2.5), 0]], rtol=1e-6)
+
+
 def test_lookups_without_a_vocabulary_raise_table_not_initialized():
     # TF 2.21: FailedPreconditionError "Table not initialized." for each of these
     with pytest.raises(mk.errors.FailedPreconditionError, match="Table not initialized: StringLookup"):

@@ -159,8 +159,9 @@ class TextVectorization(HostLayer):
         self.finalize_state()
 
     def update_state(self, data):
-        tokens = self._preprocess(data)
-        if isinstance(tokens, list) and tokens and not isinstance(tokens[0], list):
+        array = host_array(data)
+        tokens = self._preprocess(array)
+        if isinstance(tokens, list) and array.ndim == 0:  # one document (a TextLineDataset's line), maybe empty
             tokens = [tokens]
         self._lookup_layer.update_state(tokens if isinstance(tokens, list) else tokens)
 
