@@ -58,8 +58,8 @@ class SeedGenerator(Module):
         if is_tracer(current):  # a compiled step: the update is part of its program
             self.state.assign(self._advanced(current, jnp, ordered))
             return current
-        # Elsewhere the update is computed as a constant, so that an abstract evaluation (a
-        # Sequential model's shape inference under jax.eval_shape) leaves a concrete state.
+        # Eagerly the update is a host computation (no jax op to dispatch), and a constant under
+        # an abstract evaluation by plain jax.eval_shape, which leaves the state concrete.
         with jax.ensure_compile_time_eval():
             current = np.asarray(current)
             self.state.assign(self._advanced(current, np, ordered))
