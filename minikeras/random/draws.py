@@ -2,9 +2,9 @@
 
 ``seed`` is an int (the same int gives the same values, as a stateless draw), a
 ``SeedGenerator`` (each draw advances it: fresh values, repeatable from its seed), a jax key
-(``jax.random.PRNGKey(s)``, as Keras on JAX takes it) or None (the
-global generator of ``mk.random``, which ``keras.utils.set_random_seed`` seeds; unlike Keras 3
-on JAX, allowed inside compiled steps, where it advances like any Variable). A seed becomes the
+(``jax.random.PRNGKey(s)``, as Keras on JAX takes it) or None (the global generator of
+``mk.random``, which ``keras.utils.set_random_seed`` seeds; unlike Keras 3 on JAX, allowed
+inside compiled steps, where it advances like any Variable). A seed becomes the
 jax threefry key ``[seed, counter]`` Keras 3 on JAX uses, so an int seed or a SeedGenerator
 draws the bits Keras 3 on JAX draws with the same jax version. Each function returns an
 ``mk.Tensor``; ``normal``, ``truncated_normal`` and ``uniform`` are differentiable in Tensor
