@@ -139,6 +139,11 @@ class Model(Trainer, Layer):
         """Loads weights written by ``save_weights`` (or by Keras 3 / legacy Keras 2 HDF5)."""
         saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
+    def to_json(self, **kwargs):
+        """The model's architecture (and build and compile settings) as a JSON string, as Keras 3's;
+        ``keras.models.model_from_json`` rebuilds it. ``kwargs`` go to ``json.dumps``."""
+        return saving.model_file.model_to_json(self, **kwargs)
+
 
 def _functional_arguments(args, kwargs):
     """Whether ``Model.__init__``'s arguments are the functional API's ``inputs, outputs``

@@ -92,6 +92,24 @@ def model_config(model):
     return config
 
 
+def model_to_json(model, **kwargs):
+    """``model.to_json()``: the model's ``config.json`` as a string (its class, config, build and
+    compile settings, in Keras 3's words, as Keras's ``to_json``); ``kwargs`` go to ``json.dumps``."""
+    return json.dumps(to_keras(model_config(model)), default=_json_default, **kwargs)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """The model ``model_to_json`` (or Keras 3's ``to_json``) described: built and compiled as
+    the string says, with new weights."""
+    config = from_keras(json.loads(json_string), custom_objects)
+    model = deserialize_keras_object(config, custom_objects, what="model")
+    if not model.built and config.get("build_config"):
+        model.build_from_config(config["build_config"])
+    if config.get("compile_config"):
+        compile_from_config(model, config["compile_config"], custom_objects)
+    return model
+
+
 def save_model(model, filepath, overwrite=True):
     """Writes a model (architecture, weights, optimizer state) to a ``.keras`` file, atomically.
 
