@@ -13,6 +13,7 @@ def test_top_level_names_are_minikeras_objects():
     assert keras.Regularizer is mk.regularizers.Regularizer and keras.KerasTensor is type(keras.Input((2,)))
     assert keras.Input is mk.layers.Input and keras.Model is mk.Model and keras.Sequential is mk.Sequential
     assert keras.device is mk.device
+    assert keras.version() == keras.__version__ == "3.15.1"  # the Keras release minikeras follows
     for module in ("backend", "config", "constraints", "preprocessing", "random", "saving", "utils", "models"):
         assert hasattr(keras, module), module
     assert keras.models.clone_model is not None and keras.models.save_model is mk.saving.save_model

@@ -25,6 +25,7 @@ from minikeras.metrics import Metric  # noqa: F401
 from minikeras.optimizers import Optimizer  # noqa: F401
 from minikeras.regularizers import Regularizer  # noqa: F401
 from minikeras.symbolic import KerasTensor  # noqa: F401
+from minikeras.saving.model_file import KERAS_VERSION as __version__  # noqa: F401 - the Keras release followed
 from minikeras.models import Model, Sequential  # noqa: F401
 
 for _name in ("activations", "callbacks", "constraints", "datasets", "dtype_policies", "initializers", "layers",
@@ -32,3 +33,8 @@ for _name in ("activations", "callbacks", "constraints", "datasets", "dtype_poli
     # ``import minikeras.keras.layers`` / ``from minikeras.keras.layers import Dense`` find the module itself
     sys.modules.setdefault(f"{__name__}.{_name}", globals()[_name])
 del _name
+
+
+def version():
+    """The Keras 3 release whose API and files minikeras follows (``keras.version()``)."""
+    return __version__
