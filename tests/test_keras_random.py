@@ -3,6 +3,7 @@ seeding rules, dtypes, errors, and a SeedGenerator as layer state (tracked, adva
 steps, not in weights files)."""
 import json
 import os
+import subprocess
 
 import h5py
 import numpy as np
@@ -260,3 +261,35 @@ def test_a_jax_key_is_a_seed_as_on_keras_jax():
     np.testing.assert_array_equal(r.randint((3, 5), 0, 10, seed=key).numpy(),
                                   np.asarray(jax.random.randint(key, (3, 5), 0, 10, "int32")))
     assert r.normal((2,), seed=jax.random.key(3)).shape == (2,)
+
+
+KERAS_READS = '''
+import sys, numpy as np, keras
+
+
+class SeededNoise(keras.layers.Layer):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seed_generator = keras.random.SeedGenerator(3)
+        self.dense = keras.layers.Dense(2)
+
+    def call(self, x):
+        return self.dense(x) + keras.random.normal((2,), stddev=0.1, seed=self.seed_generator)
+
+
+model = keras.Sequential([keras.Input((3,)), SeededNoise()])
+model.load_weights(sys.argv[1])
+np.save(sys.argv[2], model.layers[0].dense.kernel.numpy())
+'''
+
+
+@pytest.mark.skipif(not os.environ.get("MINIKERAS_KERAS_PYTHON"), reason="MINIKERAS_KERAS_PYTHON is unset")
+def test_keras_3_reads_our_weights_file_of_a_layer_with_a_seed_generator(tmp_path):
+    model = keras.Sequential([keras.Input((3,)), SeededNoise()])
+    model.save_weights(tmp_path / "ours.weights.h5")
+    out = str(tmp_path / "kernel.npy")
+    command = [os.environ["MINIKERAS_KERAS_PYTHON"], "-c", KERAS_READS, str(tmp_path / "ours.weights.h5"), out]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "KERAS_BACKEND": "jax"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    np.testing.assert_array_equal(np.load(out), model.layers[0].dense.kernel.numpy())

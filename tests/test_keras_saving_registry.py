@@ -3,6 +3,7 @@ serialize/deserialize_keras_object in get_config/from_config, custom_object_scop
 get_custom_objects, .keras files both ways (tests/fixtures/keras_registry is Keras 3's file)."""
 import json
 import os
+import subprocess
 import zipfile
 
 import numpy as np
@@ -98,3 +99,48 @@ def test_minikeras_writes_registered_functions_as_keras_does(tmp_path):
     loaded = S.load_model(path, custom_objects={"Shift": Shift})
     np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), rtol=1e-6)
     assert loaded.layers[-1].activation is twice
+
+
+KERAS_READS = '''
+import sys, numpy as np, keras
+S = keras.saving
+
+
+@S.register_keras_serializable(package="registry_fixture")
+class Scale(keras.layers.Layer):
+    def __init__(self, factor=2.0, inner=None, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+        self.inner = S.deserialize_keras_object(inner) if isinstance(inner, dict) else inner
+
+    def call(self, x):
+        return self.inner(x * self.factor)
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor, "inner": S.serialize_keras_object(self.inner)}
+
+
+@S.register_keras_serializable(package="registry_fixture", name="twice")
+def twice(x):
+    return x * 2
+
+
+model = S.load_model(sys.argv[1])
+assert model.layers[-1].activation is twice
+assert type(model.layers[-1].kernel_constraint).__name__ == "MaxNorm"
+np.save(sys.argv[2], np.asarray(model(np.ones((2, 3), "float32"))))
+'''
+
+
+@pytest.mark.skipif(not os.environ.get("MINIKERAS_KERAS_PYTHON"), reason="MINIKERAS_KERAS_PYTHON is unset")
+def test_keras_3_reads_our_file(tmp_path):
+    inputs = keras.Input((3,))
+    dense = keras.layers.Dense(2, activation=twice, kernel_constraint=keras.constraints.MaxNorm(1.5))
+    model = keras.Model(inputs, dense(Scale(3.0, inner=keras.layers.Dense(4))(inputs)))
+    model.save(tmp_path / "ours.keras")
+    out = str(tmp_path / "keras.npy")
+    result = subprocess.run([os.environ["MINIKERAS_KERAS_PYTHON"], "-c", KERAS_READS, str(tmp_path / "ours.keras"),
+                             out], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "KERAS_BACKEND": "jax"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    np.testing.assert_allclose(np.load(out), model(np.ones((2, 3), "float32")).numpy(), rtol=1e-5, atol=1e-6)
