@@ -65,8 +65,9 @@ def _top_k(x, *, k):
 
 @keras_op("top_k")
 def top_k(x, k, sorted=True):  # noqa: A002
-    """The ``k`` largest entries of ``x`` along its last axis and their indices (a tuple)."""
-    return run("top_k", _top_k, x, k=int(k))
+    """The ``k`` largest entries of ``x`` along its last axis and their indices (a list, as Keras
+    on JAX)."""
+    return list(run("top_k", _top_k, x, k=int(k)))
 
 
 def _in_top_k(targets, predictions, *, k):
