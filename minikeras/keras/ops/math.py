@@ -60,7 +60,7 @@ segment_prod = _segment("segment_prod", jax.ops.segment_prod)
 
 
 def _top_k(x, *, k):
-    return jax.lax.top_k(x, k)
+    return tuple(jax.lax.top_k(x, k))
 
 
 @keras_op("top_k")
