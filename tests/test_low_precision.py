@@ -1,6 +1,7 @@
-"""bfloat16 matmuls and convolutions (xla_cpu.low_precision) against an emulated reference:
-inputs rounded to bfloat16, products accumulated in float32, the result rounded to bfloat16.
-Both paths run here: XLA's bfloat16 dot and the float32 kernels on widened inputs."""
+"""bfloat16 matmuls and convolutions (xla_cpu.low_precision, xla_cpu.conv_bf16_native) against an
+emulated reference: inputs rounded to bfloat16, products accumulated in float32, the result
+rounded to bfloat16. Every path runs here: XLA's bfloat16 dot and the float32 kernels on widened
+inputs; for convolutions, the bfloat16 kernels (on a CPU with AVX512_BF16) and the widened ones."""
 import warnings
 
 import jax
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras.xla_cpu import low_precision, tuning
+from minikeras.xla_cpu import conv, conv_bf16_native, low_precision, tuning
 
 RNG = np.random.default_rng(0)
 
@@ -45,6 +46,15 @@ def path(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=["bf16_native", "widened"])
+def conv_path(request, monkeypatch):
+    if request.param == "bf16_native" and not conv_bf16_native.available():
+        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE", request.param == "bf16_native")
+    monkeypatch.setattr(low_precision, "_warned", [True])
+    return request.param
+
+
 def test_matmul_and_its_gradients(path):
     a, b = bf16_array(33, 70), bf16_array(70, 17)
     assert low_precision.dot_path(jnp.bfloat16) == path
@@ -62,8 +72,9 @@ def test_matmul_and_its_gradients(path):
     close(mk.matmul(mk.Tensor(a), mk.Tensor(a), transpose_b=True).numpy(), emulated_matmul(a, a.T))
 
 
-def test_conv2d_and_its_gradients(path):
+def test_conv2d_and_its_gradients(conv_path):
     x, w = bf16_array(4, 12, 12, 16), bf16_array(3, 3, 16, 32, scale=0.2)
+    assert conv.bf16_native("forward", x.shape, w.shape, 1, "SAME") == (conv_path == "bf16_native")
     tx, tw = mk.Variable(x), mk.Variable(w)
     with mk.GradientTape() as tape:
         y = mk.nn.conv2d(tx, tw, 1, "SAME")
@@ -77,7 +88,7 @@ def test_conv2d_and_its_gradients(path):
                                    atol=2 ** -7 * float(np.abs(as_f32(expected)).max()))
 
 
-def test_conv2d_layer_under_mixed_bfloat16_inside_a_function(path):
+def test_conv2d_layer_under_mixed_bfloat16_inside_a_function(conv_path):
     layer = mk.layers.Conv2D(32, 3, activation="relu", dtype="mixed_bfloat16")
     x = np.asarray(RNG.standard_normal((2, 10, 10, 16)), np.float32)
     y = mk.function(lambda x: layer(x))(x)
@@ -114,3 +125,70 @@ def test_einsum_and_its_gradients(path):
     for got, expected in zip(tape.gradient(loss, [ta, tb]), want):
         assert got.dtype == mk.bfloat16
         close(got.numpy(), expected)
+
+
+DN = ("NHWC", "HWIO", "NHWC")
+
+
+def emulated_conv_and_grads(x, w, g, pads):
+    """conv(x, w) and its two transposes applied to g, in float32 on bfloat16 values, each rounded."""
+    y, vjp = jax.vjp(lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), pads, dimension_numbers=DN),
+                     x.astype(jnp.float32), w.astype(jnp.float32))
+    return [v.astype(jnp.bfloat16) for v in (y, *vjp(g.astype(jnp.float32)))]
+
+
+def assert_within_bf16_rounding(got, want):
+    assert got.dtype == jnp.bfloat16
+    got, want = as_f32(got), as_f32(want)
+    # one bfloat16 rounding of a float32 sum taken in another order
+    np.testing.assert_allclose(got, want, rtol=2 ** -7, atol=2 ** -8 * float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("x_shape, w_shape, padding", [
+    ((3, 10, 9, 32), (3, 3, 32, 64), "VALID"),           # the MNIST CNN's second layer, odd output width
+    ((2, 7, 8, 16), (3, 3, 16, 32), "SAME"),
+    ((2, 6, 7, 32), (3, 2, 32, 16), ((1, 0), (1, 1))),   # uneven pads, a 3x2 filter
+    ((2, 5, 6, 16), (1, 1, 16, 48), "VALID"),            # 1x1: 48 output channels (3 vectors)
+])
+def test_bf16_kernels_match_the_emulated_reference(x_shape, w_shape, padding):
+    if not conv_bf16_native.available():
+        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
+    x, w = bf16_array(*x_shape), bf16_array(*w_shape)
+    pads = conv.explicit_padding(padding, x_shape[1:3], w_shape[:2])
+    for kind in ("forward", "input_grad", "filter_grad"):
+        assert conv.bf16_native(kind, x_shape, w_shape, 1, pads)
+    g = bf16_array(x_shape[0], *conv.output_hw(x_shape[1:3], w_shape[:2], (1, 1), pads, (1, 1)), w_shape[3])
+    y_want, dx_want, dw_want = emulated_conv_and_grads(x, w, g, pads)
+    y, dx, dw = jax.jit(lambda x, w, g: (conv.conv2d_forward(x, w, 1, pads),
+                                         conv.conv2d_input_grad(g, w, x.shape, 1, pads),
+                                         conv.conv2d_filter_grad(x, g, w.shape, 1, pads)))(x, w, g)
+    for got, want in ((y, y_want), (dx, dx_want), (dw, dw_want)):
+        assert_within_bf16_rounding(got, want)
+
+
+def test_bf16_kernels_second_order():
+    """d/dx of sum(dL/dw ** 2), L = sum(conv(x, w) ** 2) / 2: every rule of the three kernels runs."""
+    if not conv_bf16_native.available():
+        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
+    x, w = bf16_array(2, 8, 8, 16), bf16_array(3, 3, 16, 32, scale=0.2)
+
+    def curvature(conv2d):
+        def loss(x, w):
+            return 0.5 * jnp.sum(conv2d(x, w).astype(jnp.float32) ** 2)
+        return jax.grad(lambda x: jnp.sum(jax.grad(loss, 1)(x, w).astype(jnp.float32) ** 2))
+    got = jax.jit(curvature(lambda x, w: conv.conv2d_forward(x, w, 1, "SAME")))(x)
+    want = curvature(lambda x, w: jax.lax.conv_general_dilated(
+        x.astype(jnp.float32), w.astype(jnp.float32), (1, 1), "SAME", dimension_numbers=DN).astype(jnp.bfloat16))(x)
+    assert got.dtype == jnp.bfloat16
+    # several bfloat16 roundings deep: a few units of the last place of the largest values
+    np.testing.assert_allclose(as_f32(got), as_f32(want), rtol=2 ** -5,
+                               atol=2 ** -6 * float(np.abs(as_f32(want)).max()))
+
+
+def test_bf16_kernels_leave_what_they_do_not_take_to_the_widened_path():
+    x_shape = (2, 8, 8, 16)
+    assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 24), 1, "SAME")   # 24 output channels
+    assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 32), 2, "SAME")   # strided
+    assert not conv.bf16_native("forward", (2, 8, 8, 3), (3, 3, 3, 32), 1, "SAME")   # odd input channels
+    assert not conv.bf16_native("input_grad", x_shape, (3, 3, 16, 32), 1, "SAME", (2, 2))  # dilated
+    assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 32), 1, "SAME", dtype=jnp.float32)

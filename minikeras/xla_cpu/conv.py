@@ -72,7 +72,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from minikeras.xla_cpu import conv_native, low_precision, tuning
+from minikeras.xla_cpu import conv_bf16_native, conv_native, low_precision, tuning
 from minikeras.xla_cpu.compiler import convolutions_on_eigen
 from minikeras.xla_cpu.materialize import materialize
 
@@ -131,6 +131,18 @@ def _negative(pads):
 
 
 # -- which formulation ------------------------------------------------------------------------
+def bf16_native(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilations=(1, 1), dtype=jnp.bfloat16):
+    """Whether the convolution of ``kind`` ('forward', 'input_grad', 'filter_grad') of bfloat16
+    arrays runs on ``conv_bf16_native`` here (a CPU with AVX512_BF16, ``tuning.BF16_CONV_NATIVE``,
+    shapes it takes); if not, a bfloat16 convolution on the CPU is widened to the float32 ones."""
+    if not (tuning.BF16_CONV_NATIVE and jnp.dtype(dtype) == low_precision.BFLOAT16 and _on_cpu()
+            and all(type(d) is int for d in (*x_shape, *w_shape))):
+        return False
+    strides, pads, dilations = _normalize(x_shape, w_shape, strides, padding, dilations)
+    return (conv_bf16_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype)
+            and conv_bf16_native.available())
+
+
 def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilations=(1, 1), eigen=None,
                 dtype=jnp.float32):
     """The method ``conv2d_<kind>`` uses by default for these shapes on the current backend.
@@ -237,7 +249,10 @@ def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, m
     """y = conv(x, w): NHWC x HWIO -> NHWC, exactly ``lax.conv_general_dilated``'s result.
 
     ``method``: one of ``FORWARD_METHODS``, or None for ``formulation("forward", ..., eigen)``
-    (``eigen`` None: the context value ``convolutions_on_eigen``)."""
+    (``eigen`` None: the context value ``convolutions_on_eigen``). bfloat16 arrays, with ``method``
+    None, run on the bfloat16 kernels where ``bf16_native`` says so."""
+    if method is None and bf16_native("forward", x.shape, w.shape, strides, padding, dilations, x.dtype):
+        return _bf16_forward(x, w, _normalize(x.shape, w.shape, strides, padding, dilations)[1])
     if low_precision.conv_widened(x.dtype):
         return low_precision.conv_in_float32(
             lambda x, w: conv2d_forward(x, w, strides, padding, dilations, method=method, eigen=eigen), x, w)
@@ -280,6 +295,9 @@ def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations
     XLA fuses into one loop) the result is materialized, so that the gradient reads it rather
     than computing the taps again (the MNIST CNN's first layer). ``method`` and ``eigen`` as for
     ``conv2d_forward``."""
+    if method is None and bf16_native("forward", x.shape, w.shape, strides, padding, dilations, x.dtype):
+        # XLA fuses the bias and the ReLU into one elementwise pass over the bfloat16 output
+        return jnp.maximum(conv2d_forward(x, w, strides, padding, dilations) + b.astype(x.dtype), 0)
     if low_precision.conv_widened(x.dtype):
         return low_precision.conv_in_float32(
             lambda x, w, b: conv2d_bias_relu_forward(x, w, b, strides, padding, dilations, method=method, eigen=eigen),
@@ -366,7 +384,11 @@ def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilat
     """dx: the transpose of ``conv2d_forward`` in x applied to ``dy`` (x has ``input_shape``).
 
     ``method``: one of ``INPUT_GRAD_METHODS``, or None for ``formulation("input_grad", ...,
-    eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``)."""
+    eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``); bfloat16 as
+    ``conv2d_forward``."""
+    if method is None and bf16_native("input_grad", input_shape, w.shape, strides, padding, dilations, dy.dtype):
+        return _bf16_input_grad(dy, w, tuple(input_shape),
+                                _normalize(input_shape, w.shape, strides, padding, dilations)[1])
     if low_precision.conv_widened(dy.dtype):
         return low_precision.conv_in_float32(
             lambda dy, w: conv2d_input_grad(dy, w, input_shape, strides, padding, dilations, method=method,
@@ -434,6 +456,21 @@ _native_input_grad = _with_rules(  # (dy, w, input_shape, pads)
                                          conv2d_filter_grad(g, dy, w.shape, (1, 1), pads)))
 _native_filter_grad = _with_rules(  # (x, dy, filter_shape, pads)
     conv_native.filter_grad, 2,
+    lambda filter_shape, pads, x, dy, g: (conv2d_input_grad(dy, g, x.shape, (1, 1), pads),
+                                          conv2d_forward(x, g, (1, 1), pads)))
+
+
+# The bfloat16 kernels likewise: their rules are the public functions on bfloat16 arrays.
+_bf16_forward = _with_rules(  # (x, w, pads)
+    conv_bf16_native.forward, 1,
+    lambda pads, x, w, g: (conv2d_input_grad(g, w, x.shape, (1, 1), pads),
+                           conv2d_filter_grad(x, g, w.shape, (1, 1), pads)))
+_bf16_input_grad = _with_rules(  # (dy, w, input_shape, pads)
+    conv_bf16_native.input_grad, 2,
+    lambda input_shape, pads, dy, w, g: (conv2d_forward(g, w, (1, 1), pads),
+                                         conv2d_filter_grad(g, dy, w.shape, (1, 1), pads)))
+_bf16_filter_grad = _with_rules(  # (x, dy, filter_shape, pads)
+    conv_bf16_native.filter_grad, 2,
     lambda filter_shape, pads, x, dy, g: (conv2d_input_grad(dy, g, x.shape, (1, 1), pads),
                                           conv2d_forward(x, g, (1, 1), pads)))
 
@@ -533,7 +570,11 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
     """dw: the transpose of ``conv2d_forward`` in w applied to ``dy`` (w has ``filter_shape``).
 
     ``method``: one of ``FILTER_GRAD_METHODS``, or None for ``formulation("filter_grad", ...,
-    eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``)."""
+    eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``); bfloat16 as
+    ``conv2d_forward``."""
+    if method is None and bf16_native("filter_grad", x.shape, filter_shape, strides, padding, dilations, x.dtype):
+        return _bf16_filter_grad(x, dy, tuple(filter_shape),
+                                 _normalize(x.shape, filter_shape, strides, padding, dilations)[1])
     if low_precision.conv_widened(x.dtype):
         return low_precision.conv_in_float32(
             lambda x, dy: conv2d_filter_grad(x, dy, filter_shape, strides, padding, dilations, method=method,

@@ -65,6 +65,14 @@ BF16_DOT_ON_XLA = True
 # 0.98x, input gradient 0.96x, filter gradient 1.04x float32's, same command), and minikeras's
 # float32 native kernels are faster than both: a bfloat16 convolution is widened to float32.
 BF16_CONV_ON_XLA = False
+# Nor does an im2col formulation on XLA's bfloat16 dot (the same layer at b64: 0.5x the float32
+# native kernels forward, 0.3-0.6x for the gradients). minikeras's own bfloat16 kernels
+# (conv_bf16_native: vdpbf16ps, float32 sums) run that layer 2.0x (forward), 2.6x (input
+# gradient) and 1.9x (filter gradient) the float32 native kernels, b64, on a loaded 2-vCPU Zen 4
+# (avx512_bf16). True: a bfloat16 convolution they take runs on them where the CPU has
+# AVX512_BF16; others are widened to float32. False: always widened.
+#     python benchmarks/bf16_xla.py
+BF16_CONV_NATIVE = True
 # The native Adam step (adam_native) shares a variable's update with XLA's other thread from this
 # many elements on (a memory-bound pass over four arrays).
 ADAM_NATIVE_THREAD_ELEMENTS = 1 << 18

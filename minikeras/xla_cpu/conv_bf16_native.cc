@@ -1,0 +1,267 @@
+// A stride-1 2-D convolution of bfloat16 arrays and its filter gradient on AVX512_BF16's
+// `vdpbf16ps` (two bfloat16 products added into each float32 lane), as XLA FFI handlers for the
+// CPU. minikeras/xla_cpu/conv_bf16_native.py builds this file (-O3 -march=native), pads and packs
+// the operands with jax ops, and calls the handlers from compiled programs.
+//
+// Why: a bfloat16 layer's convolutions (a 'mixed_bfloat16' policy) on float32 kernels run at
+// float32's rate plus the casts; XLA's own bfloat16 convolutions and an im2col formulation on its
+// bfloat16 dot run no faster (benchmarks/bf16_xla.py). `vdpbf16ps` does twice the multiply-adds
+// of a float32 FMA per instruction, with float32 accumulation. A CPU without AVX512_BF16 has no
+// such instruction, so nothing here can gain there: without it this file compiles to handlers
+// that return an error, and the Python side never calls them (bfloat16 convolutions are
+// widened to the float32 kernels there).
+//
+//   forward:         y[b,h,w,co]   = sum_{i,j,cp} dot2(x[b, h+i, w+j, 2cp : 2cp+2], wp[i, j, cp, co, :])
+//   filter gradient: dw[i,j,ci,co] = sum_{b,r,qp} dot2(xx[b, r+i, 2qp+j, ci, :], dyp[b, r, qp, co, :])
+//
+// with x already zero-padded (the convolution is 'VALID' here), wp the filter with input
+// channels paired (kh, kw, C/2, O, 2), xx the padded x with each pixel paired with its right
+// neighbour (N, Hp, Wp', C, 2), and dyp dy with columns paired (N, Ho, Wo/2, O, 2). Sums run in
+// float32; each result is rounded to bfloat16 once, to nearest even. The input gradient is the
+// forward pass on the padded dy with the flipped filter (conv_bf16_native.py). Both are
+// vectorized over output channels, which must be a multiple of 16.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "native_kernels.h"
+#include "xla/ffi/api/ffi.h"
+
+#ifdef __AVX512BF16__
+#include <immintrin.h>
+#endif
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+std::string dims_text(ffi::Span<const int64_t> d) {
+  std::string text = "(";
+  for (size_t k = 0; k < d.size(); ++k) text += (k ? ", " : "") + std::to_string(d[k]);
+  return text + ")";
+}
+
+#ifdef __AVX512BF16__
+// A pair of bfloat16 values (adjacent in memory) broadcast to all 16 lanes.
+inline __m512bh pair(const uint16_t* p) {
+  int32_t bits;
+  std::memcpy(&bits, p, sizeof bits);
+  return (__m512bh)_mm512_set1_epi32(bits);
+}
+
+inline __m512bh load_pairs(const uint16_t* p) { return (__m512bh)_mm512_loadu_si512(p); }
+
+// 16 float32 sums rounded to bfloat16 (nearest even) and stored.
+inline void store_bf16(uint16_t* p, __m512 v) { _mm256_storeu_si256((__m256i*)p, (__m256i)_mm512_cvtneps_pbh(v)); }
+
+struct Shape {
+  int64_t n, hp, wp, c;  // the padded input (N, Hp, Wp, C)
+  int64_t ho, wo, o;     // the output (N, Ho, Wo, O)
+  int64_t kh, kw;        // filter taps
+};
+
+// -- forward ------------------------------------------------------------------------------------
+// y[h, w0 + p, o0 ...] for p < TP (the first `valid` stored), NV vectors of 16 output channels.
+template <int NV, int TP>
+void forward_tile(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Shape& s, int64_t h, int64_t w0,
+                  int valid, int64_t o0) {
+  __m512 acc[TP][NV];
+  for (int p = 0; p < TP; ++p)
+    for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_setzero_ps();
+  const int64_t pairs = s.c / 2;
+  for (int64_t i = 0; i < s.kh; ++i)
+    for (int64_t j = 0; j < s.kw; ++j) {
+      const uint16_t* xr = xi + ((h + i) * s.wp + w0 + j) * s.c;
+      const uint16_t* wr = wp + (i * s.kw + j) * pairs * s.o * 2 + o0 * 2;
+      for (int64_t cp = 0; cp < pairs; ++cp) {
+        __m512bh wv[NV];
+        for (int v = 0; v < NV; ++v) wv[v] = load_pairs(wr + cp * s.o * 2 + 32 * v);
+        for (int p = 0; p < TP; ++p) {
+          const __m512bh xv = pair(xr + p * s.c + 2 * cp);
+          for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_dpbf16_ps(acc[p][v], xv, wv[v]);
+        }
+      }
+    }
+  for (int p = 0; p < valid; ++p)
+    for (int v = 0; v < NV; ++v) store_bf16(yr + (w0 + p) * s.o + o0 + 16 * v, acc[p][v]);
+}
+
+// Pixels per tile: 4 vectors x 6 pixels, or 2 x 12, or 1 x 12 (at most 24 accumulators).
+template <int NV>
+constexpr int kForwardTileMax = NV == 4 ? 6 : 12;
+
+int tile_width(int64_t width, int most) {
+  const int64_t tiles = (width + most - 1) / most;
+  return static_cast<int>((width + tiles - 1) / tiles);
+}
+
+template <int NV>
+void forward_row(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Shape& s, int64_t h, int64_t o0) {
+  constexpr int TPMAX = kForwardTileMax<NV>;
+  const int tp = tile_width(s.wo, TPMAX);
+  for (int64_t w0 = 0; w0 < s.wo; w0 += tp) {
+    const int valid = static_cast<int>(std::min<int64_t>(tp, s.wo - w0));
+    minikeras::with_tile_size<TPMAX>(valid, [&](auto t) __attribute__((always_inline)) {
+      forward_tile<NV, decltype(t)::value>(xi, wp, yr, s, h, w0, valid, o0);
+    });
+  }
+}
+
+void forward(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* wp, uint16_t* y, const Shape& s,
+             int64_t threads) {
+  const int64_t helpers = minikeras::helpers_for(pool, s.n, threads);
+  minikeras::for_each_index(pool, s.n, helpers, [&](int64_t, int64_t b) {
+    const uint16_t* xi = x + b * s.hp * s.wp * s.c;
+    uint16_t* yb = y + b * s.ho * s.wo * s.o;
+    for (int64_t h = 0; h < s.ho; ++h) {
+      uint16_t* yr = yb + h * s.wo * s.o;
+      int64_t o0 = 0;
+      for (; o0 + 64 <= s.o; o0 += 64) forward_row<4>(xi, wp, yr, s, h, o0);
+      for (; o0 + 32 <= s.o; o0 += 32) forward_row<2>(xi, wp, yr, s, h, o0);
+      for (; o0 < s.o; o0 += 16) forward_row<1>(xi, wp, yr, s, h, o0);
+    }
+  });
+}
+
+// -- filter gradient ----------------------------------------------------------------------------
+// acc[t][v] += dot2(xx[r + i, 2qp + j, c0 + t, :], dyp[r, qp, o0 + 16v ..., :]) over the rows
+// [r0, r1) and all column pairs, then added to dw[i, j, c0 + t, o0 ...] (float32).
+template <int NV, int TC>
+void filter_tile(const uint16_t* xxi, const uint16_t* dyi, float* dw, const Shape& s, int64_t wx, int64_t qpairs,
+                 int64_t r0, int64_t r1, int64_t i, int64_t j, int64_t c0, int64_t o0) {
+  __m512 acc[TC][NV];
+  for (int t = 0; t < TC; ++t)
+    for (int v = 0; v < NV; ++v) acc[t][v] = _mm512_setzero_ps();
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint16_t* xr = xxi + ((r + i) * wx + j) * s.c * 2 + c0 * 2;
+    const uint16_t* dr = dyi + r * qpairs * s.o * 2 + o0 * 2;
+    for (int64_t qp = 0; qp < qpairs; ++qp) {
+      __m512bh dv[NV];
+      for (int v = 0; v < NV; ++v) dv[v] = load_pairs(dr + qp * s.o * 2 + 32 * v);
+      const uint16_t* xq = xr + 2 * qp * s.c * 2;
+      for (int t = 0; t < TC; ++t) {
+        const __m512bh xv = pair(xq + 2 * t);
+        for (int v = 0; v < NV; ++v) acc[t][v] = _mm512_dpbf16_ps(acc[t][v], xv, dv[v]);
+      }
+    }
+  }
+  float* out = dw + ((i * s.kw + j) * s.c + c0) * s.o + o0;
+  for (int t = 0; t < TC; ++t)
+    for (int v = 0; v < NV; ++v) {
+      float* p = out + t * s.o + 16 * v;
+      _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), acc[t][v]));
+    }
+}
+
+constexpr int64_t kFilterRows = 8;  // output rows per block: their dy stays in L1/L2
+template <int NV>
+constexpr int kFilterTileC = NV == 4 ? 6 : 12;
+
+template <int NV>
+void filter_columns(const uint16_t* xxi, const uint16_t* dyi, float* dw, const Shape& s, int64_t wx,
+                    int64_t qpairs, int64_t r0, int64_t r1, int64_t i, int64_t j, int64_t o0) {
+  constexpr int TC = kFilterTileC<NV>;
+  for (int64_t c0 = 0; c0 < s.c; c0 += TC) {
+    const int tc = static_cast<int>(std::min<int64_t>(TC, s.c - c0));
+    minikeras::with_tile_size<TC>(tc, [&](auto t) __attribute__((always_inline)) {
+      filter_tile<NV, decltype(t)::value>(xxi, dyi, dw, s, wx, qpairs, r0, r1, i, j, c0, o0);
+    });
+  }
+}
+
+// As conv_native.cc's float32 filter gradient: the batch is summed in fixed parts, each into an
+// accumulator of its own, added in order at the end, so the result does not depend on threads.
+constexpr int64_t kFilterParts = 8;
+
+void filter_grad(ffi::ThreadPool& pool, const uint16_t* xx, const uint16_t* dyp, uint16_t* dw, const Shape& s,
+                 int64_t wx, int64_t qpairs, int64_t threads) {
+  const int64_t size = s.kh * s.kw * s.c * s.o;
+  const int64_t parts = std::max<int64_t>(1, std::min(kFilterParts, s.n));
+  const int64_t helpers = minikeras::helpers_for(pool, parts, threads);
+  std::vector<std::vector<float>> acc(parts, std::vector<float>(size, 0.0f));
+  minikeras::for_each_index(pool, parts, helpers, [&](int64_t, int64_t part) {
+    for (int64_t b = s.n * part / parts; b < s.n * (part + 1) / parts; ++b) {
+      const uint16_t* xxi = xx + b * s.hp * wx * s.c * 2;
+      const uint16_t* dyi = dyp + b * s.ho * qpairs * s.o * 2;
+      for (int64_t r0 = 0; r0 < s.ho; r0 += kFilterRows) {
+        const int64_t r1 = std::min(r0 + kFilterRows, s.ho);
+        for (int64_t i = 0; i < s.kh; ++i)
+          for (int64_t j = 0; j < s.kw; ++j) {
+            int64_t o0 = 0;
+            for (; o0 + 64 <= s.o; o0 += 64) filter_columns<4>(xxi, dyi, acc[part].data(), s, wx, qpairs, r0, r1, i, j, o0);
+            for (; o0 < s.o; o0 += 16) filter_columns<1>(xxi, dyi, acc[part].data(), s, wx, qpairs, r0, r1, i, j, o0);
+          }
+      }
+    }
+  });
+  for (int64_t k = 0; k < size; k += 16) {
+    __m512 sum = _mm512_loadu_ps(acc[0].data() + k);
+    for (int64_t p = 1; p < parts; ++p) sum = _mm512_add_ps(sum, _mm512_loadu_ps(acc[p].data() + k));
+    store_bf16(dw + k, sum);
+  }
+}
+
+#endif  // __AVX512BF16__
+
+ffi::Error unsupported() {
+  return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                    "bfloat16 convolution: this library was built for a CPU without AVX512_BF16");
+}
+
+// x: padded (N, Hp, Wp, C); wp: (KH, KW, C/2, O, 2); y: (N, Ho, Wo, O) with Ho = Hp - KH + 1.
+ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> wp,
+                       ffi::ResultBuffer<ffi::BF16> y, int64_t threads) {
+  const auto xd = x.dimensions(), wd = wp.dimensions(), yd = y->dimensions();
+  const bool fits = xd.size() == 4 && wd.size() == 5 && yd.size() == 4 && wd[4] == 2 && xd[3] == 2 * wd[2] &&
+                    yd[0] == xd[0] && yd[1] == xd[1] - wd[0] + 1 && yd[2] == xd[2] - wd[1] + 1 && yd[3] == wd[3] &&
+                    yd[3] % 16 == 0 && yd[1] > 0 && yd[2] > 0;
+  if (!fits)
+    return ffi::Error::InvalidArgument("bfloat16 conv2d: shapes x " + dims_text(xd) + ", paired filter " +
+                                       dims_text(wd) + ", y " + dims_text(yd) +
+                                       " are not a 'VALID' stride-1 convolution with O % 16 == 0");
+#ifdef __AVX512BF16__
+  const Shape s{xd[0], xd[1], xd[2], xd[3], yd[1], yd[2], yd[3], wd[0], wd[1]};
+  forward(pool, x.typed_data(), wp.typed_data(), y->typed_data(), s, threads);
+  return ffi::Error::Success();
+#else
+  return unsupported();
+#endif
+}
+
+// xx: (N, Hp, Wx, C, 2) (pixel (h, w) beside (h, w + 1)); dyp: (N, Ho, Wo/2, O, 2); dw: (KH, KW, C, O)
+// with Ho = Hp - KH + 1 and 2 * (Wo/2) + KW - 1 <= Wx + 1.
+ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> xx, ffi::Buffer<ffi::BF16> dyp,
+                          ffi::ResultBuffer<ffi::BF16> dw, int64_t threads) {
+  const auto xd = xx.dimensions(), dd = dyp.dimensions(), fd = dw->dimensions();
+  const bool fits = xd.size() == 5 && dd.size() == 5 && fd.size() == 4 && xd[4] == 2 && dd[4] == 2 &&
+                    dd[0] == xd[0] && fd[2] == xd[3] && fd[3] == dd[3] && dd[3] % 16 == 0 &&
+                    dd[1] == xd[1] - fd[0] + 1 && dd[1] > 0 && 2 * (dd[2] - 1) + fd[1] - 1 < xd[2];
+  if (!fits)
+    return ffi::Error::InvalidArgument("bfloat16 conv2d filter gradient: shapes of paired x " + dims_text(xd) +
+                                       ", paired dy " + dims_text(dd) + ", filter " + dims_text(fd) +
+                                       " do not fit a 'VALID' stride-1 convolution with O % 16 == 0");
+#ifdef __AVX512BF16__
+  const Shape s{xd[0], xd[1], 0, xd[3], dd[1], 2 * dd[2], dd[3], fd[0], fd[1]};
+  filter_grad(pool, xx.typed_data(), dyp.typed_data(), dw->typed_data(), s, xd[2], dd[2], threads);
+  return ffi::Error::Success();
+#else
+  return unsupported();
+#endif
+}
+
+auto Binding() {
+  return ffi::Ffi::Bind()
+      .Ctx<ffi::ThreadPool>()
+      .Arg<ffi::Buffer<ffi::BF16>>()
+      .Arg<ffi::Buffer<ffi::BF16>>()
+      .Ret<ffi::Buffer<ffi::BF16>>()
+      .Attr<int64_t>("threads");
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16Forward, ForwardImpl, Binding());
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16FilterGrad, FilterGradImpl, Binding());

@@ -1,0 +1,107 @@
+"""bfloat16 conv2d and its two gradients on AVX512_BF16 (``conv_bf16_native.cc``, via XLA's FFI).
+
+    if supported(kind, x_shape, w_shape, strides, pads, dilations, dtype) and available():
+        y = forward(x, w, pads)                  # = conv(x, w) summed in float32, rounded to bfloat16
+        dx = input_grad(dy, w, x_shape, pads)    # = the transpose of conv(., w) applied to dy, likewise
+        dw = filter_grad(x, dy, w_shape, pads)   # = the transpose of conv(x, .) applied to dy, likewise
+
+Each result is what the float32 convolution of the same (bfloat16) values gives, rounded to
+bfloat16 once: only the order of the float32 sums differs. The kernels multiply pairs of
+bfloat16 values (``vdpbf16ps``); the pairing is done here with jax ops that XLA fuses into
+copies: the filter's input channels paired for the forward pass, which also computes the input
+gradient (the padded dy convolved with the flipped filter), and the columns of x and dy paired
+for the filter gradient. A CPU without AVX512_BF16 cannot run them: ``available()`` is False
+there and ``minikeras.xla_cpu.conv`` widens bfloat16 convolutions to its float32 kernels.
+"""
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from minikeras.xla_cpu import low_precision, tuning
+from minikeras.xla_cpu.native_build import register_targets, usable_cpus, why_unavailable
+
+_SOURCE = "conv_bf16_native.cc"
+_FORWARD = "minikeras_conv2d_bf16_forward"
+_FILTER_GRAD = "minikeras_conv2d_bf16_filter_grad"
+_SYMBOLS = {_FORWARD: "MinikerasConv2dBf16Forward", _FILTER_GRAD: "MinikerasConv2dBf16FilterGrad"}
+
+
+@functools.lru_cache(maxsize=None)
+def available():
+    """True when this CPU has AVX512_BF16 and the kernels are built and registered with XLA:CPU."""
+    return "avx512_bf16" in low_precision.cpu_flags() and register_targets(_SOURCE, _SYMBOLS)
+
+
+def unavailable_reason():
+    """Why ``available()`` is False ('' when it is True or was not asked)."""
+    if "avx512_bf16" not in low_precision.cpu_flags():
+        return "the CPU lacks AVX512_BF16 (the 'avx512_bf16' flag of /proc/cpuinfo)"
+    return why_unavailable(_SOURCE)
+
+
+def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
+    """Whether the kernel of ``kind`` ('forward', 'input_grad' or 'filter_grad') computes this
+    bfloat16 convolution: stride 1, undilated, concrete shapes, pads of at most the filter's size
+    less one, the vectorized channels (output channels for the forward pass and the filter
+    gradient, input channels for the input gradient) a multiple of 16, and the channels summed
+    over in pairs (input channels forward, output channels for the input gradient) even."""
+    kh, kw, c, o = w_shape
+    (top, bottom), (left, right) = pads
+    channels = {"forward": o % 16 == 0 and c % 2 == 0, "input_grad": c % 16 == 0 and o % 2 == 0,
+                "filter_grad": o % 16 == 0}[kind]
+    return (jnp.dtype(dtype) == low_precision.BFLOAT16 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
+            and len(x_shape) == 4 and all(type(d) is int for d in (*x_shape, *w_shape)) and channels
+            and 0 <= top < kh and 0 <= bottom < kh and 0 <= left < kw and 0 <= right < kw
+            and x_shape[1] + top + bottom >= kh and x_shape[2] + left + right >= kw)
+
+
+def _threads(flops):
+    return 1 if flops < tuning.CONV_NATIVE_THREAD_FLOPS else usable_cpus()
+
+
+def _pad(x, pads):
+    """x zero-padded (or, for negative amounts, cropped) on its two spatial axes."""
+    (t, b), (l, r) = pads
+    if t == b == l == r == 0:
+        return x
+    return lax.pad(x, jnp.zeros((), x.dtype), ((0, 0, 0), (t, b, 0), (l, r, 0), (0, 0, 0)))
+
+
+def forward(x, w, pads):
+    """y (NHWC, bfloat16) of the stride-1 convolution of x (NHWC) with w (HWIO) and ``pads``."""
+    kh, kw, c, o = w.shape
+    xp = _pad(x, pads)
+    paired = w.reshape(kh, kw, c // 2, 2, o).transpose(0, 1, 2, 4, 3)  # input channels in pairs
+    out_shape = (x.shape[0], xp.shape[1] - kh + 1, xp.shape[2] - kw + 1, o)
+    call = jax.ffi.ffi_call(_FORWARD, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
+    flops = 2 * math.prod(out_shape) * kh * kw * c
+    return call(xp, paired, threads=np.int64(_threads(flops)))
+
+
+def input_grad(dy, w, input_shape, pads):
+    """dx (``input_shape``, NHWC) of the stride-1 convolution with filter w (HWIO) and ``pads``, given dy:
+    the forward pass of dy with the flipped filter (spatially reversed, I and O swapped)."""
+    kh, kw = w.shape[:2]
+    new_pads = tuple((k - 1 - lo, n - m + lo)
+                     for k, (lo, _), n, m in zip((kh, kw), pads, input_shape[1:3], dy.shape[1:3]))
+    return forward(dy, jnp.flip(w, (0, 1)).transpose(0, 1, 3, 2), new_pads)
+
+
+def filter_grad(x, dy, filter_shape, pads):
+    """dw (``filter_shape``, HWIO, bfloat16) of the stride-1 convolution of x (NHWC) with ``pads``, given dy."""
+    kh, kw, c, o = filter_shape
+    n, ho, wo = dy.shape[:3]
+    even = wo + wo % 2  # an odd last column is paired with a zero one
+    (top, _), (left, _) = pads
+    # exactly the rows and columns the windows read (plus one zero column where wo is odd)
+    xp = _pad(x, ((top, ho + kh - 1 - x.shape[1] - top), (left, even + kw - 1 - x.shape[2] - left)))
+    xx = jnp.stack([xp[:, :, :-1], xp[:, :, 1:]], axis=-1)  # (N, Hp, Wp - 1, C, 2): each pixel and its right one
+    dyp = _pad(dy, ((0, 0), (0, even - wo))).reshape(n, ho, even // 2, 2, o).transpose(0, 1, 2, 4, 3)
+    call = jax.ffi.ffi_call(_FILTER_GRAD, jax.ShapeDtypeStruct(tuple(filter_shape), x.dtype),
+                            vmap_method="sequential")
+    flops = 2 * n * ho * wo * kh * kw * c * o
+    return call(xx, dyp, threads=np.int64(_threads(flops)))
