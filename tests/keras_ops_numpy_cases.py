@@ -352,3 +352,15 @@ case("erfc", "math.erfc", [a((2, 3))])
 case("erfinv", "math.erfinv", [a((2, 3), F, "unit")])
 case("logdet", "math.logdet", [a((2, 3, 3), F, "spd")], order2=True)
 case("view_as_real_roundtrip", "math.view_as_complex", [a((3, 2))], grad=False)
+
+
+def build_ops_model(ops, inputs):
+    """The functional model of tests/test_keras_ops_saving.py, built with ``ops`` (Keras's
+    keras.ops in fixtures/keras_ops_numpy/make_ops_model.py, minikeras's in the test)."""
+    x = ops.add(ops.exp(inputs), 1)
+    total = ops.sum(x, axis=-1, keepdims=True)
+    values, _ = ops.top_k(inputs, 2)
+    mixed = ops.einsum("bi,bj->bij", inputs, values)
+    flat = ops.reshape(mixed, (-1, 8))
+    soft = ops.softmax(ops.concatenate([total, flat, ops.logsumexp(inputs, axis=1, keepdims=True)], axis=-1))
+    return ops.where(ops.greater(soft, 0.05), soft, ops.zeros_like(soft))

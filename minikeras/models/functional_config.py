@@ -24,12 +24,15 @@ def functional_config(model):
     """``get_config()`` of a functional model (see the module docstring)."""
     nodes = {id(n) for n in model._graph_nodes}
     nodes.update(id(t.node) for t in model._graph_inputs)
+    op_nodes = {id(n.operation): n for n in model._graph_nodes if not isinstance(n.operation, Layer)}
     for op in model.operations:
-        if not isinstance(op, Layer):
+        if not isinstance(op, Layer) and not hasattr(getattr(op, "op", None), "node_config"):
             raise ValueError(f"Model '{model.name}' cannot be described by a config: it applies the op "
                              f"'{op.name}' to symbolic tensors directly; wrap it in a layer (mk.layers.Lambda, "
-                             "or a merge layer such as mk.layers.Add) to save the model")
+                             "or a merge layer such as mk.layers.Add), or use the keras.ops function, to save "
+                             "the model")
     own = {id(layer): [n for n in layer._inbound_nodes() if id(n) in nodes] for layer in model.layers}
+    own.update({key: [node] for key, node in op_nodes.items()})
 
     def history(tensor):
         node, index = tensor._keras_history
@@ -39,12 +42,19 @@ def functional_config(model):
         return {"class_name": _TENSOR, "config": {"shape": list(tensor.shape), "dtype": dtype_name(tensor.dtype),
                                                   "keras_history": history(tensor)}}
     layers = []
-    for layer in model.layers:
-        spec = serialize_keras_object(layer)
-        spec["name"] = layer.name
+    for op in model.operations:
+        if not isinstance(op, Layer):  # a keras.ops call: Keras 3's Operation entry (keras.ops.op_nodes)
+            node = op_nodes[id(op)]
+            spec, args = op.op.node_config(op.name, *node.args)
+            spec["name"] = op.name
+            spec["inbound_nodes"] = [{"args": _plain(map_symbolic(describe, args)), "kwargs": {}}]
+            layers.append(spec)
+            continue
+        spec = serialize_keras_object(op)
+        spec["name"] = op.name
         spec["inbound_nodes"] = [{"args": _plain(map_symbolic(describe, list(n.args))),
                                   "kwargs": _plain(map_symbolic(describe, n.kwargs))}
-                                 for n in own[id(layer)] if not n.is_input]
+                                 for n in own[id(op)] if not n.is_input]
         layers.append(spec)
 
     def ends(structure):
@@ -68,7 +78,7 @@ def functional_from_config(config, custom_objects=None):
     """``(inputs, outputs, name)`` of the model ``config`` describes: its layers made from their
     configs and called again as the config's nodes say."""
     made, pending = {}, []
-    for spec in _without_mask_ops(config["layers"]):
+    for spec in _without_mask_ops(config["layers"], _leaf_names(config["output_layers"])):
         layer_spec = {k: v for k, v in spec.items() if k not in ("name", "inbound_nodes")}
         layer = deserialize_keras_object(layer_spec, custom_objects, what="layer")
         made[spec["name"]] = layer
@@ -130,7 +140,16 @@ def _leaves(node):
     return found
 
 
-def _without_mask_ops(specs):
+def _leaf_names(structure):
+    """The layer names of a config's ``input_layers``/``output_layers`` (triples, or a structure of them)."""
+    if isinstance(structure, dict):
+        return {name for v in structure.values() for name in _leaf_names(v)}
+    if isinstance(structure, list) and structure and isinstance(structure[0], str):
+        return {structure[0]}
+    return {name for v in structure or [] for name in _leaf_names(v)}
+
+
+def _without_mask_ops(specs, output_names=()):
     """Keras 3 records the ops that compute masks (``NotEqual`` of an ``Embedding(mask_zero=True)``)
     as graph layers and passes their outputs as ``mask=`` / ``<arg>_mask=`` arguments. Here masks
     ride on the tensors and each layer computes its own, so those ops and arguments are dropped:
@@ -139,7 +158,7 @@ def _without_mask_ops(specs):
     ops = {s["name"] for s in specs if str(s.get("module", "")).startswith(op_modules)}
     if not ops:
         return specs
-    other_uses = set()
+    other_uses = set(output_names)  # an op computing a model output is no mask op
 
     def walk(value, in_mask):
         if isinstance(value, dict) and value.get("class_name") == _TENSOR:

@@ -12,7 +12,7 @@ records a node of the functional graph.
 import sys
 from types import FunctionType as _FUNCTION
 
-from minikeras.keras.ops import core, image, linalg, math, nn, numpy
+from minikeras.keras.ops import core, image, linalg, math, nn, numpy, op_nodes
 
 
 def _public(module):
@@ -31,4 +31,6 @@ for _module in (numpy, math, linalg, nn, core):
 for _module in (numpy, math, linalg, nn, core, image):
     # ``import minikeras.keras.ops.numpy`` / ``from minikeras.keras.ops.nn import relu`` find the module
     sys.modules.setdefault(f"{__name__}.{_module.__name__.rsplit('.', 1)[-1]}", _module)
+# a functional model's op nodes load from .keras files (Keras 3's Operation class names)
+op_nodes.register({n: f for _module in (numpy, math, linalg, nn, core, image) for n, f in _public(_module).items()})
 del _module, _public, sys

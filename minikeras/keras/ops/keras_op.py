@@ -20,6 +20,7 @@ import functools
 
 import jax
 
+from minikeras.keras.ops.op_nodes import node_config
 from minikeras.ops.jax_call import call_jax
 from minikeras.symbolic import Node, OpCall, any_symbolic, output_spec
 from minikeras.tensor import Tensor, Variable, to_array
@@ -35,6 +36,10 @@ class _KerasOp:
 
     def __call__(self, args, kwargs):
         return self.fn(*args, **kwargs)
+
+    def node_config(self, node_name, args, kwargs):
+        """How a functional model's config writes this call (``op_nodes.node_config``)."""
+        return node_config(self.name, node_name, self.fn, args, kwargs)
 
 
 def _arrays(structure):

@@ -1,0 +1,59 @@
+"""Functional models of keras.ops calls in .keras files, both ways with Keras 3: minikeras writes
+each op node as Keras 3 does (its Operation class, constructor arguments in the config, call
+arguments in the node), loads its own files and a file Keras 3.15 saved
+(fixtures/keras_ops_numpy/ops_model.keras, made by make_ops_model.py beside it)."""
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+from keras_ops_numpy_cases import build_ops_model
+
+from minikeras import keras
+
+HERE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_ops_numpy")
+REF = np.load(os.path.join(HERE, "ops_model.npz"))
+
+
+def _config(path):
+    return json.loads(zipfile.ZipFile(path).read("config.json"))["config"]
+
+
+def _without_names(spec):
+    """A layer entry with its node names dropped (they count ops made earlier in the process)."""
+    def plain(value):
+        if isinstance(value, dict):
+            if value.get("class_name") == "__keras_tensor__":
+                return {"shape": value["config"]["shape"], "dtype": value["config"]["dtype"]}
+            return {k: plain(v) for k, v in value.items() if k != "name"}
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return value
+    return plain({k: v for k, v in spec.items() if k != "name"})
+
+
+def test_a_keras_saved_ops_model_loads_and_computes_the_same():
+    model = keras.models.load_model(os.path.join(HERE, "ops_model.keras"))
+    np.testing.assert_allclose(model(REF["x"]), REF["y"], rtol=1e-5, atol=1e-7)
+
+
+def test_saved_op_nodes_are_written_as_keras_writes_them_and_load_back(tmp_path):
+    inputs = keras.Input((4,))
+    model = keras.Model(inputs, build_ops_model(keras.ops, inputs))
+    np.testing.assert_allclose(model(REF["x"]), REF["y"], rtol=1e-5, atol=1e-7)
+    path = str(tmp_path / "ops.keras")
+    model.save(path)
+    ours, theirs = _config(path), _config(os.path.join(HERE, "ops_model.keras"))
+    def op_entries(config):
+        return [_without_names(s) for s in config["layers"] if s["module"].startswith("keras.src.ops.")]
+    assert op_entries(ours) == op_entries(theirs)
+    loaded = keras.models.load_model(path)
+    np.testing.assert_allclose(loaded(REF["x"]), REF["y"], rtol=1e-5, atol=1e-7)
+
+
+def test_an_op_keras_has_no_class_for_is_refused_with_the_way_out(tmp_path):
+    inputs = keras.Input((4,))
+    model = keras.Model(inputs, inputs * 2.0)  # an mk operator, not a keras.ops call
+    with pytest.raises(ValueError, match="wrap it in a layer"):
+        model.save(str(tmp_path / "m.keras"))
