@@ -166,6 +166,28 @@ def test_bf16_kernels_match_the_emulated_reference(x_shape, w_shape, padding):
         assert_within_bf16_rounding(got, want)
 
 
+def test_conv2d_bias_relu_and_its_gradients(conv_path):
+    """Conv2D's convolution, bias and ReLU: the bfloat16 kernel applies them to the float32 sums
+    and rounds once, the widened path rounds the ReLU's output, the reference rounds each step."""
+    x, w, b = bf16_array(3, 9, 12, 16), bf16_array(3, 3, 16, 32, scale=0.2), bf16_array(32)
+
+    def emulated(x, w, b):
+        y = jax.lax.conv_general_dilated(x.astype(jnp.float32), w.astype(jnp.float32), (1, 1), "VALID",
+                                         dimension_numbers=DN).astype(jnp.bfloat16)
+        return jnp.maximum(y + b, 0)
+
+    def loss(conv2d):
+        return lambda x, w, b: jnp.sum(conv2d(x, w, b).astype(jnp.float32) ** 2)
+    fused = jax.jit(lambda x, w, b: conv.conv2d_bias_relu_forward(x, w, b))
+    assert_within_bf16_rounding(fused(x, w, b), emulated(x, w, b))
+    got = jax.jit(jax.grad(loss(conv.conv2d_bias_relu_forward), (0, 1, 2)))(x, w, b)
+    want = jax.grad(loss(emulated), (0, 1, 2))(x, w, b)
+    for g, expected in zip(got, want):
+        assert g.dtype == jnp.bfloat16
+        np.testing.assert_allclose(as_f32(g), as_f32(expected), rtol=2 ** -5,
+                                   atol=2 ** -6 * float(np.abs(as_f32(expected)).max()))
+
+
 def test_bf16_kernels_second_order():
     """d/dx of sum(dL/dw ** 2), L = sum(conv(x, w) ** 2) / 2: every rule of the three kernels runs."""
     if not conv_bf16_native.available():
@@ -190,5 +212,6 @@ def test_bf16_kernels_leave_what_they_do_not_take_to_the_widened_path():
     assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 24), 1, "SAME")   # 24 output channels
     assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 32), 2, "SAME")   # strided
     assert not conv.bf16_native("forward", (2, 8, 8, 3), (3, 3, 3, 32), 1, "SAME")   # odd input channels
+    assert not conv.bf16_native("filter_grad", (2, 8, 8, 2), (3, 3, 2, 32), 1, "SAME")  # few input channels
     assert not conv.bf16_native("input_grad", x_shape, (3, 3, 16, 32), 1, "SAME", (2, 2))  # dilated
     assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 32), 1, "SAME", dtype=jnp.float32)

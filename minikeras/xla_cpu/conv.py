@@ -285,7 +285,8 @@ def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, m
     raise ValueError(f"unknown forward method {method!r}; one of {FORWARD_METHODS}")
 
 
-def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations=(1, 1), *, method=None, eigen=None):
+def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations=(1, 1), *, method=None, eigen=None,
+                             result_dtype=None):
     """``max(conv2d_forward(x, w, ...) + b, 0)``: a Conv2D layer with a bias and ``activation="relu"``.
 
     Where the forward pass runs natively the bias and the ReLU are its epilogue, applied to each
@@ -294,26 +295,29 @@ def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations
     Elsewhere they are jax ops, which XLA fuses with whatever it can; after 'taps' (multiply-adds
     XLA fuses into one loop) the result is materialized, so that the gradient reads it rather
     than computing the taps again (the MNIST CNN's first layer). ``method`` and ``eigen`` as for
-    ``conv2d_forward``."""
+    ``conv2d_forward``. ``result_dtype``: the dtype the result is rounded to (None: x's), in the
+    same pass as the ReLU where XLA computes it (a bfloat16 layer widened to float32)."""
     if method is None and bf16_native("forward", x.shape, w.shape, strides, padding, dilations, x.dtype):
-        # XLA fuses the bias and the ReLU into one elementwise pass over the bfloat16 output
-        return jnp.maximum(conv2d_forward(x, w, strides, padding, dilations) + b.astype(x.dtype), 0)
+        return _bf16_forward_bias_relu(x, w, b.astype(x.dtype),
+                                       _normalize(x.shape, w.shape, strides, padding, dilations)[1])
     if low_precision.conv_widened(x.dtype):
+        dtype = x.dtype
         return low_precision.conv_in_float32(
-            lambda x, w, b: conv2d_bias_relu_forward(x, w, b, strides, padding, dilations, method=method, eigen=eigen),
-            x, w, b)
+            lambda x, w, b: conv2d_bias_relu_forward(x, w, b, strides, padding, dilations, method=method, eigen=eigen,
+                                                     result_dtype=dtype), x, w, b)
     strides_, pads, dilations_ = _normalize(x.shape, w.shape, strides, padding, dilations)
     if method is None:
         method = formulation("forward", x.shape, w.shape, strides_, pads, dilations_, eigen, x.dtype)
     if method == "native" and min(output_hw(x.shape[1:3], w.shape[:2], strides_, pads, dilations_)) > 0 \
             and b.dtype == x.dtype:
         _check_native("forward", x.shape, w.shape, strides_, pads, dilations_, x.dtype)
-        return _native_forward_bias_relu(x, w, b, pads)
+        return _native_forward_bias_relu(x, w, b, pads).astype(result_dtype or x.dtype)
+    result_dtype = x.dtype if result_dtype is None else result_dtype
     y = conv2d_forward(x, w, strides, padding, dilations, method=method, eigen=eigen)
     if method == "taps":
         # kept in a buffer of its own: XLA would compute the taps again inside the ReLU's gradient
-        return materialize(jnp.maximum(y + b, 0))
-    return jnp.maximum(y + b, 0)
+        return materialize(jnp.maximum(y + b, 0).astype(result_dtype))
+    return jnp.maximum(y + b, 0).astype(result_dtype)
 
 
 # -- input gradient ---------------------------------------------------------------------------
@@ -485,14 +489,27 @@ def _native_forward_bias_relu_fwd(x, w, b, pads):
     return out, (x, w, out)
 
 
-def _native_forward_bias_relu_bwd(pads, residuals, g):
+def _bias_relu_cotangents(pads, residuals, g):
     x, w, out = residuals
     g = jnp.where(out > 0, g, jnp.zeros((), g.dtype))  # relu's derivative: out > 0 exactly where conv + b > 0
     return (conv2d_input_grad(g, w, x.shape, (1, 1), pads), conv2d_filter_grad(x, g, w.shape, (1, 1), pads),
             jnp.sum(g, axis=(0, 1, 2)))
 
 
-_native_forward_bias_relu.defvjp(_native_forward_bias_relu_fwd, _native_forward_bias_relu_bwd)
+_native_forward_bias_relu.defvjp(_native_forward_bias_relu_fwd, _bias_relu_cotangents)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
+def _bf16_forward_bias_relu(x, w, b, pads):
+    return conv_bf16_native.forward_bias_relu(x, w, b, pads)
+
+
+def _bf16_forward_bias_relu_fwd(x, w, b, pads):
+    out = _bf16_forward_bias_relu(x, w, b, pads)
+    return out, (x, w, out)
+
+
+_bf16_forward_bias_relu.defvjp(_bf16_forward_bias_relu_fwd, _bias_relu_cotangents)
 
 
 # -- filter gradient --------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 // widened to the float32 kernels there).
 //
 //   forward:         y[b,h,w,co]   = sum_{i,j,cp} dot2(x[b, h+i, w+j, 2cp : 2cp+2], wp[i, j, cp, co, :])
+//                    (optionally + bias[co], then max(., 0): Conv2D's bias and ReLU, before the rounding)
 //   filter gradient: dw[i,j,ci,co] = sum_{b,r,qp} dot2(xx[b, r+i, 2qp+j, ci, :], dyp[b, r, qp, co, :])
 //
 // with x already zero-padded (the convolution is 'VALID' here), wp the filter with input
@@ -63,10 +64,16 @@ struct Shape {
 };
 
 // -- forward ------------------------------------------------------------------------------------
+// The forward pass's epilogue: a per-channel bias (O floats, or null), then an optional ReLU.
+struct Epilogue {
+  const float* bias;
+  bool relu;
+};
+
 // y[h, w0 + p, o0 ...] for p < TP (the first `valid` stored), NV vectors of 16 output channels.
 template <int NV, int TP>
 void forward_tile(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Shape& s, int64_t h, int64_t w0,
-                  int valid, int64_t o0) {
+                  int valid, int64_t o0, const Epilogue& epilogue) {
   __m512 acc[TP][NV];
   for (int p = 0; p < TP; ++p)
     for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_setzero_ps();
@@ -84,6 +91,16 @@ void forward_tile(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Sh
         }
       }
     }
+  if (epilogue.bias)
+    for (int v = 0; v < NV; ++v) {
+      const __m512 b = _mm512_loadu_ps(epilogue.bias + o0 + 16 * v);
+      for (int p = 0; p < valid; ++p) acc[p][v] = _mm512_add_ps(acc[p][v], b);
+    }
+  if (epilogue.relu)  // max(y, 0) with a NaN kept, as XLA's maximum keeps it
+    for (int p = 0; p < valid; ++p)
+      for (int v = 0; v < NV; ++v)
+        acc[p][v] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(acc[p][v], _mm512_setzero_ps(), _CMP_LT_OQ), acc[p][v],
+                                         _mm512_setzero_ps());
   for (int p = 0; p < valid; ++p)
     for (int v = 0; v < NV; ++v) store_bf16(yr + (w0 + p) * s.o + o0 + 16 * v, acc[p][v]);
 }
@@ -98,19 +115,26 @@ int tile_width(int64_t width, int most) {
 }
 
 template <int NV>
-void forward_row(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Shape& s, int64_t h, int64_t o0) {
+void forward_row(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Shape& s, int64_t h, int64_t o0,
+                 const Epilogue& epilogue) {
   constexpr int TPMAX = kForwardTileMax<NV>;
   const int tp = tile_width(s.wo, TPMAX);
   for (int64_t w0 = 0; w0 < s.wo; w0 += tp) {
     const int valid = static_cast<int>(std::min<int64_t>(tp, s.wo - w0));
     minikeras::with_tile_size<TPMAX>(valid, [&](auto t) __attribute__((always_inline)) {
-      forward_tile<NV, decltype(t)::value>(xi, wp, yr, s, h, w0, valid, o0);
+      forward_tile<NV, decltype(t)::value>(xi, wp, yr, s, h, w0, valid, o0, epilogue);
     });
   }
 }
 
 void forward(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* wp, uint16_t* y, const Shape& s,
-             int64_t threads) {
+             int64_t threads, const uint16_t* bias, bool relu) {
+  std::vector<float> bias_f(bias ? s.o : 0);  // bfloat16 is the top half of a float32
+  for (size_t k = 0; k < bias_f.size(); ++k) {
+    const uint32_t bits = static_cast<uint32_t>(bias[k]) << 16;
+    std::memcpy(&bias_f[k], &bits, sizeof bits);
+  }
+  const Epilogue epilogue{bias ? bias_f.data() : nullptr, relu};
   const int64_t helpers = minikeras::helpers_for(pool, s.n, threads);
   minikeras::for_each_index(pool, s.n, helpers, [&](int64_t, int64_t b) {
     const uint16_t* xi = x + b * s.hp * s.wp * s.c;
@@ -118,9 +142,9 @@ void forward(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* wp, uint1
     for (int64_t h = 0; h < s.ho; ++h) {
       uint16_t* yr = yb + h * s.wo * s.o;
       int64_t o0 = 0;
-      for (; o0 + 64 <= s.o; o0 += 64) forward_row<4>(xi, wp, yr, s, h, o0);
-      for (; o0 + 32 <= s.o; o0 += 32) forward_row<2>(xi, wp, yr, s, h, o0);
-      for (; o0 < s.o; o0 += 16) forward_row<1>(xi, wp, yr, s, h, o0);
+      for (; o0 + 64 <= s.o; o0 += 64) forward_row<4>(xi, wp, yr, s, h, o0, epilogue);
+      for (; o0 + 32 <= s.o; o0 += 32) forward_row<2>(xi, wp, yr, s, h, o0, epilogue);
+      for (; o0 < s.o; o0 += 16) forward_row<1>(xi, wp, yr, s, h, o0, epilogue);
     }
   });
 }
@@ -210,9 +234,10 @@ ffi::Error unsupported() {
                     "bfloat16 convolution: this library was built for a CPU without AVX512_BF16");
 }
 
-// x: padded (N, Hp, Wp, C); wp: (KH, KW, C/2, O, 2); y: (N, Ho, Wo, O) with Ho = Hp - KH + 1.
-ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> wp,
-                       ffi::ResultBuffer<ffi::BF16> y, int64_t threads) {
+// x: padded (N, Hp, Wp, C); wp: (KH, KW, C/2, O, 2); y: (N, Ho, Wo, O) with Ho = Hp - KH + 1;
+// bias: null or O values, then the ReLU.
+ffi::Error forward_call(ffi::ThreadPool& pool, ffi::Buffer<ffi::BF16>& x, ffi::Buffer<ffi::BF16>& wp,
+                        ffi::ResultBuffer<ffi::BF16>& y, int64_t threads, ffi::Buffer<ffi::BF16>* bias) {
   const auto xd = x.dimensions(), wd = wp.dimensions(), yd = y->dimensions();
   const bool fits = xd.size() == 4 && wd.size() == 5 && yd.size() == 4 && wd[4] == 2 && xd[3] == 2 * wd[2] &&
                     yd[0] == xd[0] && yd[1] == xd[1] - wd[0] + 1 && yd[2] == xd[2] - wd[1] + 1 && yd[3] == wd[3] &&
@@ -221,13 +246,27 @@ ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buff
     return ffi::Error::InvalidArgument("bfloat16 conv2d: shapes x " + dims_text(xd) + ", paired filter " +
                                        dims_text(wd) + ", y " + dims_text(yd) +
                                        " are not a 'VALID' stride-1 convolution with O % 16 == 0");
+  if (bias && (bias->dimensions().size() != 1 || bias->dimensions()[0] != yd[3]))
+    return ffi::Error::InvalidArgument("bfloat16 conv2d: expected a bias of shape (" + std::to_string(yd[3]) +
+                                       "), got " + dims_text(bias->dimensions()));
 #ifdef __AVX512BF16__
   const Shape s{xd[0], xd[1], xd[2], xd[3], yd[1], yd[2], yd[3], wd[0], wd[1]};
-  forward(pool, x.typed_data(), wp.typed_data(), y->typed_data(), s, threads);
+  forward(pool, x.typed_data(), wp.typed_data(), y->typed_data(), s, threads, bias ? bias->typed_data() : nullptr,
+          bias != nullptr);
   return ffi::Error::Success();
 #else
   return unsupported();
 #endif
+}
+
+ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> wp,
+                       ffi::ResultBuffer<ffi::BF16> y, int64_t threads) {
+  return forward_call(pool, x, wp, y, threads, nullptr);
+}
+
+ffi::Error ForwardBiasReluImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> wp,
+                               ffi::Buffer<ffi::BF16> bias, ffi::ResultBuffer<ffi::BF16> y, int64_t threads) {
+  return forward_call(pool, x, wp, y, threads, &bias);
 }
 
 // xx: (N, Hp, Wx, C, 2) (pixel (h, w) beside (h, w + 1)); dyp: (N, Ho, Wo/2, O, 2); dw: (KH, KW, C, O)
@@ -265,3 +304,13 @@ auto Binding() {
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16Forward, ForwardImpl, Binding());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16FilterGrad, FilterGradImpl, Binding());
+
+// The forward pass with Conv2D's bias and ReLU as its epilogue: x, the paired filter and the bias.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16ForwardBiasRelu, ForwardBiasReluImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Ret<ffi::Buffer<ffi::BF16>>()
+                                  .Attr<int64_t>("threads"));

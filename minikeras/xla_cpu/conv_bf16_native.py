@@ -2,6 +2,7 @@
 
     if supported(kind, x_shape, w_shape, strides, pads, dilations, dtype) and available():
         y = forward(x, w, pads)                  # = conv(x, w) summed in float32, rounded to bfloat16
+        y = forward_bias_relu(x, w, b, pads)     # = max(conv(x, w) + b, 0) in float32, rounded once
         dx = input_grad(dy, w, x_shape, pads)    # = the transpose of conv(., w) applied to dy, likewise
         dw = filter_grad(x, dy, w_shape, pads)   # = the transpose of conv(x, .) applied to dy, likewise
 
@@ -27,7 +28,9 @@ from minikeras.xla_cpu.native_build import register_targets, usable_cpus, why_un
 _SOURCE = "conv_bf16_native.cc"
 _FORWARD = "minikeras_conv2d_bf16_forward"
 _FILTER_GRAD = "minikeras_conv2d_bf16_filter_grad"
-_SYMBOLS = {_FORWARD: "MinikerasConv2dBf16Forward", _FILTER_GRAD: "MinikerasConv2dBf16FilterGrad"}
+_FORWARD_BIAS_RELU = "minikeras_conv2d_bf16_forward_bias_relu"
+_SYMBOLS = {_FORWARD: "MinikerasConv2dBf16Forward", _FILTER_GRAD: "MinikerasConv2dBf16FilterGrad",
+            _FORWARD_BIAS_RELU: "MinikerasConv2dBf16ForwardBiasRelu"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,7 +55,7 @@ def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     kh, kw, c, o = w_shape
     (top, bottom), (left, right) = pads
     channels = {"forward": o % 16 == 0 and c % 2 == 0, "input_grad": c % 16 == 0 and o % 2 == 0,
-                "filter_grad": o % 16 == 0}[kind]
+                "filter_grad": o % 16 == 0 and c >= tuning.BF16_CONV_NATIVE_FILTER_MIN_CHANNELS}[kind]
     return (jnp.dtype(dtype) == low_precision.BFLOAT16 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
             and len(x_shape) == 4 and all(type(d) is int for d in (*x_shape, *w_shape)) and channels
             and 0 <= top < kh and 0 <= bottom < kh and 0 <= left < kw and 0 <= right < kw
@@ -73,13 +76,24 @@ def _pad(x, pads):
 
 def forward(x, w, pads):
     """y (NHWC, bfloat16) of the stride-1 convolution of x (NHWC) with w (HWIO) and ``pads``."""
+    return _forward_call(_FORWARD, x, w, (), pads)
+
+
+def forward_bias_relu(x, w, b, pads):
+    """``max(conv(x, w) + b, 0)`` (b: one bfloat16 value per output channel) with the bias and the
+    ReLU applied to the float32 sums in registers, then rounded to bfloat16 once (Conv2D's
+    ``activation="relu"``)."""
+    return _forward_call(_FORWARD_BIAS_RELU, x, w, (b,), pads)
+
+
+def _forward_call(target, x, w, bias, pads):
     kh, kw, c, o = w.shape
     xp = _pad(x, pads)
     paired = w.reshape(kh, kw, c // 2, 2, o).transpose(0, 1, 2, 4, 3)  # input channels in pairs
     out_shape = (x.shape[0], xp.shape[1] - kh + 1, xp.shape[2] - kw + 1, o)
-    call = jax.ffi.ffi_call(_FORWARD, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
+    call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
     flops = 2 * math.prod(out_shape) * kh * kw * c
-    return call(xp, paired, threads=np.int64(_threads(flops)))
+    return call(xp, paired, *bias, threads=np.int64(_threads(flops)))
 
 
 def input_grad(dy, w, input_shape, pads):

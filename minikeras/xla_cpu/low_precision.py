@@ -2,12 +2,16 @@
 
 A mixed-precision layer computes in bfloat16: its matmuls and convolutions take bfloat16
 inputs and accumulate in float32, then round the result to bfloat16. Where that is fast
-depends on the CPU and on the kernel (``tuning.BF16_DOT_ON_XLA``, ``tuning.BF16_CONV_ON_XLA``):
+depends on the CPU and on the kernel (``tuning.BF16_DOT_ON_XLA``, ``tuning.BF16_CONV_NATIVE``,
+``tuning.BF16_CONV_ON_XLA``):
 
 - a matmul runs as XLA's bfloat16 dot with float32 accumulation on CPUs with AVX512_BF16 or
   AMX (twice the float32 GEMM rate there);
-- elsewhere, and for convolutions (whose float32 native kernels beat XLA's bfloat16 ones), the
-  inputs are widened to float32, the float32 kernel runs, and the result is rounded back.
+- a convolution runs on minikeras's bfloat16 kernels (``conv_bf16_native``, chosen in
+  ``xla_cpu.conv``) on CPUs with AVX512_BF16, for the shapes they take;
+- elsewhere, and for other convolutions (whose float32 native kernels beat XLA's bfloat16
+  ones), the inputs are widened to float32, the float32 kernel runs, and the result is rounded
+  back.
 
 Both give the same values up to the order of the float32 sums (bfloat16 numbers are float32
 numbers), so a program runs everywhere with the results it has where the hardware is fast. A
@@ -113,6 +117,11 @@ def describe():
         return f"XLA's bfloat16 kernels on {jax.default_backend()}"
     flags = [flag for flag in BF16_FLAGS if flag in cpu_flags()]
     dots = "XLA bfloat16 dot" if dot_path(BFLOAT16) == "xla" else "float32 fallback"
-    convs = "XLA bfloat16" if not conv_widened(BFLOAT16) else "widened to the float32 kernels"
+    if not conv_widened(BFLOAT16):
+        convs = "XLA bfloat16"
+    elif tuning.BF16_CONV_NATIVE and "avx512_bf16" in cpu_flags():
+        convs = "minikeras's bfloat16 kernels for the shapes they take, others widened to the float32 kernels"
+    else:
+        convs = "widened to the float32 kernels"
     return (f"matmuls: {dots}; convolutions: {convs} "
             f"(CPU flags: {' '.join(flags) if flags else 'neither avx512_bf16 nor amx_bf16'})")
