@@ -326,3 +326,231 @@ def test_antirectifier_custom_layer():
     config = model.layers[1].get_config()
     assert config["initializer"]["class_name"] == "HeNormal"
     assert Antirectifier.from_config(config).initializer.__class__.__name__ == "HeNormal"
+
+
+# -- timeseries/timeseries_classification_from_scratch.py ------------------------------------
+def test_timeseries_classification_from_scratch(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the example writes best_model.keras where it runs
+    # readucr(FordA_TRAIN.tsv / FordA_TEST.tsv) -> generated float64 series (n, 500) with labels
+    # -1 and 1 (a sine whose frequency depends on the class, plus noise); 64 steps, not 500
+    rng = np.random.default_rng(6)
+
+    def readucr(n):
+        y = rng.choice([-1, 1], n)
+        t = np.arange(64)
+        x = np.sin(t[None, :] * (0.2 + 0.2 * (y[:, None] > 0)) + rng.uniform(0, 6, (n, 1)))
+        return x + 0.1 * rng.normal(size=x.shape), y.astype(int)
+
+    x_train, y_train = readucr(160)
+    x_test, y_test = readucr(40)
+
+    x_train = x_train.reshape((x_train.shape[0], x_train.shape[1], 1))
+    x_test = x_test.reshape((x_test.shape[0], x_test.shape[1], 1))
+    num_classes = len(np.unique(y_train))
+    idx = np.random.permutation(len(x_train))
+    x_train = x_train[idx]
+    y_train = y_train[idx]
+    y_train[y_train == -1] = 0
+    y_test[y_test == -1] = 0
+
+    def make_model(input_shape):
+        input_layer = keras.layers.Input(input_shape)
+
+        conv1 = keras.layers.Conv1D(filters=64, kernel_size=3, padding="same")(input_layer)
+        conv1 = keras.layers.BatchNormalization()(conv1)
+        conv1 = keras.layers.ReLU()(conv1)
+
+        conv2 = keras.layers.Conv1D(filters=64, kernel_size=3, padding="same")(conv1)
+        conv2 = keras.layers.BatchNormalization()(conv2)
+        conv2 = keras.layers.ReLU()(conv2)
+
+        conv3 = keras.layers.Conv1D(filters=64, kernel_size=3, padding="same")(conv2)
+        conv3 = keras.layers.BatchNormalization()(conv3)
+        conv3 = keras.layers.ReLU()(conv3)
+
+        gap = keras.layers.GlobalAveragePooling1D()(conv3)
+
+        output_layer = keras.layers.Dense(num_classes, activation="softmax")(gap)
+
+        return keras.models.Model(inputs=input_layer, outputs=output_layer)
+
+    model = make_model(input_shape=x_train.shape[1:])
+
+    epochs = 4  # 500 in the example
+    batch_size = 32
+
+    callbacks = [
+        keras.callbacks.ModelCheckpoint("best_model.keras", save_best_only=True, monitor="val_loss"),
+        keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=20, min_lr=0.0001),
+        keras.callbacks.EarlyStopping(monitor="val_loss", patience=50, verbose=1),
+    ]
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["sparse_categorical_accuracy"])
+    history = model.fit(x_train, y_train, batch_size=batch_size, epochs=epochs, callbacks=callbacks,
+                        validation_split=0.2, verbose=0)
+
+    model = keras.models.load_model("best_model.keras")
+    test_loss, test_acc = model.evaluate(x_test, y_test, verbose=0)
+    assert np.isfinite(test_loss) and 0 <= test_acc <= 1
+    assert_trains(history.history["loss"])
+    assert "learning_rate" in history.history
+    assert model.predict(x_test, verbose=0).argmax(axis=1).shape == (40,)
+
+
+# -- vision/image_classification_with_vision_transformer.py ----------------------------------
+def test_image_classification_with_vision_transformer(tmp_path):
+    num_classes = 100
+    input_shape = (32, 32, 3)
+    # keras.datasets.cifar100.load_data() -> generated uint8 (n, 32, 32, 3) images, (n, 1) labels
+    rng = np.random.default_rng(7)
+    x_train, y_train = class_images(rng, 96, (32, 32, 3), 4)
+    x_test, y_test = class_images(rng, 32, (32, 32, 3), 4)
+    y_train, y_test = y_train.reshape(-1, 1), y_test.reshape(-1, 1)
+
+    learning_rate = 0.001
+    weight_decay = 0.0001
+    batch_size = 32  # 256 in the example
+    num_epochs = 2  # 100 in the example
+    image_size = 24  # 72 in the example: We'll resize input images to this size
+    patch_size = 6  # Size of the patches to be extract from the input images
+    num_patches = (image_size // patch_size) ** 2
+    projection_dim = 16  # 64 in the example
+    num_heads = 2  # 4 in the example
+    transformer_units = [
+        projection_dim * 2,
+        projection_dim,
+    ]  # Size of the transformer layers
+    transformer_layers = 2  # 8 in the example
+    mlp_head_units = [32, 16]  # [2048, 1024] in the example
+
+    data_augmentation = keras.Sequential(
+        [
+            layers.Normalization(),
+            layers.Resizing(image_size, image_size),
+            layers.RandomFlip("horizontal"),
+            layers.RandomRotation(factor=0.02),
+            layers.RandomZoom(height_factor=0.2, width_factor=0.2),
+        ],
+        name="data_augmentation",
+    )
+    data_augmentation.layers[0].adapt(x_train)
+
+    def mlp(x, hidden_units, dropout_rate):
+        for units in hidden_units:
+            x = layers.Dense(units, activation=keras.activations.gelu)(x)
+            x = layers.Dropout(dropout_rate)(x)
+        return x
+
+    class Patches(layers.Layer):
+        def __init__(self, patch_size):
+            super().__init__()
+            self.patch_size = patch_size
+
+        def call(self, images):
+            input_shape = ops.shape(images)
+            batch_size = input_shape[0]
+            height = input_shape[1]
+            width = input_shape[2]
+            channels = input_shape[3]
+            num_patches_h = height // self.patch_size
+            num_patches_w = width // self.patch_size
+            patches = keras.ops.image.extract_patches(images, size=self.patch_size)
+            patches = ops.reshape(
+                patches,
+                (
+                    batch_size,
+                    num_patches_h * num_patches_w,
+                    self.patch_size * self.patch_size * channels,
+                ),
+            )
+            return patches
+
+        def get_config(self):
+            config = super().get_config()
+            config.update({"patch_size": self.patch_size})
+            return config
+
+    image = x_train[np.random.choice(range(x_train.shape[0]))]
+    resized_image = ops.image.resize(ops.convert_to_tensor([image]), size=(image_size, image_size))
+    patches = Patches(patch_size)(resized_image)
+    assert patches.shape[1] == num_patches and patches.shape[-1] == patch_size * patch_size * 3
+    n = int(np.sqrt(patches.shape[1]))
+    for i, patch in enumerate(patches[0]):
+        patch_img = ops.reshape(patch, (patch_size, patch_size, 3))
+        assert ops.convert_to_numpy(patch_img).astype("uint8").shape == (6, 6, 3)
+    assert n == 4
+
+    class PatchEncoder(layers.Layer):
+        def __init__(self, num_patches, projection_dim):
+            super().__init__()
+            self.num_patches = num_patches
+            self.projection = layers.Dense(units=projection_dim)
+            self.position_embedding = layers.Embedding(input_dim=num_patches, output_dim=projection_dim)
+
+        def call(self, patch):
+            positions = ops.expand_dims(ops.arange(start=0, stop=self.num_patches, step=1), axis=0)
+            projected_patches = self.projection(patch)
+            encoded = projected_patches + self.position_embedding(positions)
+            return encoded
+
+        def get_config(self):
+            config = super().get_config()
+            config.update({"num_patches": self.num_patches})
+            return config
+
+    def create_vit_classifier():
+        inputs = keras.Input(shape=input_shape)
+        augmented = data_augmentation(inputs)
+        patches = Patches(patch_size)(augmented)
+        encoded_patches = PatchEncoder(num_patches, projection_dim)(patches)
+        for _ in range(transformer_layers):
+            x1 = layers.LayerNormalization(epsilon=1e-6)(encoded_patches)
+            attention_output = layers.MultiHeadAttention(
+                num_heads=num_heads, key_dim=projection_dim, dropout=0.1
+            )(x1, x1)
+            x2 = layers.Add()([attention_output, encoded_patches])
+            x3 = layers.LayerNormalization(epsilon=1e-6)(x2)
+            x3 = mlp(x3, hidden_units=transformer_units, dropout_rate=0.1)
+            encoded_patches = layers.Add()([x3, x2])
+        representation = layers.LayerNormalization(epsilon=1e-6)(encoded_patches)
+        representation = layers.Flatten()(representation)
+        representation = layers.Dropout(0.5)(representation)
+        features = mlp(representation, hidden_units=mlp_head_units, dropout_rate=0.5)
+        logits = layers.Dense(num_classes)(features)
+        model = keras.Model(inputs=inputs, outputs=logits)
+        return model
+
+    def run_experiment(model):
+        optimizer = keras.optimizers.AdamW(learning_rate=learning_rate, weight_decay=weight_decay)
+        model.compile(
+            optimizer=optimizer,
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=[
+                keras.metrics.SparseCategoricalAccuracy(name="accuracy"),
+                keras.metrics.SparseTopKCategoricalAccuracy(5, name="top-5-accuracy"),
+            ],
+        )
+        checkpoint_filepath = str(tmp_path / "checkpoint.weights.h5")  # /tmp/checkpoint.weights.h5
+        checkpoint_callback = keras.callbacks.ModelCheckpoint(
+            checkpoint_filepath,
+            monitor="val_accuracy",
+            save_best_only=True,
+            save_weights_only=True,
+        )
+        history = model.fit(
+            x=x_train,
+            y=y_train,
+            batch_size=batch_size,
+            epochs=num_epochs,
+            validation_split=0.1,
+            callbacks=[checkpoint_callback],
+            verbose=0,
+        )
+        model.load_weights(checkpoint_filepath)
+        _, accuracy, top_5_accuracy = model.evaluate(x_test, y_test, verbose=0)
+        assert 0 <= accuracy <= top_5_accuracy <= 1
+        return history
+
+    vit_classifier = create_vit_classifier()
+    history = run_experiment(vit_classifier)
+    assert_trains(history.history["loss"])
+    assert vit_classifier.output_shape == (None, 100)
