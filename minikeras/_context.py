@@ -1,77 +1,87 @@
-"""The state that the tape, the ops, ``mk.function`` and ``fit`` share, in one place.
+"""The state that the tape, the ops, ``mk.function``, the layers and ``fit`` share, in one place.
 
-- ``tapes``: the GradientTapes recording now, innermost last. An op checks ``if tapes:``
-  and, when true, calls each entry's ``record``/``read_variable`` (the tape protocol,
-  documented in ``minikeras.tape``). Code outside the tape changes the list only through
-  ``recording_with`` below.
-- ``traces``: the ``mk.function`` trace contexts tracing now in this thread, innermost last
-  (per thread, as jax's own trace state: a dataset's prefetch thread runs eagerly while the
-  main thread traces a step). ``outside_traces`` below hides them for a block that creates
-  process state.
-- ``call_state``: per-thread call-time state read by layers and Variables: ``dtype_policy``
-  (the global dtype policy, ``mk.mixed_precision.set_global_policy``; per thread as in Keras 3)
-  and ``autocast`` (inside a mixed-precision layer's call: the scope that casts the float
-  Variables read there to the layer's compute dtype, or None).
-- ``execution``: process-wide execution settings (``mk.config.run_functions_eagerly``,
-  the active ``mk.distribute`` strategy), read where they take effect and written only by
-  the public functions that own them.
+Two objects hold it all:
+
+- ``call_state``: the call-time state of the calling thread (a ``CallContext``, per thread as
+  Keras 3's ``global_state`` and ``CallContext`` and as TensorFlow's tapes and strategy scopes):
+  the recording tapes, the ``mk.function`` traces, the layer call stack and its ``training``
+  flags, the models whose host layers ``fit`` applied already, the distribution scopes, the
+  global dtype policy and a mixed-precision layer's autocast scope, and the probes that
+  autograph and ``TensorArray`` run. A dataset's prefetch thread that calls a model or records
+  a tape sees none of the main thread's and leaves it untouched. A new thread starts empty.
+- ``execution``: process-wide settings (``mk.config.run_functions_eagerly``, the distribution
+  ``mk.distribute.set_distribution`` made global), read where they take effect and written only
+  by the public functions that own them.
+
+Each field of ``call_state`` is changed only by the context manager that owns it (listed in
+``CallContext``): the value is set on entry and restored on exit, also when the block raises
+(the one exception: the global dtype policy, set by Keras's ``set_global_policy``).
+Hot code reads ``call_state`` once per call into a local (``state = _context.call_state``;
+one thread-local lookup) and then reads plain attributes: the check an op makes when nothing
+records is ``if state.tapes:``, a list's truthiness.
+
+Adding a per-thread field (the pattern the dtype policy follows):
+
+1. give it a default in ``CallContext.__init__`` with a comment saying what it holds;
+2. write the one context manager that sets it and restores the previous value (here, or in
+   the module that owns the feature, writing only its own field);
+3. read it through ``_context.call_state`` where it takes effect, cached in a local on hot paths;
+4. add it to the ``_context`` row of docs/architecture.md.
 
 Kept in one tiny module with no imports from the rest of minikeras, so every layer of the
-code can read it and the check an op makes when nothing records stays a single truthiness
-test (of a list for ``tapes``; ``traces`` answers it per thread).
+code can read it.
 """
 import contextlib
 import threading
 
 
-class TraceStack(threading.local):
-    """A stack of trace contexts with a list's operations (truthiness, ``len``, indexing and
-    slices, ``append``, ``pop``) whose contents belong to the calling thread."""
-
-    def __init__(self):
-        self.stack = []
-
-    def __bool__(self):
-        return bool(self.stack)
-
-    def __len__(self):
-        return len(self.stack)
-
-    def __getitem__(self, index):
-        return self.stack[index]
-
-    def __setitem__(self, index, value):
-        self.stack[index] = value
-
-    def __iter__(self):
-        return iter(self.stack)
-
-    def append(self, context):
-        self.stack.append(context)
-
-    def pop(self):
-        return self.stack.pop()
-
-
-tapes = []             # GradientTapes currently recording, innermost last
-traces = TraceStack()  # mk.function trace contexts tracing in this thread, innermost last
-
-
-class CallState(threading.local):
+class CallContext(threading.local):
     """Call-time state of the calling thread (see the module docstring).
 
-    Attributes:
+    Attributes (and the code that changes each):
+      tapes: the GradientTapes' recordings recording now, innermost last (the tape protocol of
+        ``minikeras.tape``). Changed by ``GradientTape``'s ``with`` block (and its
+        ``stop_recording``) and ``recording_with``.
+      traces: the ``mk.function`` trace contexts tracing now, innermost last. Changed by
+        ``tracing`` (``programs.trace``) and ``outside_traces``.
+      training: the ``training`` flags of the layer calls in progress, outermost first; its
+        length is how many layer calls are in progress (the outermost one clears the losses of
+        the last call). Changed by ``Layer.__call__`` (push on entry, pop in ``finally``).
+      shape_only: how many abstract evaluations of a layer call (``compute_output_shape``, a
+        call on KerasTensors) are in progress: they leave the losses alone. Changed by
+        ``evaluating_shapes``.
+      host_applied: the models whose steps run now with their leading host layers applied to
+        the data already, innermost last. Changed by ``trainers.host_prefix.applied``
+        (a context manager).
+      distributions: the ``mk.distribute.DataParallel`` objects entered with ``with``,
+        innermost last (``distribution`` below reads them). Changed by ``DataParallel``'s ``with``
+        block (push on entry, pop on exit).
+      probes: the names of the probing evaluations in progress (``"element_shapes"``:
+        ``TensorArray.element_shapes_probe``; ``"loop_body"``: autograph's probe of a loop
+        body). Changed by ``probing``.
+      staged_loops: autograph's staged loops being traced, innermost last (a list appended to
+        inside one is refused). Changed by ``autograph.loops._tensor_loop`` (push, pop in ``finally``).
       dtype_policy: the global ``DTypePolicy`` of this thread (None until first asked for).
-      autocast: None, or an object with ``maybe_cast(variable, tensor)`` that ``Variable.value()``
-        applies to the Tensor it returns (a layer's autocast scope, set for the layer's call).
+        Changed by ``dtype_policies.set_global_policy`` (Keras's API is a setter, not a scope).
+      autocast: None, or an object with ``maybe_cast(variable, tensor)`` that
+        ``Variable.value()`` applies to the Tensor it returns (a mixed-precision layer's
+        autocast scope). Changed by ``Layer.__call__`` for the layer's call.
     """
 
     def __init__(self):
+        self.tapes = []
+        self.traces = []
+        self.training = []
+        self.shape_only = 0
+        self.host_applied = []
+        self.distributions = []
+        self.probes = []
+        self.staged_loops = []
         self.dtype_policy = None
         self.autocast = None
 
 
-call_state = CallState()
+call_state = CallContext()
 
 
 class Execution:
@@ -80,7 +90,8 @@ class Execution:
     Attributes:
       run_functions_eagerly: ``mk.config.run_functions_eagerly(True)`` is in effect: every
         ``mk.function`` (and ``fit``'s step) runs its Python function eagerly.
-      distribution: the active ``mk.distribute.DataParallel``, or None.
+      distribution: the ``mk.distribute.DataParallel`` set with ``set_distribution``, or None;
+        a thread's ``with`` scope overrides it (``distribution()``).
     """
 
     __slots__ = ("run_functions_eagerly", "distribution")
@@ -93,20 +104,40 @@ class Execution:
 execution = Execution()
 
 
+def distribution(state=None):
+    """The distribution compiled steps use now in this thread: the innermost ``with`` scope
+    of ``state`` (default: this thread's ``call_state``), else the process-wide one."""
+    scopes = (state or call_state).distributions
+    return scopes[-1] if scopes else execution.distribution
+
+
 @contextlib.contextmanager
 def recording_with(replacement):
     """Runs the block with ``replacement`` (a list of objects that follow the tape protocol,
-    possibly empty) as the recording tapes, and restores the tapes afterwards.
+    possibly empty) as this thread's recording tapes, and restores the tapes afterwards.
 
     ``recording_with([])``: nothing records (an optimizer's update is not differentiated).
     ``recording_with([collector])``: only ``collector`` sees the ops and Variable reads.
     """
-    saved = tapes[:]
-    tapes[:] = replacement
+    state = call_state
+    saved = state.tapes
+    state.tapes = list(replacement)
     try:
         yield
     finally:
-        tapes[:] = saved
+        state.tapes = saved
+
+
+@contextlib.contextmanager
+def tracing(context):
+    """Runs the block with ``context`` (an ``mk.function`` trace context) as this thread's
+    innermost trace."""
+    traces = call_state.traces
+    traces.append(context)
+    try:
+        yield context
+    finally:
+        traces.pop()
 
 
 @contextlib.contextmanager
@@ -115,9 +146,37 @@ def outside_traces():
     a Variable created there is process state that exists from then on, not one the function
     being traced creates. For state made on first use, such as ``mk.random``'s generator.
     """
-    saved = traces[:]
-    traces[:] = []
+    state = call_state
+    saved = state.traces
+    state.traces = []
     try:
         yield
     finally:
-        traces[:] = saved
+        state.traces = saved
+
+
+@contextlib.contextmanager
+def evaluating_shapes():
+    """Marks the block as an abstract evaluation of a layer call (only shapes are wanted)."""
+    state = call_state
+    state.shape_only += 1
+    try:
+        yield
+    finally:
+        state.shape_only -= 1
+
+
+@contextlib.contextmanager
+def probing(what):
+    """Marks the block as a probing evaluation named ``what`` (see ``CallContext.probes``)."""
+    probes = call_state.probes
+    probes.append(what)
+    try:
+        yield
+    finally:
+        probes.pop()
+
+
+def is_probing(what):
+    """Whether a probing evaluation named ``what`` is in progress in this thread."""
+    return what in call_state.probes

@@ -82,10 +82,10 @@ def _object_array(items):
 def tracing_here():
     """Whether this thread is tracing compiled code (``mk.function``, a compiled step).
 
-    ``_context.traces`` is per thread: a pipeline's prefetch thread maps batches (string work
+    ``_context.call_state.traces`` is per thread: a pipeline's prefetch thread maps batches (string work
     included) while the main thread traces a step.
     """
-    return bool(_context.traces)
+    return bool(_context.call_state.traces)
 
 
 def check_eager(what):

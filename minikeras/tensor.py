@@ -56,13 +56,14 @@ def to_array(value, dtype=None):
             raise string_refusal(f"Strings {_short(value)} were given where numbers are expected")
         if np_value.dtype == object:
             raise TypeError(f"Cannot convert {value!r} of type {type(value).__name__} to a Tensor")
-        if _context.traces:  # a constant, also in a trace with symbolic sizes (see backend.folding_constants)
+        # a constant, also in a trace with symbolic sizes (see backend.folding_constants)
+        if _context.call_state.traces:
             with jax.ensure_compile_time_eval():
                 array = jnp.asarray(np_value, dtype=held)
         else:
             array = jnp.asarray(np_value, dtype=held)
     if dtype is not None and array.dtype != dtype:
-        if _context.traces:
+        if _context.call_state.traces:
             with folding_constants(array):
                 return array.astype(dtype)
         array = array.astype(dtype)
@@ -164,7 +165,8 @@ class _Described:
         there, as in TensorFlow (``mk.shape(x)`` gives the size as a Tensor), while minikeras's
         own ops see jax's symbolic size, which they compute with (``reshape``, gradients)."""
         shape = tuple(self._value.shape)
-        if _context.traces and not all(type(d) is int for d in shape) and _called_from_outside(sys._getframe(1)):
+        traced = _context.call_state.traces
+        if traced and not all(type(d) is int for d in shape) and _called_from_outside(sys._getframe(1)):
             return static_shape(shape)
         return shape
 
@@ -181,7 +183,7 @@ class _Described:
         """The number of elements; for a symbolic shape (see ``shape``) None in user code and
         jax's symbolic size in minikeras's ops."""
         shape = self._value.shape
-        if _context.traces and not all(type(d) is int for d in shape):
+        if _context.call_state.traces and not all(type(d) is int for d in shape):
             return None if _called_from_outside(sys._getframe(1)) else math.prod(shape)
         return int(np.prod(shape, dtype=np.int64))
 
@@ -374,8 +376,9 @@ class Variable(_Described):
         self.name = name or "Variable"
         self.path = self.name
         self._uid = next(_variable_counter)
-        if _context.traces:
-            _context.traces[-1].on_create(self)
+        traces = _context.call_state.traces
+        if traces:
+            traces[-1].on_create(self)
 
     @property
     def dtype(self):
@@ -392,8 +395,9 @@ class Variable(_Described):
 
     # -- reading ------------------------------------------------------------------------
     def _read_array(self):
-        if _context.traces:
-            _context.traces[-1].on_read(self)
+        traces = _context.call_state.traces
+        if traces:
+            traces[-1].on_read(self)
         return self._value
 
     def value(self):
@@ -401,10 +405,13 @@ class Variable(_Described):
         (``tape.read_variable``: it watches a trainable Variable and records the read). Inside a
         mixed-precision layer's call, a float value comes cast to the layer's compute dtype
         (``_context.call_state.autocast``), as Keras 3's autocast scope does."""
-        out = Tensor(self._read_array())
-        for tape in _context.tapes:
+        state = _context.call_state
+        if state.traces:
+            state.traces[-1].on_read(self)
+        out = Tensor(self._value)
+        for tape in state.tapes:
             tape.read_variable(self, out)
-        autocast = _context.call_state.autocast
+        autocast = state.autocast
         if autocast is not None:
             out = autocast.maybe_cast(self, out)
         return out
@@ -441,8 +448,9 @@ class Variable(_Described):
             raise ValueError(
                 f"Cannot assign a value of shape {tuple(array.shape)} to mk.Variable '{self.name}' of shape "
                 f"{self.shape}")
-        if _context.traces:
-            _context.traces[-1].on_assign(self)
+        traces = _context.call_state.traces
+        if traces:
+            traces[-1].on_assign(self)
         elif is_tracer(array):
             raise ValueError(
                 f"Cannot assign a traced value to mk.Variable '{self.name}' outside mk.function "

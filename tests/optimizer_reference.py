@@ -111,7 +111,7 @@ def count_eager_ops(monkeypatch):
     original = primitive.Primitive.__call__
 
     def counting(self, *args, **kwargs):
-        if not _context.traces:
+        if not _context.call_state.traces:
             eager_ops.append(self.name)
         return original(self, *args, **kwargs)
 

@@ -17,7 +17,7 @@ def test_another_thread_runs_eagerly_while_one_traces():
     def other():
         inside.wait(timeout=60)
         try:
-            seen["traces"] = len(_context.traces)
+            seen["traces"] = len(_context.call_state.traces)
             seen["string"] = mk.constant("abc").numpy()
             seen["sum"] = (mk.constant([1.0, 2.0]) + 1.0).numpy()
             seen["variable"] = v.numpy()
@@ -28,7 +28,7 @@ def test_another_thread_runs_eagerly_while_one_traces():
 
     @mk.function(autograph=False)
     def step(x):
-        seen["main traces"] = len(_context.traces)
+        seen["main traces"] = len(_context.call_state.traces)
         inside.set()
         done.wait(timeout=60)  # the other thread works while this one traces
         return x * 2.0
@@ -44,3 +44,65 @@ def test_another_thread_runs_eagerly_while_one_traces():
     np.testing.assert_array_equal(seen["variable"], [1.0, 2.0])
     assert float(out.numpy()) == 6.0
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+
+
+class _ScaleByTraining(mk.layers.Layer):
+    """``x * w``, doubled when training; notes what its thread's call state holds during the
+    call. The prefetch thread maps batch 2 while the main thread trains on batch 1: those two
+    calls meet at ``barrier`` (twice), so that both are inside a layer call and a tape at once."""
+
+    def __init__(self, barrier, notes):
+        super().__init__()
+        self.barrier, self.notes = barrier, notes
+
+    def build(self, input_shape):
+        self.w = self.add_weight(name="w", shape=(input_shape[-1],), initializer="ones")
+
+    def call(self, inputs, training=None):
+        state = _context.call_state
+        if not state.tapes:  # the model's build
+            return inputs * self.w
+        thread = threading.current_thread().name
+        calls = sum(1 for note in self.notes if note[0] == thread)
+        overlapping = calls == (1 if thread == "mk.data.prefetch" else 0)
+        if overlapping:
+            self.barrier.wait(timeout=60)
+        self.notes.append((thread, training, len(state.training), len(state.tapes)))
+        if overlapping:
+            self.barrier.wait(timeout=60)
+        return inputs * self.w * (2.0 if training else 1.0)
+
+
+def test_a_prefetch_thread_calling_a_model_shares_no_call_state_with_the_training_thread():
+    # the main thread trains with training=False while the prefetch thread maps each batch
+    # through the same model with training=True, each under a GradientTape of its own
+    barrier, notes = threading.Barrier(2), []
+    model = mk.Sequential([mk.layers.Input(shape=(3,)), _ScaleByTraining(barrier, notes)])
+    x = np.arange(24, dtype="float32").reshape(8, 3)
+    mapped_grads = []
+
+    def augment(batch):
+        with mk.GradientTape() as tape:
+            out = model(batch, training=True)
+            loss = mk.reduce_sum(out)
+        mapped_grads.append(tape.gradient(loss, model.trainable_weights)[0].numpy())
+        return batch
+
+    dataset = mk.data.Dataset.from_tensor_slices(x).batch(4).map(augment).prefetch(1)
+    main_grads = []
+    for batch in dataset:
+        with mk.GradientTape() as tape:
+            loss = mk.reduce_sum(model(batch, training=False))
+        main_grads.append(tape.gradient(loss, model.trainable_weights)[0].numpy())
+
+    main = threading.current_thread().name
+    assert len(notes) == 4, notes
+    for thread, training, depth, tapes in notes:
+        # one layer call in progress (the model's: Sequential passes its flag down) and one tape
+        assert training is (thread != main) and tapes == 1 and depth == 2, notes
+    batches = x.reshape(2, 4, 3)
+    for batch, grads in zip(batches, mapped_grads):  # d/dw sum(x * w * 2) = 2 * sum over rows
+        np.testing.assert_allclose(grads, 2.0 * batch.sum(axis=0))
+    for batch, grads in zip(batches, main_grads):
+        np.testing.assert_allclose(grads, batch.sum(axis=0))
+    assert _context.call_state.training == [] and _context.call_state.tapes == []

@@ -1,4 +1,4 @@
-"""The tape protocol (minikeras.tape): what ops tell the objects in _context.tapes."""
+"""The tape protocol (minikeras.tape): what ops tell the objects in _context.call_state.tapes."""
 import sys
 
 import jax
@@ -54,13 +54,13 @@ def test_custom_gradient_announces_the_variables_it_reads():
 
 def test_recording_with_restores_the_tapes_after_an_error():
     with mk.GradientTape() as tape:
-        before = list(_context.tapes)
+        before = list(_context.call_state.tapes)
         with pytest.raises(RuntimeError):
             with _context.recording_with([]):
-                assert _context.tapes == []
+                assert _context.call_state.tapes == []
                 raise RuntimeError("inside")
-        assert _context.tapes == before
-    assert tape is not None and _context.tapes == []
+        assert _context.call_state.tapes == before
+    assert tape is not None and _context.call_state.tapes == []
 
 
 def test_recording_keeps_only_what_depends_on_watched_values():

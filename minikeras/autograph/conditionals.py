@@ -3,7 +3,6 @@
 With a traced Tensor condition they become ``mk.cond`` machinery (``lax.switch`` with no
 tape recording, the selected form under one); otherwise they are Python's.
 """
-import contextlib
 
 import jax
 import jax.numpy as jnp
@@ -59,20 +58,11 @@ def if_exp(test, body, orelse, lineno):
 
 
 # -- if ---------------------------------------------------------------------------------------
-# Non-empty while a loop over a traced Tensor traces its body once to learn the variables it
-# defines (``loops``): a ``return`` inside it has no value yet on the other branch, and the
-# loop carries ``do_return`` to say which value counts.
-_probing_loop_body = []
-
-
-@contextlib.contextmanager
 def probing_loop_body():
-    """The context in which ``loops`` traces a loop body once before staging the loop."""
-    _probing_loop_body.append(True)
-    try:
-        yield
-    finally:
-        _probing_loop_body.pop()
+    """The context in which ``loops`` traces a loop body once before staging the loop (per
+    thread, ``_context.probing``): a ``return`` inside it has no value yet on the other branch,
+    and the loop carries ``do_return`` to say which value counts."""
+    return _context.probing("loop_body")
 
 
 def if_stmt(test, body, orelse, get_state, set_state, names, lineno):
@@ -106,7 +96,7 @@ def _tensor_cond(test, body, orelse, where, names=None):
         name = names[position] if names and position < len(names) else str(position)
         undefined = [isinstance(x, Undefined) for x in leaves]
         if name == "retval_" and any(undefined) and not all(undefined):
-            if not _probing_loop_body:  # TensorFlow's AutoGraph refuses it: a path returning nothing
+            if not _context.is_probing("loop_body"):  # TensorFlow's AutoGraph refuses it: a path returning nothing
                 missing = "else" if undefined[-1] else "main"
                 raise ValueError(f"{where}: the {missing} branch must also have a return statement. (The condition "
                                  "is a traced Tensor, so both branches are in the program, and a function cannot "
@@ -124,7 +114,7 @@ def _tensor_cond(test, body, orelse, where, names=None):
                          "branch; with a traced Tensor condition a variable must be a Tensor (or the same Python "
                          "value) in both branches")
 
-    if _context.tapes:
+    if _context.call_state.tapes:
         return select_branches(pred, body, orelse, merge=merge)
     index = Tensor(jnp.logical_not(pred._value).astype(jnp.int32))  # branch 0 is the true one
     return run_branches(index, [body, orelse], where, ("true branch", "else branch"), merge=merge)

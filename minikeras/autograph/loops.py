@@ -50,19 +50,15 @@ def _invariants(shape_invariants, state, names, where):
             raise ValueError(f"{where}: set_loop_options(shape_invariants=...) gives a shape for {value!r}, which is "
                              f"not the value of a variable this loop changes ({', '.join(names)})")
         found[index] = invariants_for([shape], [value], where)[0]
-    if found and _context.traces:
+    if found and _context.call_state.traces:
         check_entry([found.get(i) for i in range(len(state))], list(state), where, lambda i: f"'{names[i]}'")
     return found
 
 
 def _check_python_iteration(invariants, state, names, where):
-    if invariants and _context.traces:  # eagerly TensorFlow ignores them
+    if invariants and _context.call_state.traces:  # eagerly TensorFlow ignores them
         check_iteration([invariants.get(i) for i in range(len(state))], list(state), where,
                         lambda i: f"'{names[i]}'")
-
-
-# The loops over traced Tensors whose bodies are being traced (their ``where``), innermost last.
-_staged_loops = []
 
 
 def list_append(target, method, name, line, loops, *args):
@@ -73,8 +69,9 @@ def list_append(target, method, name, line, loops, *args):
     TensorFlow's AutoGraph refuses it, pointing to a TensorArray. (Python values, such as a
     trace-time log, are appended once per trace, as in TensorFlow.)"""
     leaves = jax.tree_util.tree_leaves(args, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
-    if isinstance(target, list) and _staged_loops and any(traced(x) or is_tracer(x) for x in leaves):
-        for where in _staged_loops:
+    staged_loops = _context.call_state.staged_loops  # the loops whose bodies are traced now, innermost last
+    if isinstance(target, list) and staged_loops and any(traced(x) or is_tracer(x) for x in leaves):
+        for where in staged_loops:
             if any(where.endswith(f" loop at line {n}") for n in loops):
                 raise ValueError(
                     f"{where}: `{name}.{method}(...)` at line {line} changes the Python list '{name}', made before "
@@ -89,11 +86,12 @@ def _tensor_loop(test, body, get_state, set_state, names, where, maximum_iterati
     """The loop as ``mk.while_loop`` over the variables that have values (``extra``: more
     carried values before them, e.g. an index, updated by ``body`` returning them;
     ``invariants``: {index of a variable: its shape invariant})."""
-    _staged_loops.append(where)
+    staged_loops = _context.call_state.staged_loops
+    staged_loops.append(where)  # this function is the one writer of the thread's staged loops
     try:
         _staged_tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations, extra, invariants)
     finally:
-        _staged_loops.pop()
+        staged_loops.pop()
 
 
 def _staged_tensor_loop(test, body, get_state, set_state, names, where, maximum_iterations, extra, invariants):
@@ -229,7 +227,7 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, lineno, ma
                      extra=[Tensor(jnp.asarray(start, dtype))], invariants=invariants)
         return
     if isinstance(iterable, Tensor) and (is_tracer(iterable._value)
-                                         or _context.traces and not _grows(get_state()) and not invariants):
+                                         or _context.call_state.traces and not _grows(get_state()) and not invariants):
         # Inside mk.function a loop over a Tensor is a loop in the program, as in a tf.function
         # graph, even when the Tensor is known while tracing (``mk.range(1000)``); unless it fills
         # a dynamic_size TensorArray, whose size must be known, or its variables may change

@@ -24,16 +24,6 @@ from minikeras.distribute import multi_host
 from minikeras.xla_cpu import jit
 
 BATCH_AXIS = "batch"
-_scopes = []            # DataParallel objects entered with ``with``, innermost last
-_global = [None]        # set_distribution's value
-
-
-def _sync():
-    """Publishes the distribution in effect (innermost scope, else the global one) where
-    ``mk.function`` and ``fit``'s steps read it: ``_context.execution.distribution``."""
-    _context.execution.distribution = _scopes[-1] if _scopes else _global[0]
-
-
 def set_distribution(distribution):
     """Makes ``distribution`` (a ``DataParallel``, or None to turn it off) apply to every
     compiled step - ``fit``/``evaluate``/``predict`` and ``mk.function`` calls - outside
@@ -41,14 +31,14 @@ def set_distribution(distribution):
     if distribution is not None and not isinstance(distribution, DataParallel):
         raise TypeError(f"set_distribution expects a mk.distribute.DataParallel or None, received "
                         f"{type(distribution).__name__}")
-    _global[0] = distribution
-    _sync()
+    _context.execution.distribution = distribution
 
 
 def get_distribution():
-    """The distribution compiled steps use now: the innermost ``with`` scope, else the one set
-    with ``set_distribution``, else None (one device)."""
-    return _context.execution.distribution
+    """The distribution compiled steps use now: the innermost ``with`` scope of this thread
+    (scopes are per thread, as TensorFlow's strategy scopes), else the one set with
+    ``set_distribution`` (process-wide), else None (one device)."""
+    return _context.distribution()
 
 
 class DataParallel:
@@ -92,13 +82,12 @@ class DataParallel:
 
     # -- scopes ----------------------------------------------------------------------------
     def __enter__(self):
-        _scopes.append(self)
-        _sync()
+        # this ``with`` block is the one writer of the thread's distribution scopes
+        _context.call_state.distributions.append(self)
         return self
 
     def __exit__(self, *exc):
-        _scopes.pop()
-        _sync()
+        _context.call_state.distributions.pop()
         return False
 
     def scope(self):

@@ -18,10 +18,9 @@ from minikeras.string_tensor import is_string_value, string_tensor
 from minikeras.symbolic import KerasTensor, Node, any_symbolic, flatten, output_spec
 from minikeras.tensor import Tensor, Variable, to_array
 
-_training_stack = []  # training flags of the Layer calls in progress, outermost first
-_call_depth = [0]  # Layer calls in progress: the outermost one clears the losses of the last call
-_shape_only = [0]  # compute_output_shape evaluations in progress: they leave the losses alone
-_holding_losses = [0]  # how many losses the layers' _losses lists hold, all together
+# How many losses the layers' _losses lists hold, all together: a fact about the layer objects
+# (shared by every thread), not call-time state, so it stays here, process-wide.
+_holding_losses = [0]
 
 
 # add_weight's positional orders: Keras 3's, and with a name first (TF 2 code, minikeras's layers)
@@ -29,9 +28,10 @@ _KERAS_ORDER = ("shape", "initializer", "dtype")
 _NAME_FIRST_ORDER = ("name", "shape", "initializer", "trainable", "dtype", "regularizer", "constraint")
 
 
-def current_training():
-    """The ``training`` flag an enclosing layer call was given (None if none was)."""
-    for flag in reversed(_training_stack):
+def current_training(state=None):
+    """The ``training`` flag an enclosing layer call of this thread was given (None if none
+    was); ``state``: this thread's ``_context.call_state``, when the caller has it."""
+    for flag in reversed((state or _context.call_state).training):
         if flag is not None:
             return flag
     return None
@@ -328,30 +328,29 @@ class Layer(Module):
         self._check_input(inputs)
         if not self.built:
             self._build_from(inputs)
+        state = _context.call_state
         if training is None:
-            training = current_training()
+            training = current_training(state)
         if self._call_takes_training:
             kwargs["training"] = training
         if self._call_masks is not None:
             previous_mask = mask_flow.fill_masks(self._call_signature, self._call_masks, inputs, args, kwargs)
         else:
             previous_mask = mask_flow.masks_of(inputs)
-        if not _call_depth[0] and not _shape_only[0]:
+        calls = state.training  # this thread's layer call stack: __call__ is its one writer
+        if not calls and not state.shape_only:
             self._clear_losses()
-        _training_stack.append(training)
-        _call_depth[0] += 1
-        state = _context.call_state
+        calls.append(training)
         outer = state.autocast
         if outer is not None or self._compute != self._dtype:
             state.autocast = scope_for(self.autocast, self._compute, self._dtype, outer,
                                        vars(self).get("_not_autocast", frozenset()))
         try:
-            outputs = (_converted_call(self) if _context.traces else self.call)(inputs, *args, **kwargs)
+            outputs = (_converted_call(self) if state.traces else self.call)(inputs, *args, **kwargs)
         finally:
-            _training_stack.pop()
-            _call_depth[0] -= 1
+            calls.pop()
             state.autocast = outer
-        if self.activity_regularizer is not None and not _shape_only[0]:
+        if self.activity_regularizer is not None and not state.shape_only:
             self._add_activity_losses(outputs)
         if previous_mask is not None or self._computes_masks:
             mask_flow.set_output_masks(self, inputs, outputs, previous_mask)
@@ -394,11 +393,8 @@ class Layer(Module):
                 for tensor, mask in zip(carriers, in_masks):
                     if mask is not None:
                         mask_flow.set_mask(tensor, mask if isinstance(mask, Tensor) else Tensor(mask))
-            _shape_only[0] += 1
-            try:
+            with _context.evaluating_shapes():
                 outputs = self(tensors[0], *tensors[1], **tensors[2])
-            finally:
-                _shape_only[0] -= 1
             flat = jax.tree_util.tree_leaves(outputs, is_leaf=lambda t: isinstance(t, Tensor))
             out_masks = [getattr(mask_flow.get_mask(t), "_value", None) for t in flat]
             return jax.tree_util.tree_map(lambda t: t._value if isinstance(t, Tensor) else t, outputs,
@@ -504,11 +500,8 @@ class Layer(Module):
         batch_shape = tuple(1 if n is None else n for n in input_shape)
         if not self.built:
             self._build_from(Tensor(jax.numpy.zeros(batch_shape, self._compute)))
-        _shape_only[0] += 1
-        try:
+        with _context.evaluating_shapes():
             out = stateful_eval_shape(lambda x: self(x[0])._value, [jax.ShapeDtypeStruct(batch_shape, self._compute)])
-        finally:
-            _shape_only[0] -= 1
         shape = tuple(out.shape)
         return (input_shape[0],) + shape[1:] if input_shape and input_shape[0] is None else shape
 
@@ -551,4 +544,4 @@ def _converted_call(layer):
 
 def _usable(loss):
     """False for a loss left by a call traced inside ``mk.function`` once that trace is over."""
-    return _context.traces or not isinstance(getattr(loss, "_value", None), jax.core.Tracer)
+    return _context.call_state.traces or not isinstance(getattr(loss, "_value", None), jax.core.Tracer)

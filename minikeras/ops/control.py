@@ -52,7 +52,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         out = true_fn() if bool(pred_value.reshape(())) else false_fn()
         return _python_numbers_as_tensors(out)
     pred = Tensor(pred_value.reshape(()).astype(bool))
-    if _context.tapes:
+    if _context.call_state.tapes:
         return select_branches(pred, true_fn, false_fn)
     index = Tensor(jnp.logical_not(pred._value).astype(jnp.int32))  # branch 0 is the true one
     return run_branches(index, [true_fn, false_fn], "mk.cond", ("true_fn", "false_fn"))
@@ -61,7 +61,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 def _python_numbers_as_tensors(out):
     """Inside ``mk.function`` a branch's Python numbers become Tensors (as in a tf.function
     graph); eagerly the branch's result is returned as it is (as TensorFlow does)."""
-    if not _context.traces:
+    if not _context.call_state.traces:
         return out
     leaves, tree = _flatten(out)
     return jax.tree_util.tree_unflatten(
@@ -133,7 +133,7 @@ def run_branches(index, branches, what, names, merge=None):
 def select_branches(pred, true_fn, false_fn, merge=None):
     """Both branches run; results and Variable assignments are selected with ``mk.where``
     (the differentiable form used under a recording tape). ``merge``: as in ``run_branches``."""
-    trace = _context.traces[-1] if _context.traces else None
+    trace = _context.call_state.traces[-1] if _context.call_state.traces else None
     before = {id(v): v._value for v in trace.variables()} if trace is not None else {}
 
     def start_value(v):
@@ -274,7 +274,7 @@ def _run_indexed(index, fns, what):
     names = tuple(f"branch {i}" for i in range(len(fns)))
     if not is_tracer(index._value):
         return _python_numbers_as_tensors(fns[int(index._value)]())
-    if _context.tapes:  # the differentiable form: nested selections
+    if _context.call_state.tapes:  # the differentiable form: nested selections
         def chain(i):
             if i == len(fns) - 1:
                 return fns[i]
@@ -353,7 +353,7 @@ def custom_gradient(f=None):
     def wrapped(*args, **kwargs):
         inputs = [_input_tensor(a) for a in args]
         collector = VariableReads()
-        saved = list(_context.tapes)
+        saved = list(_context.call_state.tapes)
         with _context.recording_with([collector]):
             y, grad_fn = f(*inputs, **kwargs)
         variables = [v for v in collector.variables.values() if v.trainable]

@@ -69,7 +69,7 @@ def _string_constant(value, shape):
 def _made(make, *values):
     """``Tensor(make())``; a constant inside a trace unless ``values`` are traced or symbolic
     (``backend.folding_constants``)."""
-    if _context.traces:
+    if _context.call_state.traces:
         with folding_constants(*values):
             return Tensor(make())
     return Tensor(make())

@@ -113,18 +113,18 @@ def call_jax(fn, inputs, name="jax_call", constant=(), key=None):
     tensors = [_as_tensor(x) for x in inputs]
     arrays = [t._value for t in tensors]
     constant = set(constant)
-    if not _context.tapes:
-        if _context.traces:
+    if not _context.call_state.tapes:
+        if _context.call_state.traces:
             return tuple(Tensor(o) for o in fn(*arrays))
         return tuple(Tensor(o) for o in _compiled(key, "forward", lambda: fn)(*arrays))
     diff = tuple(i for i, a in enumerate(arrays) if i not in constant and carries_gradient(a.dtype))
-    if _context.traces:
+    if _context.call_state.traces:
         outs, pullback = jax.vjp(_split(fn, diff, arrays), *[arrays[i] for i in diff])
     else:
         outs, pullback = _compiled(key, "forward", lambda: fn)(*arrays), None
     outs = tuple(Tensor(o) for o in outs)
     op = _JaxCallOp(name, fn, diff, len(tensors), key, pullback)
-    for tape in _context.tapes:
+    for tape in _context.call_state.tapes:
         tape.record(op, None, tuple(tensors), outs)
     return outs
 

@@ -69,7 +69,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     # variables may change shape (shape_invariants): then it runs as Python while its
     # condition is known while tracing
     out = run_loop(cond, body, state, maximum_iterations, "mk.while_loop",
-                   staged=bool(_context.traces) and invariants is None, shape_invariants=invariants)
+                   staged=bool(_context.call_state.traces) and invariants is None, shape_invariants=invariants)
     return out[0] if packed else out
 
 
@@ -89,7 +89,7 @@ def run_loop(cond, body, state, maximum_iterations, what, names=None, staged=Fal
     ``shape_invariants``: None, or a shape (or None) per variable of ``state``
     (``shape_invariants.loop_leaves``), checked inside ``mk.function`` only, as TensorFlow does.
     """
-    invariants = shape_invariants if _context.traces else None
+    invariants = shape_invariants if _context.call_state.traces else None
     if invariants is not None:
         check_entry(invariants, state, what, lambda i: _name(names, i))
     if staged:
@@ -146,7 +146,7 @@ def _staged(cond, body, state, maximum_iterations, done, what, names, invariants
     carry = jax.tree_util.tree_map(lambda x: x.as_loop_carry(what, bound) if isinstance(x, TensorArray) else x,
                                    list(state), is_leaf=lambda x: isinstance(x, TensorArray))
     state = carry if isinstance(state, list) else tuple(carry)
-    if _context.tapes:
+    if _context.call_state.tapes:
         return _unrolled(cond, body, state, remaining, what, names, invariants)
     return _lax_loop(cond, body, state, remaining, what, names, invariants)
 

@@ -111,7 +111,7 @@ _sparse_ce_probabilities_gradient = Primitive(
 
 @_sparse_ce_probabilities.defgrad
 def _(g, out, labels, p):
-    if _context.tapes:
+    if _context.call_state.tapes:
         return None, _sparse_ce_probabilities_gradient_ops(labels, p, g)
     return None, _sparse_ce_probabilities_gradient(labels, p, g)
 

@@ -13,7 +13,7 @@ inner tape's backward pass, which is how higher-order derivatives work. When not
 records the backward pass, a backward pass whose structure repeats runs as one compiled
 program (``minikeras.tape.compiled``).
 
-A call records itself on the tapes in ``_context.tapes`` through the tape protocol
+A call records itself on the tapes in ``_context.call_state.tapes`` through the tape protocol
 (``minikeras.tape``): ``tape.record(op, params, inputs, outs)``.
 """
 import inspect
@@ -70,13 +70,14 @@ class Primitive(Op):
         return _as_tuple(self._checked_rule()(cotangents[0], record.outs[0], *record.inputs, **record.params))
 
     def __call__(self, *inputs, **params):
-        if _context.tapes:
-            return _call_recorded(self, inputs, params)
+        state = _context.call_state
+        if state.tapes:
+            return _call_recorded(self, inputs, params, state)
         try:
             arrays = [x._value if type(x) is Tensor else to_array(x) for x in inputs]
         except SymbolicInput:
             return _symbolic_call(self, inputs, params)
-        if _context.traces:
+        if state.traces:
             with folding_constants(arrays, params):
                 return Tensor(self.forward(*arrays, **params))
         return Tensor(self._jit_forward(*arrays, **params))
@@ -95,19 +96,19 @@ def _symbolic_call(prim, inputs, params):
     return record_op(prim, inputs, params, prim.forward)
 
 
-def _call_recorded(prim, inputs, params):
+def _call_recorded(prim, inputs, params, state):
     try:
         tensors = tuple(x if type(x) is Tensor else _as_input_tensor(x) for x in inputs)
     except SymbolicInput:
         return _symbolic_call(prim, inputs, params)
     arrays = [t._value for t in tensors]
-    if _context.traces:
+    if state.traces:
         with folding_constants(arrays, params):
             out = Tensor(prim.forward(*arrays, **params))
     else:
         out = Tensor(prim._jit_forward(*arrays, **params))
     outs = (out,)
-    for tape in _context.tapes:
+    for tape in state.tapes:
         tape.record(prim, params, tensors, outs)
     return out
 

@@ -66,7 +66,7 @@ class Staged:
 
 def lifted_variables():
     """The Variables the current ``mk.function`` trace has touched so far (none outside one)."""
-    return _context.traces[-1].variables() if _context.traces else []
+    return _context.call_state.traces[-1].variables() if _context.call_state.traces else []
 
 
 def stage(fn, input_avals=(), carried=(), make_inputs=None, convert_python_numbers=True):
@@ -102,7 +102,7 @@ def stage(fn, input_avals=(), carried=(), make_inputs=None, convert_python_numbe
             for v in lifted_variables():
                 start = starts.get(id(v))
                 if start is None:  # first read inside fn: it started from its placeholder
-                    start = _context.traces[-1].value_when_lifted(v)
+                    start = _context.call_state.traces[-1].value_when_lifted(v)
                     starts[id(v)] = start
                 if v._value is not start:
                     written.append((v, v._value))

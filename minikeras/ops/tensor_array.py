@@ -17,12 +17,12 @@ TensorFlow's result when each iteration writes once; a loop that stops before it
 would be shorter. A write past the preallocated rows inside the loop is lost (XLA cannot
 raise there); writes at the loop index or at ``size()``, one per iteration, stay within them.
 """
-import contextlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras import _context
 from minikeras.backend import is_tracer
 from minikeras.dtypes import as_dtype
 from minikeras.ops.array import concat, gather, stack
@@ -32,19 +32,13 @@ from minikeras.ops.reshape import reshape
 from minikeras.tensor import Tensor, Variable, to_array
 
 _SAME = object()  # _copy: keep the written length
-_probing = []     # non-empty while element_shapes_probe runs
 
 
-@contextlib.contextmanager
 def element_shapes_probe():
     """While a loop body is traced once to learn the element shapes of the TensorArrays it
     writes (before the loop is staged): a write at a traced index into a dynamic_size array
-    not yet carried by the loop only sets its element shape."""
-    _probing.append(True)
-    try:
-        yield
-    finally:
-        _probing.pop()
+    not yet carried by the loop only sets its element shape. Per thread (``_context.probing``)."""
+    return _context.probing("element_shapes")
 
 
 class TensorArray:
@@ -148,7 +142,8 @@ class TensorArray:
         return self._copy(size=max(self._size, i + 1), elements=elements, element_shape=shape)
 
     def _write_buffer(self, position, tensor, shape):
-        if self._buffer is None and self._dynamic and _probing:  # only the element shape is asked for
+        # only the element shape is asked for
+        if self._buffer is None and self._dynamic and _context.is_probing("element_shapes"):
             return self._copy(element_shape=shape)
         carry = self if self._buffer is not None else self._copy(element_shape=shape).as_loop_carry("write")
         if not is_tracer(position._value):

@@ -143,12 +143,14 @@ class Function:
     def __call__(self, *args, **kwargs):
         if self.input_signature is not None:
             args, kwargs = bind(self.__name__, self.python_function, self.input_signature, args, kwargs), {}
-        if not self.jit_compile or _context.execution.run_functions_eagerly or _context.traces or _context.tapes:
+        state = _context.call_state
+        if not self.jit_compile or _context.execution.run_functions_eagerly or state.traces or state.tapes:
             # Eager: debugging, nested inside another mk.function (inlined), or under a
             # recording tape (which must see every op to differentiate through the call).
             return self._converted_function()(*args, **kwargs)
         program = self._last_program
-        if len(args) == self._last_arity and not kwargs and _context.execution.distribution is None:
+        one_device = not state.distributions and _context.execution.distribution is None
+        if len(args) == self._last_arity and not kwargs and one_device:
             # The common call, f(tensor, ...) again: no pytree walk and no signature built here;
             # jax.jit's dispatcher compares the avals, and a mismatch aborts the call.
             arrays = []
@@ -161,7 +163,7 @@ class Function:
                     return program.call_strict(arrays)
                 except NewSignature:
                     pass
-        elif not kwargs and self._last_nest is not None and _context.execution.distribution is None:
+        elif not kwargs and self._last_nest is not None and one_device:
             # f(nest of arrays) again, e.g. an optimizer's update of a list of gradients: one
             # pytree walk, no signature; jax.jit's dispatcher compares the avals.
             leaves, treedef = _flatten(args)
@@ -195,7 +197,7 @@ class Function:
         leaves, treedef = _flatten((tuple(args), dict(kwargs or {})))
         dynamic_positions = [i for i, x in enumerate(leaves) if _is_array_leaf(x)]
         inputs = [to_array(leaves[i]) for i in dynamic_positions]
-        distribution = _context.execution.distribution
+        distribution = _context.distribution()
         if distribution is not None:  # the program is written for the global batch over its mesh
             inputs = distribution.distribute_inputs(inputs)
         program = self._program(treedef, leaves, dynamic_positions, lambda: [_aval(v) for v in inputs], trace_if_new)

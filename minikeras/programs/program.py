@@ -127,7 +127,7 @@ class Program:
         the function's result. Under ``mk.distribute`` the state is replicated and the inputs
         split over its mesh."""
         jitted = self.jitted
-        distribution = _context.execution.distribution
+        distribution = _context.distribution()
         if distribution is not None:
             jitted, inputs = distribution.prepare_call(self, inputs)
         return self.finish(jitted(*self.state(), *inputs))

@@ -52,7 +52,7 @@ class ProgramCache:
         does."""
         key = (treedef, signature)
         program = self._programs.get(key)
-        if program is None and self._general and _context.execution.distribution is None:
+        if program is None and self._general and _context.distribution() is None:
             program = self._served.get(key)
             if program is None:
                 program = self._most_specific_general(treedef, signature)
@@ -74,7 +74,7 @@ class ProgramCache:
         (``get_concrete_function`` of TensorSpecs with None sizes) is its own target."""
         if is_general(signature):
             return named(signature, signature)
-        if _context.execution.distribution is not None:
+        if _context.distribution() is not None:
             return None
         if self._spec_shapes is not None:
             relaxed = relax_to_specs(signature, self._spec_shapes)

@@ -47,7 +47,7 @@ _variable_p.def_abstract_eval(lambda anchor, *, shape, dtype, index: jax.core.Sh
 class Trace:
     """Watches Variable reads, writes and creations while a function is traced once.
 
-    It is ``_context.traces[-1]`` during the trace: ``Variable`` calls ``on_read``,
+    It is ``_context.call_state.traces[-1]`` during the trace: ``Variable`` calls ``on_read``,
     ``on_create`` and ``on_assign``; ``mk.cond`` asks ``variables()`` and
     ``value_when_lifted(variable)`` to undo a branch's assignments.
 
@@ -142,23 +142,22 @@ def trace(function, args_treedef, leaves, dynamic_positions, dynamic_avals):
         with take_current_trace() as outer:
             pass
         context = Trace(outer, anchor)
-        _context.traces.append(context)
         try:
-            call_leaves = list(leaves)
-            for position, value in zip(dynamic_positions, dynamic_values):
-                call_leaves[position] = Tensor(value)
-            args, kwargs = jax.tree_util.tree_unflatten(args_treedef, call_leaves)
-            # constants stay concrete (weights built on the first call), where sizes are known
-            with jax.ensure_compile_time_eval() if fold_constants else contextlib.nullcontext():
-                out = function(*args, **kwargs)
-            out_leaves, out_tree = jax.tree_util.tree_flatten(
-                out, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
-            is_array = [_is_array_leaf(x) or isinstance(x, Variable) for x in out_leaves]
-            arrays = [to_array(x) for x, a in zip(out_leaves, is_array) if a]
-            assigned = [v for v in context.lifted if id(v) in context.assigned_ids]
-            new_values = [v._value for v in assigned]
+            with _context.tracing(context):
+                call_leaves = list(leaves)
+                for position, value in zip(dynamic_positions, dynamic_values):
+                    call_leaves[position] = Tensor(value)
+                args, kwargs = jax.tree_util.tree_unflatten(args_treedef, call_leaves)
+                # constants stay concrete (weights built on the first call), where sizes are known
+                with jax.ensure_compile_time_eval() if fold_constants else contextlib.nullcontext():
+                    out = function(*args, **kwargs)
+                out_leaves, out_tree = jax.tree_util.tree_flatten(
+                    out, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
+                is_array = [_is_array_leaf(x) or isinstance(x, Variable) for x in out_leaves]
+                arrays = [to_array(x) for x, a in zip(out_leaves, is_array) if a]
+                assigned = [v for v in context.lifted if id(v) in context.assigned_ids]
+                new_values = [v._value for v in assigned]
         finally:
-            _context.traces.pop()
             context.restore()
         found.update(context=context, out_tree=out_tree, is_array=is_array, assigned=assigned,
                      static=[None if a else x for a, x in zip(is_array, out_leaves)])

@@ -11,7 +11,7 @@ Layers, from the bottom up:
 
 The tape protocol
 -----------------
-While a tape records, its ``Recording`` is in ``minikeras._context.tapes`` (innermost last).
+While a tape records, its ``Recording`` is in ``minikeras._context.call_state.tapes`` (innermost last).
 Code that computes values talks to every entry of that list through three methods, and
 through nothing else:
 
@@ -34,7 +34,7 @@ cotangents, recorded)`` and ``rule_on_arrays(g, out, inputs, params)`` (``minike
 gradients): then rules run as minikeras ops on Tensors, otherwise on arrays, and a backward
 pass seen before runs as one compiled program.
 
-Code other than the tape changes ``_context.tapes`` only with ``_context.recording_with``
+Code other than the tape changes ``_context.call_state.tapes`` only with ``_context.recording_with``
 (no tape: an optimizer update; a collector of Variable reads: ``custom_gradient``).
 """
 from minikeras.tape.gradient_tape import GradientTape

@@ -1,6 +1,6 @@
 """GradientTape: the user's handle on a recording (``tf.GradientTape``).
 
-The tape pushes its ``Recording`` onto ``_context.tapes`` while its ``with`` block runs, so
+The tape pushes its ``Recording`` onto ``_context.call_state.tapes`` while its ``with`` block runs, so
 ops record into it; ``gradient``/``jacobian`` check their arguments, run the recording's
 backward pass and apply TensorFlow's rules for unconnected sources and one-shot tapes.
 """
@@ -54,7 +54,7 @@ class GradientTape:
         if self._active:
             raise ValueError("This GradientTape is already recording (nested `with` of the same tape)")
         self._active = True
-        _context.tapes.append(self._recording)
+        _context.call_state.tapes.append(self._recording)
         return self
 
     def __exit__(self, *exc):
@@ -123,7 +123,7 @@ class GradientTape:
         seeds = make_seeds(target, output_gradients)
         with self._paused():
             grads = self._recording.backward([(id(t), g) for t, g in seeds], tuple(id(s) for s in sources),
-                                             recorded=bool(_context.tapes))
+                                             recorded=bool(_context.call_state.tapes))
         results = []
         for source in sources:
             g = grads.get(id(source))
@@ -188,8 +188,8 @@ class GradientTape:
         return results
 
     def _pause(self):
-        """Takes this tape's recording off ``_context.tapes``."""
-        tapes = _context.tapes
+        """Takes this tape's recording off ``_context.call_state.tapes``."""
+        tapes = _context.call_state.tapes
         for i in range(len(tapes) - 1, -1, -1):
             if tapes[i] is self._recording:
                 del tapes[i]
@@ -198,14 +198,14 @@ class GradientTape:
     @contextlib.contextmanager
     def _paused(self):
         """This tape does not record the block (its own backward pass, or stop_recording)."""
-        was_recording = any(t is self._recording for t in _context.tapes)
+        was_recording = any(t is self._recording for t in _context.call_state.tapes)
         if was_recording:
             self._pause()
         try:
             yield
         finally:
             if was_recording:
-                _context.tapes.append(self._recording)
+                _context.call_state.tapes.append(self._recording)
 
     def _start_use(self, what):
         if self._used and not self._persistent:

@@ -57,8 +57,8 @@ def _vectorised_backward(recording, target, seeds, sources):
     """Gradient rows for each seed in ``seeds`` (stacked on axis 0), one entry per source
     (None where unconnected): arrays, or Tensors when an outer tape records."""
     source_ids = tuple(id(s) for s in sources)
-    if not _context.tapes:
-        if not _context.traces:
+    if not _context.call_state.tapes:
+        if not _context.call_state.traces:
             plan = compiled.make_plan(recording.records, recording.tracked, (id(target),), source_ids)
             if plan is not None:
                 return compiled.run_vectorised(plan, [seeds])

@@ -98,7 +98,7 @@ class _RecomputeOp(Op):
             grads = self._on_a_fresh_tape(inputs, record.outs, cotangents)
             return [None if g is None else (g if isinstance(g, Tensor) else Tensor(g)) for g in grads]
         cotangents = [None if c is None else to_array(c) for c in cotangents]
-        if _context.traces:
+        if _context.call_state.traces:
             inputs, cotangents = self._fenced(inputs, cotangents)
         grads = self._on_a_fresh_tape(inputs, record.outs, cotangents)
         return [None if g is None else to_array(g) for g in grads]
@@ -178,13 +178,13 @@ def recompute_grad(f):
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        if not _context.tapes:
+        if not _context.call_state.tapes:
             return f(*args, **kwargs)
         inputs = [_input_tensor(a) for a in args]
         generator = get_global_generator()
         before = to_array(generator)
         collector = VariableReads()
-        saved = list(_context.tapes)
+        saved = list(_context.call_state.tapes)
         with _context.recording_with([collector]):
             y = f(*inputs, **kwargs)
         leaves, tree = _flatten(y)

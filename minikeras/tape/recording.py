@@ -1,4 +1,4 @@
-"""What a tape records, and its backward pass: the object that sits in ``_context.tapes``.
+"""What a tape records, and its backward pass: the object that sits in ``_context.call_state.tapes``.
 
 A ``Recording`` keeps the ids of the values it tracks (watched ones and everything computed
 from them) and a list of records in execution order, so walking the list backward is a
@@ -140,7 +140,7 @@ class Recording:
         """
         if not recorded:
             seeds = [(key, seed._value if isinstance(seed, Tensor) else seed) for key, seed in seeds]
-            traced = bool(_context.traces)
+            traced = bool(_context.call_state.traces)
             plan = compiled.make_plan(self.records, self.tracked, [key for key, _ in seeds], source_ids, traced)
             if plan is not None:
                 seed_values = [seed for _, seed in seeds]

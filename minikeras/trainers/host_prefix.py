@@ -16,11 +16,10 @@ import contextlib
 
 import numpy as np
 
+from minikeras import _context
 from minikeras.data.dataset import Dataset
 from minikeras.layers.preprocessing.host_layer import host_array
 from minikeras.trainers.input_cast import cast_integer_inputs
-
-_models = []  # the models whose steps run now (their host layers applied), innermost last (None: any)
 
 
 def leading_host_layers(layers):
@@ -35,23 +34,26 @@ def leading_host_layers(layers):
 
 def skipped(layers):
     """How many leading layers a model's call skips now (inside ``applied()``), 0 otherwise."""
-    return leading_host_layers(layers) if _models else 0
+    return leading_host_layers(layers) if _context.call_state.host_applied else 0
 
 
 def is_applied_to(model):
     """Whether ``model``'s leading host layers are taken as applied now (its steps run)."""
-    return bool(_models) and _models[-1] is model
+    models = _context.call_state.host_applied
+    return bool(models) and models[-1] is model
 
 
 @contextlib.contextmanager
 def applied(model=None):
-    """While active, a model's leading host layers are taken as already applied to its inputs
-    (``model``: the model whose steps run; a functional model checks that it is the one)."""
-    _models.append(model)
+    """While active, in this thread, a model's leading host layers are taken as already applied
+    to its inputs (``model``: the model whose steps run; a functional model checks that it is
+    the one). The one writer of ``_context.call_state.host_applied``."""
+    models = _context.call_state.host_applied
+    models.append(model)
     try:
         yield
     finally:
-        _models.pop()
+        models.pop()
 
 
 def _prefix(model):

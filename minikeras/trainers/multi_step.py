@@ -24,7 +24,7 @@ def run_program_stacked(program, stacked):
     Returns:
       The step's outputs for the last row.
     """
-    distribution = _context.execution.distribution
+    distribution = _context.distribution()
     if distribution is None:
         loop = _scan_of(program)
     else:  # mk.distribute: state replicated, batches split on their dim 1

@@ -67,7 +67,7 @@ class StepRunner:
 
     def _fast_path_allowed(self):
         execution = _context.execution
-        return self.step.jit_compile and not execution.run_functions_eagerly and execution.distribution is None
+        return self.step.jit_compile and not execution.run_functions_eagerly and _context.distribution() is None
 
     @property
     def traced(self):
@@ -111,7 +111,7 @@ class StepRunner:
 
         ``batches``: a list of ``(x, y, sample_weight)``, or a ``data_adapter.ArrayGroup``, whose
         batches the scan takes from the whole training arrays itself when all are full-size."""
-        if len(batches) > 1 and _context.execution.distribution is not None and self.step.jit_compile:
+        if len(batches) > 1 and _context.distribution() is not None and self.step.jit_compile:
             return self._run_stacked(list(batches))  # mk.distribute shards the scan
         if len(batches) > 1 and self._fast_path_allowed():
             if isinstance(batches, ArrayGroup):

@@ -310,7 +310,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     if not isinstance(unroll, bool) and (not isinstance(unroll, int) or unroll < 1):
         raise ValueError(f"`unroll` must be an positive integer or boolean. Received: unroll={unroll}")
     n = _length(xs, length, "scan")
-    if _context.traces and not _context.tapes:
+    if _context.call_state.traces and not _context.call_state.tapes:
         return staged_scan(f, init, xs, n, reverse, unroll)
     carry, ys = init, []
     for i in (range(n - 1, -1, -1) if reverse else range(n)):
@@ -325,7 +325,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 def map(f, xs):  # noqa: A001
     """``f`` applied to each slice of ``xs`` along its leading axis, the results stacked."""
     n = _length(xs, None, "map")
-    if _context.traces and not _context.tapes:
+    if _context.call_state.traces and not _context.call_state.tapes:
         return staged_scan(lambda carry, x: (carry, f(x)), (), xs, n, False, 1)[1]
     return _stack([f(_take(xs, i)) for i in range(n)])
 

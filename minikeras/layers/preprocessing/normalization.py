@@ -141,10 +141,11 @@ class Normalization(Layer):
 
     # -- calling ---------------------------------------------------------------------------------
     def _statistics(self):
+        # in the compute dtype, as Keras 3 (bfloat16 under 'mixed_bfloat16', its output's dtype)
         if self.input_mean is not None:
-            return Tensor(to_array(self._given[0])), Tensor(to_array(self._given[1]))
-        mean = reshape(cast(self.adapt_mean.value(), self.dtype), self._broadcast_shape)
-        variance = reshape(cast(self.adapt_variance.value(), self.dtype), self._broadcast_shape)
+            return tuple(cast(Tensor(to_array(given)), self.compute_dtype) for given in self._given)
+        mean = reshape(cast(self.adapt_mean.value(), self.compute_dtype), self._broadcast_shape)
+        variance = reshape(cast(self.adapt_variance.value(), self.compute_dtype), self._broadcast_shape)
         return mean, variance
 
     @property
@@ -180,9 +181,10 @@ class Normalization(Layer):
     def call(self, inputs):
         if inputs.dtype == object:
             raise TypeError(f"Normalization '{self.name}' expects numbers, received strings of shape {inputs.shape}")
-        if self.input_mean is None and not self._adapted and not _context.traces and not is_tracer(inputs._value):
+        traced = _context.call_state.traces or is_tracer(inputs._value)
+        if self.input_mean is None and not self._adapted and not traced:
             self._check_adapted()  # (inside a trace or a shape evaluation the weights' values are not known)
-        x = cast(inputs, self.dtype) if inputs.dtype != self.dtype else inputs
+        x = cast(inputs, self.compute_dtype) if inputs.dtype != self.compute_dtype else inputs
         mean, variance = self._statistics()
         scale = maximum(sqrt(variance), _EPSILON)
         if self.invert:

@@ -216,7 +216,7 @@ class RNN(Layer):
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         self._check_call(sequences, initial_state, mask)
-        keeps_state = self.stateful and (bool(_context.traces) or not is_tracer(sequences._value))
+        keeps_state = self.stateful and (bool(_context.call_state.traces) or not is_tracer(sequences._value))
         if initial_state is None:
             initial_state = (self._state_variables(sequences.shape[0]) if keeps_state
                              else self.get_initial_state(sequences.shape[0]))
