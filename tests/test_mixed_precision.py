@@ -209,6 +209,22 @@ def test_layers_output_the_compute_dtype_as_keras_does(make, inputs):
     assert all(w.dtype == mk.float32 for w in layer.weights)
 
 
+def test_normalization_computes_and_outputs_the_compute_dtype_as_keras_does():
+    # Keras 3.15 (JAX backend) under "mixed_bfloat16": the mean and variance cast to bfloat16, the
+    # output bfloat16: [-1.0390625, -1.3359375, -1.640625] for a row of ones after this adapt
+    adapted = mk.layers.Normalization(dtype="mixed_bfloat16")
+    adapted.adapt(np.arange(12.0, dtype="float32").reshape(4, 3))
+    out = adapted(np.ones((2, 3), "float32"))
+    assert out.dtype == mk.bfloat16 and adapted.mean.dtype == mk.bfloat16
+    np.testing.assert_array_equal(out.numpy().astype("float32"), [[-1.0390625, -1.3359375, -1.640625]] * 2)
+    assert all(w.dtype != mk.bfloat16 for w in adapted.weights)
+    for invert, want in ((False, -0.5), (True, 4.0)):
+        given = mk.layers.Normalization(mean=2.0, variance=4.0, invert=invert, dtype="mixed_bfloat16")
+        out = given(np.ones((2, 3), "float32"))
+        assert out.dtype == mk.bfloat16
+        np.testing.assert_array_equal(out.numpy().astype("float32"), np.full((2, 3), want))
+
+
 def test_the_autocast_scope_belongs_to_the_thread_of_the_call():
     shared = mk.Variable(np.ones((2, 2), "float32"))
     seen = {}
