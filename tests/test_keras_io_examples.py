@@ -554,3 +554,267 @@ def test_image_classification_with_vision_transformer(tmp_path):
     history = run_experiment(vit_classifier)
     assert_trains(history.history["loss"])
     assert vit_classifier.output_shape == (None, 100)
+
+
+# -- vision/mlp_image_classification.py (MLP-Mixer, FNet, gMLP) -----------------------------
+@pytest.fixture(scope="module")
+def mlp_example():
+    """The example's shared part: data, hyperparameters, Patches, PositionEmbedding,
+    build_classifier and run_experiment (sizes shrunk)."""
+    num_classes = 100
+    input_shape = (32, 32, 3)
+    # keras.datasets.cifar100.load_data() -> generated uint8 images and (n, 1) labels
+    rng = np.random.default_rng(8)
+    x_train, y_train = class_images(rng, 96, (32, 32, 3), 4)
+    x_test, y_test = class_images(rng, 32, (32, 32, 3), 4)
+    y_train, y_test = y_train.reshape(-1, 1), y_test.reshape(-1, 1)
+
+    weight_decay = 0.0001
+    batch_size = 32  # 128 in the example
+    num_epochs = 2  # 50 in the example
+    dropout_rate = 0.2
+    image_size = 16  # 64 in the example
+    patch_size = 8  # Size of the patches to be extracted from the input images.
+    num_patches = (image_size // patch_size) ** 2  # Size of the data array.
+    embedding_dim = 32  # 256 in the example
+    num_blocks = 2  # 4 in the example
+
+    class Patches(layers.Layer):
+        def __init__(self, patch_size, **kwargs):
+            super().__init__(**kwargs)
+            self.patch_size = patch_size
+
+        def call(self, x):
+            patches = keras.ops.image.extract_patches(x, self.patch_size)
+            batch_size = keras.ops.shape(patches)[0]
+            num_patches = keras.ops.shape(patches)[1] * keras.ops.shape(patches)[2]
+            patch_dim = keras.ops.shape(patches)[3]
+            out = keras.ops.reshape(patches, (batch_size, num_patches, patch_dim))
+            return out
+
+    class PositionEmbedding(keras.layers.Layer):
+        def __init__(self, sequence_length, initializer="glorot_uniform", **kwargs):
+            super().__init__(**kwargs)
+            if sequence_length is None:
+                raise ValueError("`sequence_length` must be an Integer, received `None`.")
+            self.sequence_length = int(sequence_length)
+            self.initializer = keras.initializers.get(initializer)
+
+        def get_config(self):
+            config = super().get_config()
+            config.update(
+                {
+                    "sequence_length": self.sequence_length,
+                    "initializer": keras.initializers.serialize(self.initializer),
+                }
+            )
+            return config
+
+        def build(self, input_shape):
+            feature_size = input_shape[-1]
+            self.position_embeddings = self.add_weight(
+                name="embeddings",
+                shape=[self.sequence_length, feature_size],
+                initializer=self.initializer,
+                trainable=True,
+            )
+            super().build(input_shape)
+
+        def call(self, inputs, start_index=0):
+            shape = keras.ops.shape(inputs)
+            feature_length = shape[-1]
+            sequence_length = shape[-2]
+            # trim to match the length of the input sequence, which might be less
+            # than the sequence_length of the layer.
+            position_embeddings = keras.ops.convert_to_tensor(self.position_embeddings)
+            position_embeddings = keras.ops.slice(
+                position_embeddings,
+                (start_index, 0),
+                (sequence_length, feature_length),
+            )
+            return keras.ops.broadcast_to(position_embeddings, shape)
+
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+    data_augmentation = keras.Sequential(
+        [
+            layers.Normalization(),
+            layers.Resizing(image_size, image_size),
+            layers.RandomFlip("horizontal"),
+            layers.RandomZoom(height_factor=0.2, width_factor=0.2),
+        ],
+        name="data_augmentation",
+    )
+    data_augmentation.layers[0].adapt(x_train)
+
+    def build_classifier(blocks, positional_encoding=False):
+        inputs = layers.Input(shape=input_shape)
+        augmented = data_augmentation(inputs)
+        patches = Patches(patch_size)(augmented)
+        x = layers.Dense(units=embedding_dim)(patches)
+        if positional_encoding:
+            x = x + PositionEmbedding(sequence_length=num_patches)(x)
+        x = blocks(x)
+        representation = layers.GlobalAveragePooling1D()(x)
+        representation = layers.Dropout(rate=dropout_rate)(representation)
+        logits = layers.Dense(num_classes)(representation)
+        return keras.Model(inputs=inputs, outputs=logits)
+
+    def run_experiment(model, learning_rate):  # the example reads a global learning_rate
+        optimizer = keras.optimizers.AdamW(learning_rate=learning_rate, weight_decay=weight_decay)
+        model.compile(
+            optimizer=optimizer,
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            metrics=[
+                keras.metrics.SparseCategoricalAccuracy(name="acc"),
+                keras.metrics.SparseTopKCategoricalAccuracy(5, name="top5-acc"),
+            ],
+        )
+        reduce_lr = keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=5)
+        early_stopping = keras.callbacks.EarlyStopping(monitor="val_loss", patience=10, restore_best_weights=True)
+        history = model.fit(
+            x=x_train,
+            y=y_train,
+            batch_size=batch_size,
+            epochs=num_epochs,
+            validation_split=0.1,
+            callbacks=[early_stopping, reduce_lr],
+            verbose=0,
+        )
+        _, accuracy, top_5_accuracy = model.evaluate(x_test, y_test, verbose=0)
+        assert 0 <= accuracy <= top_5_accuracy <= 1
+        return history
+
+    return dict(num_patches=num_patches, embedding_dim=embedding_dim, dropout_rate=dropout_rate,
+                num_blocks=num_blocks, build_classifier=build_classifier, run_experiment=run_experiment)
+
+
+def test_mlp_mixer(mlp_example):
+    num_patches, embedding_dim, dropout_rate, num_blocks = (
+        mlp_example[k] for k in ("num_patches", "embedding_dim", "dropout_rate", "num_blocks"))
+
+    class MLPMixerLayer(layers.Layer):
+        def __init__(self, num_patches, hidden_units, dropout_rate, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+            self.mlp1 = keras.Sequential(
+                [
+                    layers.Dense(units=num_patches, activation="gelu"),
+                    layers.Dense(units=num_patches),
+                    layers.Dropout(rate=dropout_rate),
+                ]
+            )
+            self.mlp2 = keras.Sequential(
+                [
+                    layers.Dense(units=num_patches, activation="gelu"),
+                    layers.Dense(units=hidden_units),
+                    layers.Dropout(rate=dropout_rate),
+                ]
+            )
+            self.normalize = layers.LayerNormalization(epsilon=1e-6)
+
+        def build(self, input_shape):
+            return super().build(input_shape)
+
+        def call(self, inputs):
+            x = self.normalize(inputs)
+            x_channels = keras.ops.transpose(x, axes=(0, 2, 1))
+            mlp1_outputs = self.mlp1(x_channels)
+            mlp1_outputs = keras.ops.transpose(mlp1_outputs, axes=(0, 2, 1))
+            x = mlp1_outputs + inputs
+            x_patches = self.normalize(x)
+            mlp2_outputs = self.mlp2(x_patches)
+            x = x + mlp2_outputs
+            return x
+
+    mlpmixer_blocks = keras.Sequential(
+        [MLPMixerLayer(num_patches, embedding_dim, dropout_rate) for _ in range(num_blocks)]
+    )
+    learning_rate = 0.005
+    mlpmixer_classifier = mlp_example["build_classifier"](mlpmixer_blocks)
+    history = mlp_example["run_experiment"](mlpmixer_classifier, learning_rate)
+    assert_trains(history.history["loss"])
+
+
+def test_fnet(mlp_example):
+    num_patches, embedding_dim, dropout_rate, num_blocks = (
+        mlp_example[k] for k in ("num_patches", "embedding_dim", "dropout_rate", "num_blocks"))
+
+    class FNetLayer(layers.Layer):
+        def __init__(self, embedding_dim, dropout_rate, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+            self.ffn = keras.Sequential(
+                [
+                    layers.Dense(units=embedding_dim, activation="gelu"),
+                    layers.Dropout(rate=dropout_rate),
+                    layers.Dense(units=embedding_dim),
+                ]
+            )
+
+            self.normalize1 = layers.LayerNormalization(epsilon=1e-6)
+            self.normalize2 = layers.LayerNormalization(epsilon=1e-6)
+
+        def call(self, inputs):
+            # Apply fourier transformations.
+            real_part = inputs
+            im_part = keras.ops.zeros_like(inputs)
+            x = keras.ops.fft2((real_part, im_part))[0]
+            x = x + inputs
+            x = self.normalize1(x)
+            x_ffn = self.ffn(x)
+            x = x + x_ffn
+            return self.normalize2(x)
+
+    fnet_blocks = keras.Sequential([FNetLayer(embedding_dim, dropout_rate) for _ in range(num_blocks)])
+    learning_rate = 0.001
+    fnet_classifier = mlp_example["build_classifier"](fnet_blocks, positional_encoding=True)
+    history = mlp_example["run_experiment"](fnet_classifier, learning_rate)
+    assert_trains(history.history["loss"])
+
+
+def test_gmlp(mlp_example):
+    num_patches, embedding_dim, dropout_rate, num_blocks = (
+        mlp_example[k] for k in ("num_patches", "embedding_dim", "dropout_rate", "num_blocks"))
+
+    class gMLPLayer(layers.Layer):
+        def __init__(self, num_patches, embedding_dim, dropout_rate, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+
+            self.channel_projection1 = keras.Sequential(
+                [
+                    layers.Dense(units=embedding_dim * 2, activation="gelu"),
+                    layers.Dropout(rate=dropout_rate),
+                ]
+            )
+
+            self.channel_projection2 = layers.Dense(units=embedding_dim)
+
+            self.spatial_projection = layers.Dense(units=num_patches, bias_initializer="Ones")
+
+            self.normalize1 = layers.LayerNormalization(epsilon=1e-6)
+            self.normalize2 = layers.LayerNormalization(epsilon=1e-6)
+
+        def spatial_gating_unit(self, x):
+            u, v = keras.ops.split(x, indices_or_sections=2, axis=2)
+            v = self.normalize2(v)
+            v_channels = keras.ops.transpose(v, axes=(0, 2, 1))
+            v_projected = self.spatial_projection(v_channels)
+            v_projected = keras.ops.transpose(v_projected, axes=(0, 2, 1))
+            return u * v_projected
+
+        def call(self, inputs):
+            x = self.normalize1(inputs)
+            x_projected = self.channel_projection1(x)
+            x_spatial = self.spatial_gating_unit(x_projected)
+            x_projected = self.channel_projection2(x_spatial)
+            return x + x_projected
+
+    gmlp_blocks = keras.Sequential(
+        [gMLPLayer(num_patches, embedding_dim, dropout_rate) for _ in range(num_blocks)]
+    )
+    learning_rate = 0.003
+    gmlp_classifier = mlp_example["build_classifier"](gmlp_blocks)
+    history = mlp_example["run_experiment"](gmlp_classifier, learning_rate)
+    assert_trains(history.history["loss"])
