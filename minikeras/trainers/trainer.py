@@ -339,14 +339,58 @@ class Trainer:
         ``verbose``: 1 (a progress bar per epoch), 2 (one line per epoch), 0 (silent).
         """
         self._require_compiled("fit")
-        if max_epochs() and max_epochs() < epochs:  # keras.config.set_max_epochs, a debugging cap
-            warnings.warn(f"Limiting epochs to {max_epochs()}", stacklevel=2)
+        epochs = self._fit_settings(epochs, steps_per_execution, distribution)
+        x, y, sample_weight, validation_data = self._fit_data(x, y, sample_weight, validation_data, validation_split,
+                                                              class_weight)
+        train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        self._check_distributed_batches(train)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        callback_list = CallbackList(callbacks, add_history=True, progbar=ProgbarLogger,
+                                     model=self, verbose=verbose, epochs=epochs, steps=train.steps)
+        initial_epoch, resume_step, data_order_seed = self._fit_begin(callback_list, initial_epoch)
+        per_call = self._trainer_steps_per_execution
+        batch_hooks = wants_batch_logs(callback_list.callbacks, TRAIN_BATCH_HOOKS)
+        if resume_step is not None and steps_per_epoch is not None and isinstance(train, data_adapter.ArrayBatches):
+            for done in range(initial_epoch):  # a pass goes on across epochs: where the ones before left it
+                for _ in train.epoch_groups(_numpy_rng(data_order_seed, done), per_call):
+                    pass
+        epoch_logs = {}
+        for epoch in range(initial_epoch, epochs):
+            for metric in self.metrics:
+                metric.reset_state()
+            callback_list.on_epoch_begin(epoch)
+            groups = iter(train.epoch_groups(_numpy_rng(data_order_seed, epoch), per_call))
+            skip = resume_step if resume_step and epoch == initial_epoch else 0
+            epoch_logs = self._fit_epoch(groups, skip, callback_list, per_call, batch_hooks)
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                val_logs = self._fit_validation(validation_data, validation_batch_size or batch_size,
+                                                validation_steps, callback_list)
+                epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
+            callback_list.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        if epochs > initial_epoch and self.optimizer.built:
+            self.optimizer.finalize_variable_values(self.trainable_weights)  # use_ema: the averages, as Keras
+        callback_list.on_train_end(epoch_logs)
+        return self.history
+
+    def _fit_settings(self, epochs, steps_per_execution, distribution):
+        """fit's settings that outlive the call (``steps_per_execution``, ``distribution``) and
+        the number of epochs after Keras's debugging cap (``keras.config.set_max_epochs``)."""
+        if max_epochs() and max_epochs() < epochs:
+            warnings.warn(f"Limiting epochs to {max_epochs()}", stacklevel=3)
             epochs = max_epochs()
         if steps_per_execution is not None:
             self._check_steps_per_execution(steps_per_execution)
             self._trainer_steps_per_execution = int(steps_per_execution)
         if distribution is not None:  # as compile(distribution=...), from now on
             self._trainer_distribution = _check_distribution(distribution)
+        return epochs
+
+    def _fit_data(self, x, y, sample_weight, validation_data, validation_split, class_weight):
+        """fit's training and validation data as the compiled steps take them: the leading host
+        layers applied, the validation split made, class weights folded into the sample
+        weights, the sparse labels checked. Returns ``(x, y, sample_weight, validation_data)``."""
         x = host_prefix.model_inputs(self, x)  # leading string layers run on the host
         if validation_data is not None:
             val_x, val_y, val_sw = _unpack_validation(validation_data)
@@ -362,61 +406,46 @@ class Trainer:
         check_sparse_labels(self, y, "fit's y")
         if validation_data is not None:
             check_sparse_labels(self, _unpack_validation(validation_data)[1], "fit's validation labels")
-        train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
-        self._check_distributed_batches(train)
-        verbose = 1 if verbose == "auto" else int(verbose)
-        callback_list = CallbackList(callbacks, add_history=True, progbar=ProgbarLogger,
-                                     model=self, verbose=verbose, epochs=epochs, steps=train.steps)
+        return x, y, sample_weight, validation_data
+
+    def _fit_begin(self, callback_list, initial_epoch):
+        """Tells the callbacks that training begins and returns where it starts: ``(initial_epoch,
+        resume_step, data_order_seed)``; ``resume_step`` is None unless a callback
+        (``BackupAndRestore``) resumes an earlier fit, and then the steps it had done."""
         self.stop_training = False
         self._resume_point = None
         callback_list.on_train_begin()
         resumed = self._resume_point is not None  # set by BackupAndRestore
-        initial_epoch, resume_step = self._resume_point or (initial_epoch, 0)
+        initial_epoch, resume_step = self._resume_point or (initial_epoch, None)
         data_order_seed = self._data_order_seed(fresh=initial_epoch == 0 and not resumed)
-        epoch_logs = {}
-        per_call = self._trainer_steps_per_execution
-        batch_hooks = wants_batch_logs(callback_list.callbacks, TRAIN_BATCH_HOOKS)
-        if resumed and steps_per_epoch is not None and isinstance(train, data_adapter.ArrayBatches):
-            for done in range(initial_epoch):  # a pass goes on across epochs: where the ones before left it
-                for _ in train.epoch_groups(_numpy_rng(data_order_seed, done), per_call):
-                    pass
-        for epoch in range(initial_epoch, epochs):
-            for metric in self.metrics:
-                metric.reset_state()
-            callback_list.on_epoch_begin(epoch)
-            logs = {}
-            step = 0
-            groups = iter(train.epoch_groups(_numpy_rng(data_order_seed, epoch), per_call))
-            if resume_step and epoch == initial_epoch:
-                step = _skip_steps(groups, resume_step)
-            for group in groups:
-                if batch_hooks:
-                    callback_list.on_train_batch_begin(step)
-                # only full groups are scanned: a shorter one (the end of an epoch) would
-                # compile another scan for its length, so it runs step by step instead
-                logs = self._run("train", group, group=len(group) == per_call > 1)
-                step += len(group)
-                if batch_hooks:
-                    logs = to_floats(logs)
-                    callback_list.on_train_batch_end(step - 1, logs)
-                if self.stop_training:
-                    break
-            if not logs:  # no step ran (a Dataset of unknown length ended at once): the reset metrics, as Keras
-                logs = {m.name: m.result() for m in self.metrics}
-            epoch_logs = to_floats(logs) if logs else {}
-            if validation_data is not None and (epoch + 1) % validation_freq == 0:
-                val_x, val_y, val_sw = _unpack_validation(validation_data)
-                val_logs = self.evaluate(val_x, val_y, sample_weight=val_sw,
-                                         batch_size=validation_batch_size or batch_size, steps=validation_steps,
-                                         verbose=0, return_dict=True, callbacks=callback_list, _internal=True)
-                epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
-            callback_list.on_epoch_end(epoch, epoch_logs)
+        return initial_epoch, resume_step, data_order_seed
+
+    def _fit_epoch(self, groups, skip, callback_list, per_call, batch_hooks):
+        """Runs one epoch's groups of batches through the compiled train step (the first
+        ``skip`` steps skipped, done by a resumed fit) and returns the epoch's logs as floats."""
+        logs = {}
+        step = _skip_steps(groups, skip) if skip else 0
+        for group in groups:
+            if batch_hooks:
+                callback_list.on_train_batch_begin(step)
+            # only full groups are scanned: a shorter one (the end of an epoch) would
+            # compile another scan for its length, so it runs step by step instead
+            logs = self._run("train", group, group=len(group) == per_call > 1)
+            step += len(group)
+            if batch_hooks:
+                logs = to_floats(logs)
+                callback_list.on_train_batch_end(step - 1, logs)
             if self.stop_training:
                 break
-        if epochs > initial_epoch and self.optimizer.built:
-            self.optimizer.finalize_variable_values(self.trainable_weights)  # use_ema: the averages, as Keras
-        callback_list.on_train_end(epoch_logs)
-        return self.history
+        if not logs:  # no step ran (a Dataset of unknown length ended at once): the reset metrics, as Keras
+            logs = {m.name: m.result() for m in self.metrics}
+        return to_floats(logs) if logs else {}
+
+    def _fit_validation(self, validation_data, batch_size, steps, callback_list):
+        """The validation logs at the end of an epoch (fit's callbacks see its test hooks)."""
+        val_x, val_y, val_sw = _unpack_validation(validation_data)
+        return self.evaluate(val_x, val_y, sample_weight=val_sw, batch_size=batch_size, steps=steps, verbose=0,
+                             return_dict=True, callbacks=callback_list, _internal=True)
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False, _internal=False):
