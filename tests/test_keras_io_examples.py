@@ -1013,3 +1013,144 @@ def test_text_generation_with_miniature_gpt(tmp_path, monkeypatch, capsys):
     assert len(vocab) == vocab_size - 1 and vocab[:2] == ["", "[UNK]"] and "movie" in vocab
     generated = [line for line in capsys.readouterr().out.splitlines() if line.startswith("this movie is ")]
     assert len(generated) == 3 and all(len(line.split()) == 3 + 6 for line in generated), generated
+
+
+# -- nlp/bidirectional_lstm_imdb.py ----------------------------------------------------------
+def test_bidirectional_lstm_imdb():
+    max_features = 200  # 20000 in the example: Only consider the top 20k words
+    maxlen = 20  # 200 in the example: Only consider the first 200 words of each movie review
+
+    inputs = keras.Input(shape=(None,), dtype="int32")
+    x = layers.Embedding(max_features, 16)(inputs)  # 128 in the example
+    x = layers.Bidirectional(layers.LSTM(8, return_sequences=True))(x)  # 64 in the example
+    x = layers.Bidirectional(layers.LSTM(8))(x)
+    outputs = layers.Dense(1, activation="sigmoid")(x)
+    model = keras.Model(inputs, outputs)
+    model.summary()
+
+    # keras.datasets.imdb.load_data(num_words=max_features) -> generated reviews (lists of word
+    # ids, varying lengths), positive when they hold word 7
+    rng = np.random.default_rng(10)
+
+    def reviews(n):
+        x = [list(rng.integers(10, max_features, rng.integers(5, 30))) for _ in range(n)]
+        y = rng.integers(0, 2, n)
+        for words, label in zip(x, y):
+            if label:
+                words[-2] = 7
+        return x, y
+
+    (x_train, y_train), (x_val, y_val) = reviews(192), reviews(32)
+    x_train = keras.utils.pad_sequences(x_train, maxlen=maxlen)
+    x_val = keras.utils.pad_sequences(x_val, maxlen=maxlen)
+
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+    history = model.fit(x_train, y_train, batch_size=32, epochs=3, validation_data=(x_val, y_val),
+                        verbose=0)
+    assert_trains(history.history["loss"])
+    assert model.output_shape == (None, 1)
+
+
+# -- vision/autoencoder.py -------------------------------------------------------------------
+def test_convolutional_denoising_autoencoder(monkeypatch):
+    from minikeras.keras.datasets import mnist  # from keras.datasets import mnist
+    from minikeras.keras.models import Model  # from keras.models import Model
+
+    def preprocess(array):
+        """Normalizes the supplied array and reshapes it."""
+        array = array.astype("float32") / 255.0
+        array = np.reshape(array, (len(array), 28, 28, 1))
+        return array
+
+    def noise(array):
+        """Adds random noise to each image in the supplied array."""
+        noise_factor = 0.4
+        noisy_array = array + noise_factor * np.random.normal(loc=0.0, scale=1.0, size=array.shape)
+        return np.clip(noisy_array, 0.0, 1.0)
+
+    # mnist.load_data() -> generated uint8 images (no labels needed)
+    rng = np.random.default_rng(11)
+    generated = (class_images(rng, 128, (28, 28), 10), class_images(rng, 32, (28, 28), 10))
+    monkeypatch.setattr(mnist, "load_data", lambda *args, **kwargs: generated)
+
+    (train_data, _), (test_data, _) = mnist.load_data()
+    train_data = preprocess(train_data)
+    test_data = preprocess(test_data)
+    noisy_train_data = noise(train_data)
+    noisy_test_data = noise(test_data)
+
+    input = layers.Input(shape=(28, 28, 1))
+
+    # Encoder
+    x = layers.Conv2D(32, (3, 3), activation="relu", padding="same")(input)
+    x = layers.MaxPooling2D((2, 2), padding="same")(x)
+    x = layers.Conv2D(32, (3, 3), activation="relu", padding="same")(x)
+    x = layers.MaxPooling2D((2, 2), padding="same")(x)
+
+    # Decoder
+    x = layers.Conv2DTranspose(32, (3, 3), strides=2, activation="relu", padding="same")(x)
+    x = layers.Conv2DTranspose(32, (3, 3), strides=2, activation="relu", padding="same")(x)
+    x = layers.Conv2D(1, (3, 3), activation="sigmoid", padding="same")(x)
+
+    # Autoencoder
+    autoencoder = Model(input, x)
+    autoencoder.compile(optimizer="adam", loss="binary_crossentropy")
+    autoencoder.summary()
+
+    history = autoencoder.fit(x=train_data, y=train_data, epochs=3, batch_size=32, shuffle=True,
+                              validation_data=(test_data, test_data), verbose=0)  # 50 epochs of 128
+    predictions = autoencoder.predict(test_data, verbose=0)
+    assert predictions.shape == (32, 28, 28, 1)
+    assert_trains(history.history["loss"])
+
+    history = autoencoder.fit(x=noisy_train_data, y=train_data, epochs=2, batch_size=32, shuffle=True,
+                              validation_data=(noisy_test_data, test_data), verbose=0)  # 100 epochs
+    predictions = autoencoder.predict(noisy_test_data, verbose=0)
+    assert predictions.shape == (32, 28, 28, 1) and np.all((predictions >= 0) & (predictions <= 1))
+    assert_trains(history.history["loss"])
+
+
+# -- keras_recipes/endpoint_layer_pattern.py -------------------------------------------------
+@pytest.mark.filterwarnings("ignore:You are using a softmax over axis -1")  # Keras warns alike
+def test_endpoint_layer_pattern():
+    class LogisticEndpoint(keras.layers.Layer):
+        def __init__(self, name=None):
+            super().__init__(name=name)
+            self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
+
+        def call(self, logits, targets=None, sample_weights=None):
+            if targets is not None:
+                # Compute the training-time loss value and add it
+                # to the layer using `self.add_loss()`.
+                loss = self.loss_fn(targets, logits, sample_weights)
+                self.add_loss(loss)
+
+            # Return the inference-time prediction tensor (for `.predict()`).
+            return ops.softmax(logits)
+
+    inputs = keras.Input((764,), name="inputs")
+    logits = keras.layers.Dense(1)(inputs)
+    targets = keras.Input((1,), name="targets")
+    sample_weight = keras.Input((1,), name="sample_weight")
+    preds = LogisticEndpoint()(logits, targets, sample_weight)
+    model = keras.Model([inputs, targets, sample_weight], preds)
+
+    data = {  # the example's own random data; 1000 samples there
+        "inputs": np.random.random((200, 764)),
+        "targets": np.random.random((200, 1)),
+        "sample_weight": np.random.random((200, 1)),
+    }
+
+    model.compile(keras.optimizers.Adam(1e-3))
+    history = model.fit(data, epochs=2, verbose=0)
+    assert_trains(history.history["loss"])
+
+    inputs = keras.Input((764,), name="inputs")
+    logits = keras.layers.Dense(1)(inputs)
+    preds = LogisticEndpoint()(logits, targets=None, sample_weights=None)
+    inference_model = keras.Model(inputs, preds)
+
+    inference_model.set_weights(model.get_weights()[:2])
+
+    batch_preds = inference_model.predict(np.random.random((100, 764)), verbose=0)
+    np.testing.assert_allclose(batch_preds, np.ones((100, 1)))  # a softmax over one logit
