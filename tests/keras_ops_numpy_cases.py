@@ -2,8 +2,8 @@
 on generated inputs, run once on Keras 3 (JAX backend) by
 tests/fixtures/keras_ops_numpy/make_reference.py and again on minikeras by the test.
 
-A case is (id, op, arrays, kwargs, options) as in keras_ops_cases.py (``op``: "numpy.name" or
-"math.name"); beyond its options, ``lists``: sizes of groups of the leading arrays
+A case is (id, op, arrays, kwargs, options) as in keras_ops_cases.py (``op``: "numpy.name",
+"math.name" or "einops.name"); beyond its options, ``lists``: sizes of groups of the leading arrays
 passed each as one list, first (``concatenate([a, b])``, an FFT's ``(real, imag)``,
 ``select([c1, c2], [x1, x2])``); ``partition``: the output is compared as partitioned at that
 index (``argpartition``: the sets before and after it); ``args``: leading positional arguments
@@ -352,6 +352,13 @@ case("erfc", "math.erfc", [a((2, 3))])
 case("erfinv", "math.erfinv", [a((2, 3), F, "unit")])
 case("logdet", "math.logdet", [a((2, 3, 3), F, "spd")], order2=True)
 case("view_as_real_roundtrip", "math.view_as_complex", [a((3, 2))], grad=False)
+
+# ----------------------------------------------------------------------------- einops
+case("rearrange", "einops.rearrange", [a((2, 3, 4, 2))], {"pattern": "b h w c -> b c h w"})
+case("rearrange_split", "einops.rearrange", [a((2, 4, 6, 1))],
+     {"pattern": "b (h1 h) (w1 w) c -> (b h1 w1) h w c", "h1": 2, "w1": 3})
+case("rearrange_merge", "einops.rearrange", [a((2, 4, 6, 1))],
+     {"pattern": "b (h h1) (w w1) c -> b h w (c h1 w1)", "h1": 2, "w1": 2})
 
 
 def build_ops_model(ops, inputs):

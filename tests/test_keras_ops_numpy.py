@@ -15,12 +15,12 @@ from keras_ops_numpy_cases import CASES, call, inputs
 
 import minikeras as mk
 from minikeras import keras
-from minikeras.keras.ops import math as kmath, numpy as knp
+from minikeras.keras.ops import einops as keinops, math as kmath, numpy as knp
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_ops_numpy")
 REF = np.load(os.path.join(HERE, "reference.npz"))
 NAMES = json.load(open(os.path.join(HERE, "names.json")))
-MODULES = {"numpy": knp, "math": kmath}
+MODULES = {"numpy": knp, "math": kmath, "einops": keinops}
 TOLERANCE = dict(rtol=2e-4, atol=2e-5)
 
 

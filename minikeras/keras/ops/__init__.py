@@ -12,7 +12,7 @@ records a node of the functional graph.
 import sys
 from types import FunctionType as _FUNCTION
 
-from minikeras.keras.ops import core, image, linalg, math, nn, numpy, op_nodes
+from minikeras.keras.ops import core, einops, image, linalg, math, nn, numpy, op_nodes
 
 
 def _public(module):
@@ -26,7 +26,7 @@ def _public(module):
 
 # Keras's flat names (``keras.ops.image``'s are only there, as in Keras); core's and nn's come
 # last, as Keras's ``keras.ops`` exports them
-for _module in (numpy, math, linalg, nn, core):
+for _module in (numpy, math, einops, linalg, nn, core):
     globals().update(_public(_module))
 for _module in (numpy, math, linalg, nn, core, image):
     # ``import minikeras.keras.ops.numpy`` / ``from minikeras.keras.ops.nn import relu`` find the module
