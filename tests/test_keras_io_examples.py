@@ -1154,3 +1154,169 @@ def test_endpoint_layer_pattern():
 
     batch_preds = inference_model.predict(np.random.random((100, 764)), verbose=0)
     np.testing.assert_allclose(batch_preds, np.ones((100, 1)))  # a softmax over one logit
+
+
+# -- keras_recipes/trainer_pattern.py --------------------------------------------------------
+def test_trainer_pattern(monkeypatch):
+    import minikeras as tf  # the example: import tensorflow as tf
+
+    # keras.datasets.mnist.load_data() -> generated uint8 images and labels
+    rng = np.random.default_rng(12)
+    generated = (class_images(rng, 256, (28, 28), 10), class_images(rng, 64, (28, 28), 10))
+    monkeypatch.setattr(keras.datasets.mnist, "load_data", lambda *args, **kwargs: generated)
+
+    mnist = keras.datasets.mnist
+    (x_train, y_train), (x_test, y_test) = mnist.load_data()
+    x_train, x_test = x_train / 255.0, x_test / 255.0
+
+    class MyTrainer(keras.Model):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+            # Create loss and metrics here.
+            self.loss_fn = keras.losses.SparseCategoricalCrossentropy()
+            self.accuracy_metric = keras.metrics.SparseCategoricalAccuracy()
+
+        @property
+        def metrics(self):
+            # List metrics here.
+            return [self.accuracy_metric]
+
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self.model(x, training=True)  # Forward pass
+                # Compute loss value
+                loss = self.loss_fn(y, y_pred)
+
+            # Compute gradients
+            trainable_vars = self.trainable_variables
+            gradients = tape.gradient(loss, trainable_vars)
+
+            # Update weights
+            self.optimizer.apply_gradients(zip(gradients, trainable_vars))
+
+            # Update metrics
+            for metric in self.metrics:
+                metric.update_state(y, y_pred)
+
+            # Return a dict mapping metric names to current value.
+            return {m.name: m.result() for m in self.metrics}
+
+        def test_step(self, data):
+            x, y = data
+
+            # Inference step
+            y_pred = self.model(x, training=False)
+
+            # Update metrics
+            for metric in self.metrics:
+                metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+        def call(self, x):
+            # Equivalent to `call()` of the wrapped keras.Model
+            x = self.model(x)
+            return x
+
+    # A model defined using Sequential API
+    model_a = keras.models.Sequential(
+        [
+            keras.layers.Flatten(),
+            keras.layers.Dense(64, activation="relu"),  # 256 in the example
+            keras.layers.Dropout(0.2),
+            keras.layers.Dense(10, activation="softmax"),
+        ]
+    )
+
+    # A model defined using Functional API
+    func_input = keras.Input(shape=(28, 28, 1))
+    x = keras.layers.Flatten()(func_input)
+    x = keras.layers.Dense(64, activation="relu")(x)  # 512 in the example
+    x = keras.layers.Dropout(0.4)(x)
+    func_output = keras.layers.Dense(10, activation="softmax")(x)
+
+    model_b = keras.Model(func_input, func_output)
+
+    trainer_1 = MyTrainer(model_a)
+    trainer_2 = MyTrainer(model_b)
+
+    trainer_1.compile(optimizer=keras.optimizers.SGD())
+    history_1 = trainer_1.fit(x_train, y_train, epochs=3, batch_size=64, validation_data=(x_test, y_test),
+                              verbose=0)  # 5 epochs in the example
+
+    trainer_2.compile(optimizer=keras.optimizers.Adam())
+    history_2 = trainer_2.fit(x_train, y_train, epochs=3, batch_size=64, validation_data=(x_test, y_test),
+                              verbose=0)
+
+    for history in (history_1, history_2):
+        assert set(history.history) == {"sparse_categorical_accuracy", "val_sparse_categorical_accuracy"}
+        accuracy = history.history["sparse_categorical_accuracy"]
+        assert accuracy[-1] > accuracy[0], accuracy  # the step logs no loss; accuracy rises
+    assert trainer_2.predict(x_test[:5], verbose=0).shape == (5, 10)
+
+
+# -- keras_recipes/subclassing_conv_layers.py ------------------------------------------------
+def test_subclassing_conv_layers_convolution_op():
+    class StandardizedConv2DWithOverride(layers.Conv2D):
+        def convolution_op(self, inputs, kernel):
+            mean, var = ops.moments(kernel, axes=[0, 1, 2], keepdims=True)
+            return ops.conv(
+                inputs,
+                (kernel - mean) / ops.sqrt(var + 1e-10),
+                padding="valid",
+                strides=list(self.strides),
+            )
+
+    class StandardizedConv2DWithCall(layers.Conv2D):
+        def call(self, inputs):
+            mean, var = ops.moments(self.kernel, axes=[0, 1, 2], keepdims=True)
+            result = self.convolution_op(inputs, (self.kernel - mean) / ops.sqrt(var + 1e-10))
+            if self.use_bias:
+                result = result + self.bias
+            return result
+
+    num_classes = 10
+    input_shape = (28, 28, 1)
+
+    # keras.datasets.mnist.load_data() -> generated uint8 images and labels
+    rng = np.random.default_rng(13)
+    (x_train, y_train), (x_test, y_test) = class_images(rng, 256, (28, 28), 10), class_images(rng, 64, (28, 28), 10)
+
+    x_train = x_train.astype("float32") / 255
+    x_test = x_test.astype("float32") / 255
+    x_train = np.expand_dims(x_train, -1)
+    x_test = np.expand_dims(x_test, -1)
+
+    y_train = keras.utils.to_categorical(y_train, num_classes)
+    y_test = keras.utils.to_categorical(y_test, num_classes)
+
+    model = keras.Sequential(
+        [
+            keras.layers.InputLayer(shape=input_shape),
+            StandardizedConv2DWithCall(32, kernel_size=(3, 3), activation="relu"),
+            layers.MaxPooling2D(pool_size=(2, 2)),
+            StandardizedConv2DWithOverride(64, kernel_size=(3, 3), activation="relu"),
+            layers.MaxPooling2D(pool_size=(2, 2)),
+            layers.Flatten(),
+            layers.Dropout(0.5),
+            layers.Dense(num_classes, activation="softmax"),
+        ]
+    )
+    model.summary()
+
+    batch_size = 64  # 128 in the example
+    model.compile(loss="categorical_crossentropy", optimizer="adam", metrics=["accuracy"])
+    history = model.fit(x_train, y_train, batch_size=batch_size, epochs=3, validation_split=0.1,
+                        verbose=0)  # 5 epochs in the example
+    assert_trains(history.history["loss"])
+
+    # The override is what the layer computes: a Conv2D of the standardized kernel, plus the bias.
+    layer = model.layers[2]
+    features = model.layers[1](model.layers[0](x_test[:2]))
+    kernel = np.asarray(layer.kernel)
+    standardized = (kernel - kernel.mean(axis=(0, 1, 2))) / np.sqrt(kernel.var(axis=(0, 1, 2)) + 1e-10)
+    plain = layers.Conv2D(64, (3, 3), activation="relu")
+    plain.build(features.shape)
+    plain.set_weights([standardized, np.asarray(layer.bias)])
+    np.testing.assert_allclose(np.asarray(layer(features)), np.asarray(plain(features)), rtol=1e-4, atol=1e-5)

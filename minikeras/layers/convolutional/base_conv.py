@@ -80,22 +80,40 @@ class BaseConv(KernelBiasLayer):
         return self.padding.upper()
 
     def call(self, inputs):
+        if type(self).convolution_op is not BaseConv.convolution_op:  # a subclass's own convolution
+            y = self.convolution_op(inputs, self.kernel)
+            if self.use_bias:
+                channels_first = self.data_format == "channels_first"
+                y = y + (reshape(self.bias, (self.filters,) + (1,) * self.rank) if channels_first else self.bias)
+            return self.activation(y)
+        return self._convolve(inputs, self.kernel, self.bias if self.use_bias else None, self.activation)
+
+    def convolution_op(self, inputs, kernel):
+        """Keras 3's hook: ``inputs`` convolved with ``kernel`` in the layer's strides, padding,
+        dilation, groups and data_format, without bias or activation. A subclass overrides it
+        to change the convolution (a standardized kernel, say); ``call`` then adds the bias and
+        applies the activation. A subclass's own ``call`` may call it with any kernel."""
+        return self._convolve(inputs, kernel, None, None)
+
+    def _convolve(self, inputs, kernel, bias, activation):
+        """``activation(conv(inputs, kernel) + bias)``; None for ``bias``/``activation`` leaves it out."""
+        activation = activation if activation is not None else (lambda t: t)
         x = ca.to_channels_last(inputs, self.data_format)
-        bias = self.bias if self.use_bias else None
         if self.rank == 1:  # a 1-D convolution is a 2-D one of height 1
             x = reshape(x, (x.shape[0], 1) + tuple(x.shape[1:]))
-            kernel = reshape(self.kernel, (1,) + tuple(self.kernel.shape))
+            kernel = reshape(kernel, (1,) + tuple(kernel.shape))
             strides, dilations = (1,) + self.strides, (1,) + self.dilation_rate
             padding = self._padding()
             padding = ((0, 0),) + padding if isinstance(padding, tuple) else padding
         else:
-            kernel, strides, dilations, padding = self.kernel, self.strides, self.dilation_rate, self._padding()
+            strides, dilations, padding = self.strides, self.dilation_rate, self._padding()
         if x.ndim == 4 and self.groups == 1:
             explicit = [[0, 0], *map(list, padding), [0, 0]] if isinstance(padding, tuple) else padding
-            y = conv2d_bias_activation(x, kernel, bias, self.activation, strides=strides, padding=explicit,
+            y = conv2d_bias_activation(x, kernel, bias, activation, strides=strides, padding=explicit,
                                        dilations=dilations)
         else:
-            y = self._kernel_bias_output(conv_nd(x, kernel, strides, padding, dilations, self.groups))
+            y = conv_nd(x, kernel, strides, padding, dilations, self.groups)
+            y = activation(y + bias if bias is not None else y)
         if self.rank == 1:
             y = reshape(y, (y.shape[0],) + tuple(y.shape[2:]))
         return ca.from_channels_last(y, self.data_format)
