@@ -14,8 +14,36 @@ one call; ``register(functions)`` makes each class loadable (``saving.registry``
 import inspect
 import types
 
+import jax
+import numpy as np
+
 from minikeras.keras.ops.op_classes import OP_CLASSES
 from minikeras.saving.registry import register_builtin_namespace
+from minikeras.tensor import Tensor
+
+_NUMPY = "__numpy__"
+
+
+def _constants_out(value):
+    """Array arguments as Keras 3 writes them: ``{"class_name": "__numpy__", "config": {"value", "dtype"}}``."""
+    if isinstance(value, (np.ndarray, jax.Array, Tensor)) and np.ndim(value) > 0:
+        array = np.asarray(value)
+        return {"class_name": _NUMPY, "config": {"value": array.tolist(), "dtype": array.dtype.name}}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_constants_out(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _constants_out(v) for k, v in value.items()}
+    return value
+
+
+def _constants_in(value):
+    if isinstance(value, dict) and value.get("class_name") == _NUMPY:
+        return np.asarray(value["config"]["value"], dtype=value["config"]["dtype"])
+    if isinstance(value, list):
+        return [_constants_in(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _constants_in(v) for k, v in value.items()}
+    return value
 
 _MODULE = "keras.src.ops."
 
@@ -53,7 +81,7 @@ def node_config(op_name, node_name, fn, args, kwargs):
                          f"Keras's {class_name} are not arguments here)")
     config = {"name": node_name, **{p: _jsonable(values[p]) for p in init_params}}
     spec = {"module": _MODULE + group, "class_name": class_name, "config": config, "registered_name": class_name}
-    return spec, [values[p] for p in call_params] + extra
+    return spec, _constants_out([values[p] for p in call_params] + extra)
 
 
 class OpNode:
@@ -75,6 +103,7 @@ class OpNode:
         return {"name": self.name, **self.params}
 
     def __call__(self, *args, **kwargs):
+        args, kwargs = _constants_in(list(args)), _constants_in(kwargs)
         named = dict(self.params)
         named.update(zip(self.call_params, args))
         extra = list(args[len(self.call_params):])
