@@ -1,7 +1,7 @@
 // A stride-1 2-D convolution of bfloat16 arrays and its filter gradient on AVX512_BF16's
 // `vdpbf16ps` (two bfloat16 products added into each float32 lane), as XLA FFI handlers for the
-// CPU. minikeras/xla_cpu/conv_bf16_native.py builds this file (-O3 -march=native), pads and packs
-// the operands with jax ops, and calls the handlers from compiled programs.
+// CPU. minikeras/xla_cpu/conv_bf16_native.py builds this file (-O3 -march=native), pairs the
+// filter's input channels with jax ops, and calls the handlers from compiled programs.
 //
 // Why: a bfloat16 layer's convolutions (a 'mixed_bfloat16' policy) on float32 kernels run at
 // float32's rate plus the casts; XLA's own bfloat16 convolutions and an im2col formulation on its
@@ -15,9 +15,11 @@
 //                    (optionally + bias[co], then max(., 0): Conv2D's bias and ReLU, before the rounding)
 //   filter gradient: dw[i,j,ci,co] = sum_{b,r,qp} dot2(xx[b, r+i, 2qp+j, ci, :], dyp[b, r, qp, co, :])
 //
-// with x already zero-padded (the convolution is 'VALID' here), wp the filter with input
-// channels paired (kh, kw, C/2, O, 2), xx the padded x with each pixel paired with its right
-// neighbour (N, Hp, Wp', C, 2), and dyp dy with columns paired (N, Ho, Wo/2, O, 2). Sums run in
+// with x zero-padded by pt rows on top and pl columns on the left (and as much as the shapes
+// imply on the bottom and right), wp the filter with input channels paired (kh, kw, C/2, O, 2),
+// xx the padded x with each pixel paired with its right neighbour and dyp dy with its columns
+// paired (a zero column after an odd last one). Each worker builds the padded or paired copy of
+// one image at a time, which stays in its cache. Sums run in
 // float32; each result is rounded to bfloat16 once, to nearest even. The input gradient is the
 // forward pass on the padded dy with the flipped filter (conv_bf16_native.py). Both are
 // vectorized over output channels, which must be a multiple of 16.
@@ -58,10 +60,19 @@ inline __m512bh load_pairs(const uint16_t* p) { return (__m512bh)_mm512_loadu_si
 inline void store_bf16(uint16_t* p, __m512 v) { _mm256_storeu_si256((__m256i*)p, (__m256i)_mm512_cvtneps_pbh(v)); }
 
 struct Shape {
-  int64_t n, hp, wp, c;  // the padded input (N, Hp, Wp, C)
-  int64_t ho, wo, o;     // the output (N, Ho, Wo, O)
-  int64_t kh, kw;        // filter taps
+  int64_t n, h, w, c;  // x (N, H, W, C)
+  int64_t ho, wo, o;   // the output (N, Ho, Wo, O)
+  int64_t kh, kw;      // filter taps
+  int64_t pt, pl;      // zero rows above x, zero columns left of it
+  int64_t hp() const { return ho + kh - 1; }  // the padded input the windows read
+  int64_t wp() const { return wo + kw - 1; }
 };
+
+// The value of the padded x at row u, column v, channel c of image xb.
+inline uint16_t padded_at(const uint16_t* xb, const Shape& s, int64_t u, int64_t v, int64_t c) {
+  const int64_t h = u - s.pt, w = v - s.pl;
+  return h >= 0 && h < s.h && w >= 0 && w < s.w ? xb[(h * s.w + w) * s.c + c] : 0;
+}
 
 // -- forward ------------------------------------------------------------------------------------
 // The forward pass's epilogue: a per-channel bias (O floats, or null), then an optional ReLU.
@@ -80,7 +91,7 @@ void forward_tile(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Sh
   const int64_t pairs = s.c / 2;
   for (int64_t i = 0; i < s.kh; ++i)
     for (int64_t j = 0; j < s.kw; ++j) {
-      const uint16_t* xr = xi + ((h + i) * s.wp + w0 + j) * s.c;
+      const uint16_t* xr = xi + ((h + i) * s.wp() + w0 + j) * s.c;
       const uint16_t* wr = wp + (i * s.kw + j) * pairs * s.o * 2 + o0 * 2;
       for (int64_t cp = 0; cp < pairs; ++cp) {
         __m512bh wv[NV];
@@ -135,9 +146,18 @@ void forward(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* wp, uint1
     std::memcpy(&bias_f[k], &bits, sizeof bits);
   }
   const Epilogue epilogue{bias ? bias_f.data() : nullptr, relu};
+  const int64_t hp = s.hp(), wp_ = s.wp();
   const int64_t helpers = minikeras::helpers_for(pool, s.n, threads);
-  minikeras::for_each_index(pool, s.n, helpers, [&](int64_t, int64_t b) {
-    const uint16_t* xi = x + b * s.hp * s.wp * s.c;
+  // one padded image per worker; only its interior is rewritten, so the border stays zero
+  std::vector<std::vector<uint16_t>> padded(helpers + 1, std::vector<uint16_t>(hp * wp_ * s.c, 0));
+  minikeras::for_each_index(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
+    uint16_t* xi = padded[worker].data();
+    const uint16_t* xb = x + b * s.h * s.w * s.c;
+    for (int64_t u = 0; u < hp; ++u) {
+      const int64_t row = u - s.pt;
+      if (row < 0 || row >= s.h) continue;
+      std::memcpy(xi + (u * wp_ + s.pl) * s.c, xb + row * s.w * s.c, sizeof(uint16_t) * s.w * s.c);
+    }
     uint16_t* yb = y + b * s.ho * s.wo * s.o;
     for (int64_t h = 0; h < s.ho; ++h) {
       uint16_t* yr = yb + h * s.wo * s.o;
@@ -199,16 +219,50 @@ void filter_columns(const uint16_t* xxi, const uint16_t* dyi, float* dw, const S
 // accumulator of its own, added in order at the end, so the result does not depend on threads.
 constexpr int64_t kFilterParts = 8;
 
-void filter_grad(ffi::ThreadPool& pool, const uint16_t* xx, const uint16_t* dyp, uint16_t* dw, const Shape& s,
-                 int64_t wx, int64_t qpairs, int64_t threads) {
+// Image xb's padded x with each pixel paired with its right neighbour: xx[u][v][c] = (xpad[u][v][c],
+// xpad[u][v + 1][c]) for the hp rows and wx columns the windows read.
+void pair_columns_of_x(const uint16_t* xb, uint16_t* xx, const Shape& s, int64_t wx) {
+  for (int64_t u = 0; u < s.hp(); ++u)
+    for (int64_t v = 0; v < wx; ++v) {
+      uint16_t* out = xx + (u * wx + v) * s.c * 2;
+      for (int64_t c = 0; c < s.c; ++c) {
+        out[2 * c] = padded_at(xb, s, u, v, c);
+        out[2 * c + 1] = padded_at(xb, s, u, v + 1, c);
+      }
+    }
+}
+
+// Image dyb's dy with its columns paired: dyp[r][qp][o] = (dy[r][2qp][o], dy[r][2qp + 1][o]), zero
+// past the last column.
+void pair_columns_of_dy(const uint16_t* dyb, uint16_t* dyp, const Shape& s, int64_t qpairs) {
+  for (int64_t r = 0; r < s.ho; ++r)
+    for (int64_t qp = 0; qp < qpairs; ++qp) {
+      const uint16_t* a = dyb + (r * s.wo + 2 * qp) * s.o;
+      const bool second = 2 * qp + 1 < s.wo;
+      uint16_t* out = dyp + (r * qpairs + qp) * s.o * 2;
+      for (int64_t o = 0; o < s.o; ++o) {
+        out[2 * o] = a[o];
+        out[2 * o + 1] = second ? a[s.o + o] : 0;
+      }
+    }
+}
+
+void filter_grad(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* dy, uint16_t* dw, const Shape& s,
+                 int64_t threads) {
   const int64_t size = s.kh * s.kw * s.c * s.o;
+  const int64_t qpairs = (s.wo + 1) / 2;
+  const int64_t wx = 2 * qpairs + s.kw - 2;  // the paired columns the windows read
   const int64_t parts = std::max<int64_t>(1, std::min(kFilterParts, s.n));
   const int64_t helpers = minikeras::helpers_for(pool, parts, threads);
   std::vector<std::vector<float>> acc(parts, std::vector<float>(size, 0.0f));
-  minikeras::for_each_index(pool, parts, helpers, [&](int64_t, int64_t part) {
+  std::vector<std::vector<uint16_t>> xx(helpers + 1, std::vector<uint16_t>(s.hp() * wx * s.c * 2));
+  std::vector<std::vector<uint16_t>> dyp(helpers + 1, std::vector<uint16_t>(s.ho * qpairs * s.o * 2));
+  minikeras::for_each_index(pool, parts, helpers, [&](int64_t worker, int64_t part) {
     for (int64_t b = s.n * part / parts; b < s.n * (part + 1) / parts; ++b) {
-      const uint16_t* xxi = xx + b * s.hp * wx * s.c * 2;
-      const uint16_t* dyi = dyp + b * s.ho * qpairs * s.o * 2;
+      const uint16_t* xxi = xx[worker].data();
+      const uint16_t* dyi = dyp[worker].data();
+      pair_columns_of_x(x + b * s.h * s.w * s.c, xx[worker].data(), s, wx);
+      pair_columns_of_dy(dy + b * s.ho * s.wo * s.o, dyp[worker].data(), s, qpairs);
       for (int64_t r0 = 0; r0 < s.ho; r0 += kFilterRows) {
         const int64_t r1 = std::min(r0 + kFilterRows, s.ho);
         for (int64_t i = 0; i < s.kh; ++i)
@@ -234,23 +288,33 @@ ffi::Error unsupported() {
                     "bfloat16 convolution: this library was built for a CPU without AVX512_BF16");
 }
 
-// x: padded (N, Hp, Wp, C); wp: (KH, KW, C/2, O, 2); y: (N, Ho, Wo, O) with Ho = Hp - KH + 1;
+// Whether x (N, H, W, C) padded by pt rows on top and pl columns on the left gives an output
+// (N, Ho, Wo, O) with a kh x kw filter: the pads smaller than the filter, the bottom and right
+// ones not negative.
+bool fits_padding(ffi::Span<const int64_t> xd, ffi::Span<const int64_t> yd, int64_t kh, int64_t kw, int64_t pt,
+                  int64_t pl) {
+  return yd[0] == xd[0] && yd[1] > 0 && yd[2] > 0 && pt >= 0 && pl >= 0 && pt < kh && pl < kw &&
+         yd[1] + kh - 1 >= xd[1] + pt && yd[2] + kw - 1 >= xd[2] + pl && yd[1] + kh - 1 <= xd[1] + pt + kh - 1 &&
+         yd[2] + kw - 1 <= xd[2] + pl + kw - 1;
+}
+
+// x: (N, H, W, C); wp: (KH, KW, C/2, O, 2); y: (N, Ho, Wo, O), x padded by pt / pl leading zeros;
 // bias: null or O values, then the ReLU.
 ffi::Error forward_call(ffi::ThreadPool& pool, ffi::Buffer<ffi::BF16>& x, ffi::Buffer<ffi::BF16>& wp,
-                        ffi::ResultBuffer<ffi::BF16>& y, int64_t threads, ffi::Buffer<ffi::BF16>* bias) {
+                        ffi::ResultBuffer<ffi::BF16>& y, int64_t pt, int64_t pl, int64_t threads,
+                        ffi::Buffer<ffi::BF16>* bias) {
   const auto xd = x.dimensions(), wd = wp.dimensions(), yd = y->dimensions();
   const bool fits = xd.size() == 4 && wd.size() == 5 && yd.size() == 4 && wd[4] == 2 && xd[3] == 2 * wd[2] &&
-                    yd[0] == xd[0] && yd[1] == xd[1] - wd[0] + 1 && yd[2] == xd[2] - wd[1] + 1 && yd[3] == wd[3] &&
-                    yd[3] % 16 == 0 && yd[1] > 0 && yd[2] > 0;
+                    yd[3] == wd[3] && yd[3] % 16 == 0 && fits_padding(xd, yd, wd[0], wd[1], pt, pl);
   if (!fits)
     return ffi::Error::InvalidArgument("bfloat16 conv2d: shapes x " + dims_text(xd) + ", paired filter " +
-                                       dims_text(wd) + ", y " + dims_text(yd) +
-                                       " are not a 'VALID' stride-1 convolution with O % 16 == 0");
+                                       dims_text(wd) + ", y " + dims_text(yd) + " with pads (" + std::to_string(pt) +
+                                       ", " + std::to_string(pl) + ") are not a stride-1 convolution with O % 16 == 0");
   if (bias && (bias->dimensions().size() != 1 || bias->dimensions()[0] != yd[3]))
     return ffi::Error::InvalidArgument("bfloat16 conv2d: expected a bias of shape (" + std::to_string(yd[3]) +
                                        "), got " + dims_text(bias->dimensions()));
 #ifdef __AVX512BF16__
-  const Shape s{xd[0], xd[1], xd[2], xd[3], yd[1], yd[2], yd[3], wd[0], wd[1]};
+  const Shape s{xd[0], xd[1], xd[2], xd[3], yd[1], yd[2], yd[3], wd[0], wd[1], pt, pl};
   forward(pool, x.typed_data(), wp.typed_data(), y->typed_data(), s, threads, bias ? bias->typed_data() : nullptr,
           bias != nullptr);
   return ffi::Error::Success();
@@ -260,30 +324,30 @@ ffi::Error forward_call(ffi::ThreadPool& pool, ffi::Buffer<ffi::BF16>& x, ffi::B
 }
 
 ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> wp,
-                       ffi::ResultBuffer<ffi::BF16> y, int64_t threads) {
-  return forward_call(pool, x, wp, y, threads, nullptr);
+                       ffi::ResultBuffer<ffi::BF16> y, int64_t pad_top, int64_t pad_left, int64_t threads) {
+  return forward_call(pool, x, wp, y, pad_top, pad_left, threads, nullptr);
 }
 
 ffi::Error ForwardBiasReluImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> wp,
-                               ffi::Buffer<ffi::BF16> bias, ffi::ResultBuffer<ffi::BF16> y, int64_t threads) {
-  return forward_call(pool, x, wp, y, threads, &bias);
+                               ffi::Buffer<ffi::BF16> bias, ffi::ResultBuffer<ffi::BF16> y, int64_t pad_top,
+                               int64_t pad_left, int64_t threads) {
+  return forward_call(pool, x, wp, y, pad_top, pad_left, threads, &bias);
 }
 
-// xx: (N, Hp, Wx, C, 2) (pixel (h, w) beside (h, w + 1)); dyp: (N, Ho, Wo/2, O, 2); dw: (KH, KW, C, O)
-// with Ho = Hp - KH + 1 and 2 * (Wo/2) + KW - 1 <= Wx + 1.
-ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> xx, ffi::Buffer<ffi::BF16> dyp,
-                          ffi::ResultBuffer<ffi::BF16> dw, int64_t threads) {
-  const auto xd = xx.dimensions(), dd = dyp.dimensions(), fd = dw->dimensions();
-  const bool fits = xd.size() == 5 && dd.size() == 5 && fd.size() == 4 && xd[4] == 2 && dd[4] == 2 &&
-                    dd[0] == xd[0] && fd[2] == xd[3] && fd[3] == dd[3] && dd[3] % 16 == 0 &&
-                    dd[1] == xd[1] - fd[0] + 1 && dd[1] > 0 && 2 * (dd[2] - 1) + fd[1] - 1 < xd[2];
+// x: (N, H, W, C); dy: (N, Ho, Wo, O); dw: (KH, KW, C, O); x padded by pt / pl leading zeros.
+ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> dy,
+                          ffi::ResultBuffer<ffi::BF16> dw, int64_t pad_top, int64_t pad_left, int64_t threads) {
+  const auto xd = x.dimensions(), dd = dy.dimensions(), fd = dw->dimensions();
+  const bool fits = xd.size() == 4 && dd.size() == 4 && fd.size() == 4 && fd[2] == xd[3] && fd[3] == dd[3] &&
+                    dd[3] % 16 == 0 && fits_padding(xd, dd, fd[0], fd[1], pad_top, pad_left);
   if (!fits)
-    return ffi::Error::InvalidArgument("bfloat16 conv2d filter gradient: shapes of paired x " + dims_text(xd) +
-                                       ", paired dy " + dims_text(dd) + ", filter " + dims_text(fd) +
-                                       " do not fit a 'VALID' stride-1 convolution with O % 16 == 0");
+    return ffi::Error::InvalidArgument("bfloat16 conv2d filter gradient: shapes x " + dims_text(xd) + ", dy " +
+                                       dims_text(dd) + ", filter " + dims_text(fd) + " with pads (" +
+                                       std::to_string(pad_top) + ", " + std::to_string(pad_left) +
+                                       ") are not a stride-1 convolution with O % 16 == 0");
 #ifdef __AVX512BF16__
-  const Shape s{xd[0], xd[1], 0, xd[3], dd[1], 2 * dd[2], dd[3], fd[0], fd[1]};
-  filter_grad(pool, xx.typed_data(), dyp.typed_data(), dw->typed_data(), s, xd[2], dd[2], threads);
+  const Shape s{xd[0], xd[1], xd[2], xd[3], dd[1], dd[2], dd[3], fd[0], fd[1], pad_top, pad_left};
+  filter_grad(pool, x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads);
   return ffi::Error::Success();
 #else
   return unsupported();
@@ -296,6 +360,8 @@ auto Binding() {
       .Arg<ffi::Buffer<ffi::BF16>>()
       .Arg<ffi::Buffer<ffi::BF16>>()
       .Ret<ffi::Buffer<ffi::BF16>>()
+      .Attr<int64_t>("pad_top")
+      .Attr<int64_t>("pad_left")
       .Attr<int64_t>("threads");
 }
 
@@ -313,4 +379,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16ForwardBiasRelu, ForwardBiasRel
                                   .Arg<ffi::Buffer<ffi::BF16>>()
                                   .Arg<ffi::Buffer<ffi::BF16>>()
                                   .Ret<ffi::Buffer<ffi::BF16>>()
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
                                   .Attr<int64_t>("threads"));

@@ -8,10 +8,10 @@
 
 Each result is what the float32 convolution of the same (bfloat16) values gives, rounded to
 bfloat16 once: only the order of the float32 sums differs. The kernels multiply pairs of
-bfloat16 values (``vdpbf16ps``); the pairing is done here with jax ops that XLA fuses into
-copies: the filter's input channels paired for the forward pass, which also computes the input
-gradient (the padded dy convolved with the flipped filter), and the columns of x and dy paired
-for the filter gradient. A CPU without AVX512_BF16 cannot run them: ``available()`` is False
+bfloat16 values (``vdpbf16ps``): the forward pass pairs input channels (the filter's are paired
+here, a small copy XLA makes), which also computes the input gradient (dy convolved with the
+flipped filter), and the filter gradient pairs columns of x and dy (the kernel pairs them per
+image, as it pads). A CPU without AVX512_BF16 cannot run them: ``available()`` is False
 there and ``minikeras.xla_cpu.conv`` widens bfloat16 convolutions to its float32 kernels.
 """
 import functools
@@ -20,7 +20,6 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from minikeras.xla_cpu import low_precision, tuning
 from minikeras.xla_cpu.native_build import register_targets, usable_cpus, why_unavailable
@@ -66,14 +65,6 @@ def _threads(flops):
     return 1 if flops < tuning.CONV_NATIVE_THREAD_FLOPS else usable_cpus()
 
 
-def _pad(x, pads):
-    """x zero-padded (or, for negative amounts, cropped) on its two spatial axes."""
-    (t, b), (l, r) = pads
-    if t == b == l == r == 0:
-        return x
-    return lax.pad(x, jnp.zeros((), x.dtype), ((0, 0, 0), (t, b, 0), (l, r, 0), (0, 0, 0)))
-
-
 def forward(x, w, pads):
     """y (NHWC, bfloat16) of the stride-1 convolution of x (NHWC) with w (HWIO) and ``pads``."""
     return _forward_call(_FORWARD, x, w, (), pads)
@@ -88,12 +79,12 @@ def forward_bias_relu(x, w, b, pads):
 
 def _forward_call(target, x, w, bias, pads):
     kh, kw, c, o = w.shape
-    xp = _pad(x, pads)
+    (top, bottom), (left, right) = pads
     paired = w.reshape(kh, kw, c // 2, 2, o).transpose(0, 1, 2, 4, 3)  # input channels in pairs
-    out_shape = (x.shape[0], xp.shape[1] - kh + 1, xp.shape[2] - kw + 1, o)
+    out_shape = (x.shape[0], x.shape[1] + top + bottom - kh + 1, x.shape[2] + left + right - kw + 1, o)
     call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
     flops = 2 * math.prod(out_shape) * kh * kw * c
-    return call(xp, paired, *bias, threads=np.int64(_threads(flops)))
+    return call(x, paired, *bias, pad_top=np.int64(top), pad_left=np.int64(left), threads=np.int64(_threads(flops)))
 
 
 def input_grad(dy, w, input_shape, pads):
@@ -109,13 +100,8 @@ def filter_grad(x, dy, filter_shape, pads):
     """dw (``filter_shape``, HWIO, bfloat16) of the stride-1 convolution of x (NHWC) with ``pads``, given dy."""
     kh, kw, c, o = filter_shape
     n, ho, wo = dy.shape[:3]
-    even = wo + wo % 2  # an odd last column is paired with a zero one
     (top, _), (left, _) = pads
-    # exactly the rows and columns the windows read (plus one zero column where wo is odd)
-    xp = _pad(x, ((top, ho + kh - 1 - x.shape[1] - top), (left, even + kw - 1 - x.shape[2] - left)))
-    xx = jnp.stack([xp[:, :, :-1], xp[:, :, 1:]], axis=-1)  # (N, Hp, Wp - 1, C, 2): each pixel and its right one
-    dyp = _pad(dy, ((0, 0), (0, even - wo))).reshape(n, ho, even // 2, 2, o).transpose(0, 1, 2, 4, 3)
     call = jax.ffi.ffi_call(_FILTER_GRAD, jax.ShapeDtypeStruct(tuple(filter_shape), x.dtype),
                             vmap_method="sequential")
     flops = 2 * n * ho * wo * kh * kw * c * o
-    return call(xx, dyp, threads=np.int64(_threads(flops)))
+    return call(x, dy, pad_top=np.int64(top), pad_left=np.int64(left), threads=np.int64(_threads(flops)))
