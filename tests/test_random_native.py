@@ -42,11 +42,19 @@ def test_mask_takes_raw_key_data_as_jax_does():
                                   np.asarray(expected))
 
 
-def test_other_dtypes_and_the_kernels_off_keep_jax_code(monkeypatch):
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16], ids=str)
+def test_a_low_precision_mask_is_the_float32_one_rounded(dtype):
     key = jax.random.key(2)
-    mask16 = jax.jit(lambda k: dropout.scaled_mask(k, (9, 9), 0.5, jnp.bfloat16))
-    assert "minikeras_dropout_mask" not in mask16.lower(key).as_text()
-    np.testing.assert_array_equal(np.asarray(mask16(key), np.float32), np.asarray(_jax_scaled_mask(key, (9, 9), 0.5)))
+    mask16 = jax.jit(lambda k: dropout.scaled_mask(k, (9, 9), 0.25, dtype))
+    assert "minikeras_dropout_mask" in mask16.lower(key).as_text()
+    got = mask16(key)
+    assert got.dtype == dtype
+    want = jnp.where(jax.random.bernoulli(key, 0.75, (9, 9)), jnp.asarray(1 / 0.75, dtype), jnp.asarray(0, dtype))
+    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
+
+
+def test_the_kernels_off_keep_jax_code(monkeypatch):
+    key = jax.random.key(2)
     monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)
     off = jax.jit(lambda k: dropout.scaled_mask(k, (9, 9), 0.5, jnp.float32))
     assert "minikeras_dropout_mask" not in off.lower(key).as_text()

@@ -117,9 +117,13 @@ def scaled_mask(key, shape, rate, dtype):
     to ``dtype``), computed into a buffer of its own (``materialize``): XLA would otherwise draw
     it again inside each consumer (the forward multiply, its gradient)."""
     keep = 1.0 - rate
-    if _fast(key, shape, keep) and random_native.mask_supported(shape, dtype) and random_native.available():
+    # a bfloat16 or float16 mask (a mixed-precision layer's) is the native float32 one rounded: XLA
+    # fuses the cast into each consumer, where drawing it in XLA costs the 20 threefry rounds
+    drawn = jnp.float32 if jnp.dtype(dtype) in (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16)) else dtype
+    if _fast(key, shape, keep) and random_native.mask_supported(shape, drawn) and random_native.available():
         data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
-        return random_native.scaled_mask(data, tuple(int(d) for d in shape), rate, _keep_threshold(keep))
+        mask = random_native.scaled_mask(data, tuple(int(d) for d in shape), rate, _keep_threshold(keep))
+        return mask.astype(dtype)
     mask = dropout_mask(key, shape, rate)
     return materialize(jnp.where(mask, jnp.asarray(1.0 / keep, dtype), jnp.asarray(0, dtype)))
 
