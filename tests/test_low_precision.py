@@ -51,8 +51,17 @@ def conv_path(request, monkeypatch):
     if request.param == "bf16_native" and not conv_bf16_native.available():
         pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
     monkeypatch.setattr(tuning, "BF16_CONV_NATIVE", request.param == "bf16_native")
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))  # whatever the speed here
     monkeypatch.setattr(low_precision, "_warned", [True])
     return request.param
+
+
+@pytest.fixture
+def bf16_kernels(monkeypatch):
+    """The bfloat16 convolution kernels chosen wherever they can run (skipped where they cannot)."""
+    if not conv_bf16_native.available():
+        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))
 
 
 def test_matmul_and_its_gradients(path):
@@ -150,9 +159,7 @@ def assert_within_bf16_rounding(got, want):
     ((2, 6, 7, 32), (3, 2, 32, 16), ((1, 0), (1, 1))),   # uneven pads, a 3x2 filter
     ((2, 5, 6, 16), (1, 1, 16, 48), "VALID"),            # 1x1: 48 output channels (3 vectors)
 ])
-def test_bf16_kernels_match_the_emulated_reference(x_shape, w_shape, padding):
-    if not conv_bf16_native.available():
-        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
+def test_bf16_kernels_match_the_emulated_reference(x_shape, w_shape, padding, bf16_kernels):
     x, w = bf16_array(*x_shape), bf16_array(*w_shape)
     pads = conv.explicit_padding(padding, x_shape[1:3], w_shape[:2])
     for kind in ("forward", "input_grad", "filter_grad"):
@@ -188,10 +195,8 @@ def test_conv2d_bias_relu_and_its_gradients(conv_path):
                                    atol=2 ** -6 * float(np.abs(as_f32(expected)).max()))
 
 
-def test_bf16_kernels_second_order():
+def test_bf16_kernels_second_order(bf16_kernels):
     """d/dx of sum(dL/dw ** 2), L = sum(conv(x, w) ** 2) / 2: every rule of the three kernels runs."""
-    if not conv_bf16_native.available():
-        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
     x, w = bf16_array(2, 8, 8, 16), bf16_array(3, 3, 16, 32, scale=0.2)
 
     def curvature(conv2d):
@@ -207,7 +212,8 @@ def test_bf16_kernels_second_order():
                                atol=2 ** -6 * float(np.abs(as_f32(want)).max()))
 
 
-def test_bf16_kernels_leave_what_they_do_not_take_to_the_widened_path():
+def test_bf16_kernels_leave_what_they_do_not_take_to_the_widened_path(monkeypatch):
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))
     x_shape = (2, 8, 8, 16)
     assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 24), 1, "SAME")   # 24 output channels
     assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 32), 2, "SAME")   # strided

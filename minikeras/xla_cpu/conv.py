@@ -133,9 +133,11 @@ def _negative(pads):
 # -- which formulation ------------------------------------------------------------------------
 def bf16_native(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilations=(1, 1), dtype=jnp.bfloat16):
     """Whether the convolution of ``kind`` ('forward', 'input_grad', 'filter_grad') of bfloat16
-    arrays runs on ``conv_bf16_native`` here (a CPU with AVX512_BF16, ``tuning.BF16_CONV_NATIVE``,
-    shapes it takes); if not, a bfloat16 convolution on the CPU is widened to the float32 ones."""
+    arrays runs on ``conv_bf16_native`` here (a CPU with AVX512_BF16 of one of
+    ``tuning.BF16_CONV_NATIVE_VENDORS``, ``tuning.BF16_CONV_NATIVE``, shapes it takes); if not, a
+    bfloat16 convolution on the CPU is widened to the float32 ones."""
     if not (tuning.BF16_CONV_NATIVE and jnp.dtype(dtype) == low_precision.BFLOAT16 and _on_cpu()
+            and low_precision.cpu_vendor() in tuning.BF16_CONV_NATIVE_VENDORS
             and all(type(d) is int for d in (*x_shape, *w_shape))):
         return False
     strides, pads, dilations = _normalize(x_shape, w_shape, strides, padding, dilations)

@@ -50,6 +50,19 @@ def cpu_flags():
     return frozenset()
 
 
+@functools.cache
+def cpu_vendor():
+    """The CPU's vendor (``/proc/cpuinfo``'s vendor_id: 'AuthenticAMD', 'GenuineIntel'); '' where unknown."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def bf16_hardware():
     """Whether this CPU has bfloat16 dot-product instructions (AVX512_BF16 or AMX)."""
     return any(flag in cpu_flags() for flag in BF16_FLAGS)
@@ -119,7 +132,8 @@ def describe():
     dots = "XLA bfloat16 dot" if dot_path(BFLOAT16) == "xla" else "float32 fallback"
     if not conv_widened(BFLOAT16):
         convs = "XLA bfloat16"
-    elif tuning.BF16_CONV_NATIVE and "avx512_bf16" in cpu_flags():
+    elif (tuning.BF16_CONV_NATIVE and "avx512_bf16" in cpu_flags()
+          and cpu_vendor() in tuning.BF16_CONV_NATIVE_VENDORS):
         convs = "minikeras's bfloat16 kernels for the shapes they take, others widened to the float32 kernels"
     else:
         convs = "widened to the float32 kernels"
