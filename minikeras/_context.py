@@ -5,7 +5,7 @@ Two objects hold it all:
 - ``call_state``: the call-time state of the calling thread (a ``CallContext``, per thread as
   Keras 3's ``global_state`` and ``CallContext`` and as TensorFlow's tapes and strategy scopes):
   the recording tapes, the ``mk.function`` traces, the layer call stack and its ``training``
-  flags, the models whose host layers ``fit`` applied already, the distribution scopes, the
+  flags, the distribution scopes, the
   global dtype policy and a mixed-precision layer's autocast scope, and the probes that
   autograph and ``TensorArray`` run. A dataset's prefetch thread that calls a model or records
   a tape sees none of the main thread's and leaves it untouched. A new thread starts empty.
@@ -50,9 +50,6 @@ class CallContext(threading.local):
       shape_only: how many abstract evaluations of a layer call (``compute_output_shape``, a
         call on KerasTensors) are in progress: they leave the losses alone. Changed by
         ``evaluating_shapes``.
-      host_applied: the models whose steps run now with their leading host layers applied to
-        the data already, innermost last. Changed by ``trainers.host_prefix.applied``
-        (a context manager).
       distributions: the ``mk.distribute.DataParallel`` objects entered with ``with``,
         innermost last (``distribution`` below reads them). Changed by ``DataParallel``'s ``with``
         block (push on entry, pop on exit).
@@ -73,7 +70,6 @@ class CallContext(threading.local):
         self.traces = []
         self.training = []
         self.shape_only = 0
-        self.host_applied = []
         self.distributions = []
         self.probes = []
         self.staged_loops = []

@@ -16,7 +16,6 @@ from minikeras.ops.math import cast
 from minikeras.string_tensor import is_string_value
 from minikeras.symbolic import flatten, is_symbolic, map_symbolic
 from minikeras.tensor import Tensor, Variable, to_array
-from minikeras.trainers import host_prefix
 
 
 class FunctionalGraph:
@@ -143,9 +142,6 @@ class FunctionalGraph:
         """The outputs for ``inputs`` (a Tensor, or a list or dict matching ``model.input``);
         ``mask``: the inputs' masks (one per input, None for none), else those they carry."""
         values = {}
-        split = self._host_split if host_prefix.is_applied_to(self) else None
-        if split is not None:  # fit/evaluate/predict ran the leading host layers already
-            return self._call_compiled_part(split, inputs)
         given = self._standardize_inputs(inputs)
         masks = [get_mask(v) for v in given] if mask is None else list(jax.tree_util.tree_leaves(
             mask if isinstance(mask, (list, tuple, dict)) else [mask], is_leaf=lambda m: m is None))
@@ -190,7 +186,16 @@ class FunctionalGraph:
         boundary = run_host_nodes(split, self._graph_inputs, values)
         return boundary[0] if len(boundary) == 1 else tuple(boundary)
 
-    def _call_compiled_part(self, split, inputs):
+    def compiled_part_layers(self):
+        """The layers of the graph's compiled part (after its host layers), in the graph's order."""
+        split = self._host_split
+        used = {id(node.operation) for node in ([] if split is None else split.compiled_nodes)}
+        return [layer for layer in self._graph_layers if id(layer) in used]
+
+    def run_compiled_part(self, inputs):
+        """The outputs for ``inputs``, the values ``apply_host_layers`` made (the graph's compiled
+        part, run from the tensors its host part makes)."""
+        split = self._host_split
         values = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if len(values) != len(split.boundary):
             raise ValueError(f"Model '{self.name}': its compiled part expects {len(split.boundary)} values (what "

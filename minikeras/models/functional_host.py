@@ -3,15 +3,19 @@
 Strings cannot enter a compiled program. In a functional model whose Inputs feed layers that
 compute on the host (``runs_on_host``: ``TextVectorization``, ``StringLookup``, ``Hashing``...),
 ``split_host_prefix`` finds those layers' nodes - each one reads only Inputs or the outputs of
-such nodes - and the tensors the rest of the graph reads from them (the "boundary"). fit,
-evaluate and predict run the host nodes on the host (``run_host_nodes``), and their compiled
-steps start from the boundary values (``FunctionalGraph.call`` while the host prefix is
-applied, ``minikeras.trainers.host_prefix``).
+such nodes - and the tensors the rest of the graph reads from them (the "boundary"). A call of
+a model that has host layers of its own in front (a ``Sequential`` starting with
+``IntegerLookup``) on such tensors is cut in two steps: its ``host_split()``'s ``host_fn`` on
+the host, its device part in the compiled part. fit, evaluate and predict run the host steps on
+the host (``run_host_nodes``, through ``Functional.host_split``), and their compiled steps
+start from the boundary values (``FunctionalGraph.run_compiled_part``).
 """
 import numpy as np
 
 from minikeras.layers.preprocessing.host_layer import host_array
 from minikeras.string_tensor import is_string_value
+from minikeras.symbolic import KerasTensor
+from minikeras.trainers.trainer import Trainer
 
 
 class StringInputError(ValueError, TypeError):
@@ -36,15 +40,57 @@ class HostSplit:
         self.boundary = boundary
 
 
+class SplitStep:
+    """One half of a graph node whose operation is a model with host layers in front: the
+    host half (``host_fn``) or the compiled half (the model's device part). Runs as a graph
+    Node runs (``run(value_of)``), from one input tensor.
+
+    Attributes:
+      operation: the model the node calls (its layers count in the compiled part).
+      input_tensors, output_tensors: what the half reads and makes (the host half makes a
+        tensor of its own, the value the device part starts from).
+    """
+
+    def __init__(self, operation, fn, input_tensor, outputs):
+        self.operation = operation
+        self.fn = fn
+        self.input_tensors = [input_tensor]
+        self.outputs = outputs
+        self.output_tensors = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+
+    def run(self, value_of):
+        return self.fn(value_of(self.input_tensors[0]))
+
+
+def _split_model_node(node):
+    """``(host_step, compiled_step)`` for a node calling a model whose own leading layers run
+    on the host, on one tensor with no other arguments; None for any other node."""
+    model = node.operation
+    if not isinstance(model, Trainer) or len(node.input_tensors) != 1 or node.kwargs:
+        return None
+    host_fn, device = model.host_split()
+    if host_fn is None:
+        return None
+    made = KerasTensor(device.part_input_shape, device.part_input_dtype)
+    return (SplitStep(model, host_fn, node.input_tensors[0], made),
+            SplitStep(model, lambda x: device(x), made, node.outputs))
+
+
 def split_host_prefix(inputs, nodes, outputs):
     """The ``HostSplit`` of a graph (its Input tensors, nodes in order, output tensors), or
     None when no node runs on the host."""
     available = {id(t) for t in inputs}
     host, compiled = [], []
     for node in nodes:
-        if getattr(node.operation, "runs_on_host", False) and all(id(t) in available for t in node.input_tensors):
+        reads_host_values = all(id(t) in available for t in node.input_tensors)
+        halves = _split_model_node(node) if reads_host_values else None
+        if getattr(node.operation, "runs_on_host", False) and reads_host_values:
             host.append(node)
             available.update(id(t) for t in node.output_tensors)
+        elif halves is not None:
+            host.append(halves[0])
+            available.add(id(halves[0].output_tensors[0]))
+            compiled.append(halves[1])
         else:
             compiled.append(node)
     if not host:

@@ -9,6 +9,7 @@ from minikeras.models.summary import format_summary
 from minikeras.module import tracked_items
 from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor
+from minikeras.trainers.input_cast import cast_integer_inputs
 from minikeras.trainers.trainer import Trainer
 
 
@@ -28,7 +29,8 @@ class Model(Trainer, Layer):
 
     # Training state (optimizer, loss, metrics, compiled steps) is not part of the model's
     # variables, layers or weights file.
-    _NOT_TRACKED = Layer._NOT_TRACKED | Trainer.TRAINING_STATE
+    # ``host_split()``'s cached parts hold the model's own layers: not state of their own.
+    _NOT_TRACKED = Layer._NOT_TRACKED | Trainer.TRAINING_STATE | {"_host_split_cache"}
     # Read by mk.saving, which asks the model rather than importing models: a model's weights
     # file holds its ``layers`` under ``layers/<class>[_n]``; Keras 3 itself files a subclassed
     # model's layers under their attribute names (read with ``keras_subclass_paths``).
@@ -195,6 +197,51 @@ class Functional(FunctionalGraph, Model):
     def get_build_config(self):
         return None  # built from its config
 
+    def check_raw_inputs(self, x):
+        """Strings given to a numeric Input raise ``StringInputError`` before any step runs."""
+        self._refuse_strings(x)
+
+    def host_split(self, raw_shape=None):
+        """``(host_fn, device_model)``: the host layers that read the Inputs (and the leading
+        host layers of a Sequential called on them) as a function of the raw inputs on the host
+        (NumPy out: one array, or a tuple in the order the rest reads them), and a model of the
+        rest of the graph for the compiled steps; made once. ``(None, self)`` without host
+        layers. ``raw_shape`` is not needed (a functional model is built when made)."""
+        if not self.has_host_layers:
+            return None, self
+        cached = vars(self).get("_host_split_cache")
+        if cached is None:
+            device = DevicePart(f"{self.name}_device_part", self.compiled_part_layers(),
+                                lambda x, training: self.run_compiled_part(x), dtype=self.dtype_policy,
+                                output_names=self.output_names)
+            cached = self._host_split_cache = (lambda x: self.apply_host_layers(cast_integer_inputs(self, x)), device)
+        return cached
+
 
 def _leaves(out):
     return jax.tree_util.tree_map(lambda t: t._value, out, is_leaf=lambda x: isinstance(x, Tensor))
+
+
+class DevicePart(Model):
+    """The part of a model that runs in its compiled steps: the layers after the host ones.
+
+    Args:
+      name: the part's name (``<model>_device_part``).
+      layers: the layers it holds (shared with the model it was cut from), in the model's order.
+      run: ``run(inputs, training)`` computes the part's outputs from what ``host_fn`` made.
+      dtype: the dtype policy of the model it was cut from.
+      output_names: the model's ``output_names`` (per-output losses and metrics go by them).
+      input_shape, input_dtype: what ``host_fn`` makes, where it makes one array (a Sequential's
+        cut): the part of a Sequential called inside a functional model starts from it.
+    """
+
+    def __init__(self, name, layers, run, dtype=None, output_names=None, input_shape=None, input_dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.part_layers = list(layers)
+        self._run_part = run
+        self.output_names = output_names
+        self.part_input_shape, self.part_input_dtype = input_shape, input_dtype
+        self.built = True
+
+    def call(self, inputs, training=None):
+        return self._run_part(inputs, training)

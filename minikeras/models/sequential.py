@@ -6,12 +6,13 @@ from minikeras.layers.base import Layer
 from minikeras.layers.core.input_layer import InputLayer
 from minikeras.layers.mask_flow import get_mask, set_mask
 from minikeras.models.functional import adjust_input_rank
-from minikeras.models.model import Functional, Model
+from minikeras.models.host_split import as_host_values, leading_host_layers, run_layers
+from minikeras.models.model import DevicePart, Functional, Model
 from minikeras.ops.math import cast
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
-from minikeras.symbolic import is_symbolic
+from minikeras.symbolic import KerasTensor, Node, is_symbolic
 from minikeras.tensor import Tensor, to_array
-from minikeras.trainers import host_prefix
+from minikeras.trainers.input_cast import cast_integer_inputs
 
 
 @register_builtin("minikeras.models")
@@ -58,6 +59,7 @@ class Sequential(Model):
             self._layers.append(layer)
         self.built = False
         self._functional = None
+        self._host_split_cache = None
         self._trainer_steps = {}  # compiled steps of the old stack would miss the new layer
         if rebuild:
             self._maybe_build()
@@ -69,6 +71,7 @@ class Sequential(Model):
         self._layers.pop()
         self.built = False
         self._functional = None
+        self._host_split_cache = None
         self._trainer_steps = {}
 
     def _maybe_build(self):
@@ -85,15 +88,15 @@ class Sequential(Model):
             raise ValueError(f"Sequential '{self.name}' cannot be built without an input shape: pass input_shape= "
                              "to the first layer, start with mk.Input(shape), or call the model on data")
         self._batch_input_shape = tuple(input_shape)
-        prefix = host_prefix.leading_host_layers(self._layers)
+        self._host_split_cache = None
+        prefix = leading_host_layers(self._layers)
         if prefix:  # strings: the host layers give their output shapes, the rest is traced from there
             shape = tuple(input_shape)
             for layer in self._layers[:prefix]:
                 shape = tuple(layer.compute_output_shape(shape))
                 layer.built = True
             if prefix < len(self._layers):
-                with host_prefix.applied():
-                    self._trace_shapes(shape)
+                self._split_parts(prefix)[1]._trace_shapes(shape)
         else:
             self._trace_shapes(input_shape)
         self._functional = self._graph(input_shape)
@@ -145,23 +148,71 @@ class Sequential(Model):
     def _build_from(self, inputs):
         self.build((None,) + tuple(inputs.shape[1:]))
 
+    def _symbolic_call(self, inputs, args, training, kwargs):
+        """A call on KerasTensors (a functional model's): one that starts with host layers is
+        described by its own graph instead of an abstract evaluation (strings cannot be traced);
+        the functional model cuts it after those layers (``models.functional_host``)."""
+        if not leading_host_layers(self._layers) or args or kwargs or not isinstance(inputs, KerasTensor):
+            return super()._symbolic_call(inputs, args, training, kwargs)
+        if not self.built:
+            self._build_from(inputs)
+        made = self._functional.outputs[0]
+        outputs = KerasTensor((inputs.shape[0],) + tuple(made.shape[1:]), made.dtype)
+        nodes = self._inbound_nodes()
+        node_kwargs = {} if training is None else {"training": training}
+        nodes.append(Node(self, (inputs,), node_kwargs, outputs, index=len(nodes)))
+        return outputs
+
+    # -- leading host layers (string preprocessing) ------------------------------------------
+    def host_split(self, raw_shape=None):
+        """``(host_fn, device_model)``: the leading host layers as a function of the raw inputs
+        on the host (NumPy out), and a model of the other layers for the compiled steps; made
+        once and kept until a layer is added or removed. ``(None, self)`` without host layers.
+        ``raw_shape``: a function giving the raw inputs' shape, to build an unbuilt model first."""
+        prefix = leading_host_layers(self._layers)
+        if not prefix:
+            return None, self
+        if not self.built:  # built for the raw inputs (strings), not for what the host layers make
+            if raw_shape is None:
+                raise ValueError(f"Sequential '{self.name}' starts with layers that run on the host and is not built: "
+                                 "call it on data, or build(input_shape), before asking for its host split")
+            self.build((None,) + tuple(raw_shape())[1:])
+        return self._split_parts(prefix)
+
+    def _split_parts(self, prefix):
+        """The cached ``(host_fn, device_model)`` of the first ``prefix`` layers' cut."""
+        cached = vars(self).get("_host_split_cache")
+        if cached is None:
+            host_layers, device_layers = self._layers[:prefix], self._layers[prefix:]
+            shape = tuple(self._batch_input_shape)
+            for layer in host_layers:
+                shape = tuple(layer.compute_output_shape(shape))
+
+            def host_fn(x):
+                for layer in host_layers:
+                    x = layer(x)
+                return cast_integer_inputs(self, as_host_values(x))
+            device = DevicePart(f"{self.name}_device_part", device_layers,
+                                lambda x, training: run_layers(device_layers, x, training), dtype=self.dtype_policy,
+                                input_shape=shape, input_dtype=host_layers[-1].output_dtype)
+            cached = self._host_split_cache = (host_fn, device)
+        return cached
+
     def call(self, inputs, training=None, mask=None):
         x = inputs
         if mask is not None:  # the mask the input carries, or the one given
             x = x if isinstance(x, Tensor) else Tensor(to_array(x))
             set_mask(x, mask)
-        skip = host_prefix.skipped(self._layers)  # leading host layers fit/predict applied already
-        if self._functional is not None and not skip:  # as Keras 3's Sequential, through its functional model:
+        if self._functional is not None:  # as Keras 3's Sequential, through its functional model:
             spec = self._functional.inputs[0]
             x = adjust_input_rank(x, spec)  # a trailing axis of 1 added or dropped
-            if isinstance(x, Tensor) and x.dtype.kind in "biu" and np.dtype(spec.dtype).kind == "f":
+            to_float = np.dtype(spec.dtype).kind == "f" and not leading_host_layers(self._layers[:1])
+            if isinstance(x, Tensor) and x.dtype.kind in "biu" and to_float:  # (a host layer takes them as given)
                 x, mask = cast(x, spec.dtype), get_mask(x)  # raw uint8 images (a Dataset's too) to the float Input
                 set_mask(x, mask)
-        if self._input_layer is not None and not skip:
+        if self._input_layer is not None:
             x = self._input_layer(x)
-        for layer in self._layers[skip:]:
-            x = layer(x, training=training)
-        return x
+        return run_layers(self._layers, x, training)
 
     def get_config(self):
         """``name``, the layers (each as ``mk.saving.serialize_keras_object`` gives it) and the input

@@ -250,8 +250,9 @@ class Trainer:
     def train_step(self, data):
         """One training step on a batch ``(x, y[, sample_weight])``; returns the logs dict."""
         x, y, sample_weight = data_adapter.unpack(data)
+        _, forward = self.host_split()  # the model after its host layers (fit mapped them over x)
         with GradientTape() as tape:
-            y_pred = self(x, training=True)
+            y_pred = forward(x, training=True)
             loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
             scaled_loss = self.optimizer.scale_loss(loss)  # the gradients are unscaled by apply, as Keras 3
         variables = self.trainable_variables
@@ -266,7 +267,7 @@ class Trainer:
     def test_step(self, data):
         """One evaluation step; returns the logs dict."""
         x, y, sample_weight = data_adapter.unpack(data)
-        y_pred = self(x, training=False)
+        y_pred = self.host_split()[1](x, training=False)
         loss = self._compute_loss(x, y, y_pred, sample_weight, training=False)
         self._track_loss(x, y_pred, loss)
         return self.compute_metrics(x, y, y_pred, sample_weight)
@@ -277,7 +278,23 @@ class Trainer:
 
     def predict_step(self, data):
         x, _, _ = data_adapter.unpack(data)
-        return self(x, training=False)
+        return self.host_split()[1](x, training=False)
+
+    # -- leading host layers -----------------------------------------------------------------
+    def host_split(self, raw_shape=None):
+        """``(host_fn, device_model)``: a function that runs the model's leading host layers
+        (string preprocessing) on raw inputs on the host, and the model of the layers after
+        them, which the compiled steps call; fit, evaluate and predict map ``host_fn`` over
+        the data first. ``(None, self)`` here: every layer runs in the compiled steps. A
+        Sequential and a functional model override it (``minikeras.models``); a subclassed
+        model's ``call`` is Python code that cannot be cut, so it keeps this.
+        ``raw_shape``: a function giving the raw inputs' shape, called where the model must be
+        built first."""
+        return None, self
+
+    def check_raw_inputs(self, x):
+        """Refuses raw inputs ``x`` (not a Dataset) that the compiled steps cannot take, before
+        any step runs; nothing by default (a functional model refuses strings for a numeric Input)."""
 
     # -- compiled steps ----------------------------------------------------------------------
     def _step(self, kind):
@@ -295,11 +312,10 @@ class Trainer:
         runner = self._step(kind)
         distribution = getattr(self, "_trainer_distribution", None)
         try:
-            with host_prefix.applied(self):  # the batches went through the leading host layers already
-                if distribution is None:
-                    return runner.run(batches, group)
-                with distribution:  # mk.distribute: the compiled steps run on its devices
-                    return runner.run(batches, group)
+            if distribution is None:
+                return runner.run(batches, group)
+            with distribution:  # mk.distribute: the compiled steps run on its devices
+                return runner.run(batches, group)
         except BaseException:
             if not runner.traced:  # its first trace failed (bad labels, say): trace afresh next
                 self._trainer_steps.pop(kind, None)  # time, when it may still create slots

@@ -67,7 +67,13 @@ class HostLayer(Layer):
     def __call__(self, inputs, *args, **kwargs):
         if tracing_here() and not any_symbolic(inputs):
             raise string_refusal(f"{type(self).__name__} '{self.name}' runs on the host and was called inside a "
-                                 "compiled function")
+                                 "compiled function. A model runs its host layers ahead of its compiled steps only "
+                                 "where it can be cut after them (model.host_split()): the leading layers of a "
+                                 "Sequential, and host layers that read a functional model's Inputs (or lead a "
+                                 "Sequential called on them). A subclassed model's call() is Python code that cannot "
+                                 "be cut, and a train_step/test_step/predict_step of your own that calls self(x) runs "
+                                 "every layer: apply this layer to the data first (Dataset.map), build the model "
+                                 "with the functional API, or call model.host_split()[1] in your step")
         if isinstance(inputs, RaggedTensor):
             return self._call_ragged(inputs, args, kwargs)
         return super().__call__(inputs, *args, **kwargs)
