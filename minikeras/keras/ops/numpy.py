@@ -51,6 +51,14 @@ _PLAIN_BINARY = {"add": "add", "subtract": "subtract", "multiply": "multiply", "
 _BITWISE = {"bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor"}
 _BOTH_TO_FLOAT = ("arctan2", "logaddexp", "logaddexp2")
 
+# forwards made once, so that each op's compiled programs are found again (jax_forward's key)
+_STD = fw.int64_to_float(jnp.std)
+_STACK = fw.sequence(jnp.stack)
+_MESHGRID = fw.tuple_out(fw.with_params(jnp.meshgrid))
+_UNRAVEL_INDEX = fw.tuple_out(fw.with_params(jnp.unravel_index))
+_SLOGDET = fw.tuple_out(fw.with_params(jnp.linalg.slogdet))
+_HISTOGRAM = fw.tuple_out(fw.histogram)
+_KAISER = fw.window(jnp.kaiser)
 _FORWARDS = {}
 for _name in _TO_FLOAT:
     _FORWARDS[_name] = fw.to_float(getattr(jnp, _name))
@@ -267,7 +275,7 @@ def var(x, axis=None, keepdims=False):
 @keras_op("std")
 def std(x, axis=None, keepdims=False):
     """The standard deviation of ``x`` over ``axis``."""
-    return run("std", fw.int64_to_float(jnp.std), x, axis=as_axis(axis), keepdims=keepdims, floatx=floatx())
+    return run("std", _STD, x, axis=as_axis(axis), keepdims=keepdims, floatx=floatx())
 
 
 @keras_op("median")
@@ -451,7 +459,7 @@ concatenate = _sequence_op("concatenate", jnp.concatenate, "The tensors ``xs`` j
 @keras_op("stack")
 def stack(x, axis=0):
     """The tensors ``x`` stacked along a new axis ``axis``."""
-    return run("stack", fw.sequence(jnp.stack), *x, axis=axis)
+    return run("stack", _STACK, *x, axis=axis)
 
 
 _HSTACK, _VSTACK, _DSTACK = fw.sequence(jnp.hstack), fw.sequence(jnp.vstack), fw.sequence(jnp.dstack)
@@ -618,7 +626,7 @@ def meshgrid(*x, indexing="xy"):
     """Coordinate matrices from the 1-D coordinate vectors ``x`` (a list)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for `indexing` are 'xy' and 'ij'. Received: indexing={indexing}")
-    return to_list(run("meshgrid", fw.tuple_out(fw.with_params(jnp.meshgrid)), *x, indexing=indexing))
+    return to_list(run("meshgrid", _MESHGRID, *x, indexing=indexing))
 
 
 @keras_op("trapezoid")
@@ -637,13 +645,13 @@ def vander(x, N=None, increasing=False):  # noqa: N803 (Keras's name)
 @keras_op("unravel_index")
 def unravel_index(indices, shape):
     """Flat ``indices`` as a tuple of coordinate tensors in ``shape``."""
-    return run("unravel_index", fw.tuple_out(fw.with_params(jnp.unravel_index)), indices, shape=tuple(shape))
+    return run("unravel_index", _UNRAVEL_INDEX, indices, shape=tuple(shape))
 
 
 @keras_op("slogdet")
 def slogdet(x):
     """The sign and the log of the absolute determinant of ``x`` (a tuple)."""
-    return run("slogdet", fw.tuple_out(fw.with_params(jnp.linalg.slogdet)), x)
+    return run("slogdet", _SLOGDET, x)
 
 
 @keras_op("view")
@@ -693,7 +701,7 @@ def histogram(x, bins=10, range=None):  # noqa: A002
         raise ValueError(f"Argument `bins` should be a non-negative integer. Received: bins={bins}")
     if range is not None:
         range = tuple(range)
-    return run("histogram", fw.tuple_out(fw.histogram), x, bins=bins, range=range)
+    return run("histogram", _HISTOGRAM, x, bins=bins, range=range)
 
 
 def get_item(x, key):
@@ -862,7 +870,7 @@ hanning = _window("hanning", jnp.hanning)
 
 def kaiser(x, beta):
     """The Kaiser window of ``x`` points with shape parameter ``beta`` (floatx)."""
-    return run("kaiser", fw.window(jnp.kaiser), length=int(np.asarray(value(x))), beta=float(beta), floatx=floatx())
+    return run("kaiser", _KAISER, length=int(np.asarray(value(x))), beta=float(beta), floatx=floatx())
 
 
 __all__ = sorted(_n for _n, _v in list(globals().items())

@@ -37,11 +37,19 @@ def both_to_float(fn):
     return forward
 
 
+_WRAPPED = {}
+
+
 def with_params(fn):
-    """``fn(*arrays, **params)`` (a distinct object per ``jnp`` function, for the cache key)."""
-    def forward(*arrays, **params):
-        return fn(*arrays, **params)
-    forward.__name__ = fn.__name__
+    """``fn(*arrays, **params)``: one object per ``jnp`` function (made once, kept), so that an
+    op's compiled programs are found again on the next call (``jax_forward``'s key holds it)."""
+    forward = _WRAPPED.get(fn)
+    if forward is None:
+        def forward(*arrays, **params):
+            return fn(*arrays, **params)
+        forward.__name__ = getattr(fn, "__name__", "forward")
+        if len(_WRAPPED) < 1024:  # vectorize's functions are new each time: not kept beyond a bound
+            _WRAPPED[fn] = forward
     return forward
 
 
