@@ -185,3 +185,23 @@ def test_vectorize_maps_a_function_of_tensors():
         tape.watch(x)
         y = keras.ops.sum(f(x, b * 2.0))
     np.testing.assert_allclose(tape.gradient(y, x), np.full((2, 3), 2.0))
+
+
+def test_a_second_call_compiles_nothing_new():
+    compiles, listening = [], [True]
+
+    def listen(event, duration, **kwargs):  # jax.monitoring keeps listeners: this one stops after the test
+        if listening[0] and event.endswith("backend_compile_duration"):
+            compiles.append(event)
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    x = np.ones((2, 3), np.float32)
+    calls = [lambda: knp.nan_to_num(x), lambda: knp.std(x, axis=0), lambda: knp.stack([x, x]),
+             lambda: knp.take(x, [0], axis=1), lambda: knp.split(x, 3, axis=1), lambda: knp.exp(x),
+             lambda: knp.add(x, 1.0), lambda: kmath.top_k(x, 2), lambda: kmath.fft((x, x)), lambda: knp.kaiser(4, 1.0)]
+    for op in calls:
+        op()
+    compiles.clear()
+    for op in calls:
+        op()
+    listening[0] = False
+    assert not compiles
