@@ -73,11 +73,11 @@ BF16_CONV_ON_XLA = False
 # AVX512_BF16; others are widened to float32. False: always widened.
 #     python benchmarks/bf16_xla.py
 BF16_CONV_NATIVE = True
-# ... on the CPUs of these vendors only. AMD's (Zen 4, Zen 5) run vdpbf16ps at twice the float32
-# FMA rate; on an Intel Xeon with AMX (16 cores given 2 with taskset, 2026-11-28, quiet) it ran at
-# the FMA rate, and the kernels at 0.56x (forward), 0.58x (input gradient) and 0.62x (filter
-# gradient) the float32 native kernels: there bfloat16 convolutions are widened (AMX tiles would
-# be the fast path there; not written).
+# ... on the CPUs of these vendors only: on an Intel Xeon with AVX512_BF16 and AMX (16 cores,
+# given 2 with taskset, quiet, jax 0.11.2) the kernels ran 0.56x (forward), 0.58x (input
+# gradient) and 0.62x (filter gradient) the float32 native kernels, and the classic CNN's mixed
+# step 0.64-0.73x the float32 step with them, 0.95-0.98x with convolutions widened: there they
+# stay widened (AMX tiles would be the fast path there; not written).
 BF16_CONV_NATIVE_VENDORS = ("AuthenticAMD",)
 # The bfloat16 filter gradient broadcasts one input channel per step: with fewer than this many
 # (an MNIST CNN's first layer, 1 channel) the widened float32 kernel, vectorized over its taps,
