@@ -37,7 +37,10 @@ def describe(inputs):
 
 def run(name, forward, *inputs, **params):
     """``forward(*arrays, **params)`` as one recorded op (see the module docstring)."""
-    inputs = [keras_input(x) for x in inputs]
+    try:
+        inputs = [keras_input(x) for x in inputs]
+    except TypeError as error:
+        raise TypeError(f"keras.ops.{name}: an input is not a tensor, array or number: {error}") from error
     try:
         return jax_forward(name, forward, *inputs, **params)
     except (IndexError, np.exceptions.AxisError) as error:
