@@ -34,6 +34,15 @@ def test_a_functional_model_calling_a_sequential_with_a_host_layer_is_cut_inside
     np.testing.assert_allclose(model.predict(X, verbose=0), eager, rtol=1e-6)
 
 
+def test_a_nested_sequential_called_with_a_training_flag_is_cut_too():
+    mk.random.set_seed(2)
+    inputs = mk.Input(shape=(2,), dtype="int32")
+    dropped = mk.layers.Dropout(0.5)(_lookup_embedding()(inputs, training=False))
+    model = mk.Model(inputs, mk.layers.Dense(1)(dropped))
+    assert model.host_split()[0] is not None
+    np.testing.assert_allclose(model.predict(X, verbose=0), model(X).numpy(), rtol=1e-6)
+
+
 def test_fit_through_the_cut_matches_an_eager_gradient_step():
     model = _functional_over_sequential()
     with mk.GradientTape() as tape:

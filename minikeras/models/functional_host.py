@@ -64,16 +64,16 @@ class SplitStep:
 
 def _split_model_node(node):
     """``(host_step, compiled_step)`` for a node calling a model whose own leading layers run
-    on the host, on one tensor with no other arguments; None for any other node."""
+    on the host, on one tensor with no other arguments than ``training``; None for any other node."""
     model = node.operation
-    if not isinstance(model, Trainer) or len(node.input_tensors) != 1 or node.kwargs:
+    if not isinstance(model, Trainer) or len(node.input_tensors) != 1 or set(node.kwargs) - {"training"}:
         return None
     host_fn, device = model.host_split()
     if host_fn is None:
         return None
     made = KerasTensor(device.part_input_shape, device.part_input_dtype)
     return (SplitStep(model, host_fn, node.input_tensors[0], made),
-            SplitStep(model, lambda x: device(x), made, node.outputs))
+            SplitStep(model, lambda x: device(x, **node.kwargs), made, node.outputs))
 
 
 def split_host_prefix(inputs, nodes, outputs):
