@@ -1006,7 +1006,7 @@ def test_text_generation_with_miniature_gpt(tmp_path, monkeypatch, capsys):
     # The example passes `vocab` (vocab_size - 1 words) while the model samples ids up to
     # vocab_size - 1; after 25 epochs that last id is never in the top 10, after 3 tiny ones it
     # can be, so here it gets a name.
-    text_gen_callback = TextGenerator(num_tokens_generated, start_tokens, vocab + ["[id 31]"])
+    text_gen_callback = TextGenerator(num_tokens_generated, start_tokens, vocab + ["[id31]"])
 
     model = create_model()
     history = model.fit(text_ds, verbose=2, epochs=3, callbacks=[text_gen_callback])  # 25 epochs
@@ -1014,7 +1014,7 @@ def test_text_generation_with_miniature_gpt(tmp_path, monkeypatch, capsys):
     assert_trains(history.history["loss"])
     assert len(vocab) == vocab_size - 1 and vocab[:2] == ["", "[UNK]"] and "movie" in vocab
     generated = [line for line in capsys.readouterr().out.splitlines() if line.startswith("this movie is ")]
-    assert len(generated) == 3 and all(len(line.split()) == 3 + 6 for line in generated), generated
+    assert len(generated) == 3 and all(len(line.split(" ")) == 3 + 6 for line in generated), generated
 
 
 # -- nlp/bidirectional_lstm_imdb.py ----------------------------------------------------------
