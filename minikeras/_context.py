@@ -5,10 +5,10 @@ Two objects hold it all:
 - ``call_state``: the call-time state of the calling thread (a ``CallContext``, per thread as
   Keras 3's ``global_state`` and ``CallContext`` and as TensorFlow's tapes and strategy scopes):
   the recording tapes, the ``mk.function`` traces, the layer call stack and its ``training``
-  flags, the distribution scopes, the
-  global dtype policy and a mixed-precision layer's autocast scope, and the probes that
-  autograph and ``TensorArray`` run. A dataset's prefetch thread that calls a model or records
-  a tape sees none of the main thread's and leaves it untouched. A new thread starts empty.
+  flags, the distribution scopes, the global dtype policy and a mixed-precision layer's
+  autocast scope, and the probes that autograph and ``TensorArray`` run. A dataset's prefetch
+  thread that calls a model or records a tape sees none of the main thread's and leaves it
+  untouched. A new thread starts empty.
 - ``execution``: process-wide settings (``mk.config.run_functions_eagerly``, the distribution
   ``mk.distribute.set_distribution`` made global), read where they take effect and written only
   by the public functions that own them.
@@ -20,9 +20,11 @@ Hot code reads ``call_state`` once per call into a local (``state = _context.cal
 one thread-local lookup) and then reads plain attributes: the check an op makes when nothing
 records is ``if state.tapes:``, a list's truthiness.
 
-Adding a per-thread field (the pattern the dtype policy follows):
+Adding a per-thread field (the pattern ``autocast`` and the probes follow; a policy scope such
+as Keras 3's ``dtype_policy`` per layer call is one more such field):
 
-1. give it a default in ``CallContext.__init__`` with a comment saying what it holds;
+1. give it a default in ``CallContext.__init__`` and a line in its Attributes saying what it
+   holds and what changes it;
 2. write the one context manager that sets it and restores the previous value (here, or in
    the module that owns the feature, writing only its own field);
 3. read it through ``_context.call_state`` where it takes effect, cached in a local on hot paths;
