@@ -68,10 +68,19 @@ struct Shape {
   int64_t wp() const { return wo + kw - 1; }
 };
 
-// The value of the padded x at row u, column v, channel c of image xb.
-inline uint16_t padded_at(const uint16_t* xb, const Shape& s, int64_t u, int64_t v, int64_t c) {
+// The C channels of the padded x at row u, column v of image xb, or `zeros` in the padding.
+inline const uint16_t* padded_pixel(const uint16_t* xb, const Shape& s, int64_t u, int64_t v, const uint16_t* zeros) {
   const int64_t h = u - s.pt, w = v - s.pl;
-  return h >= 0 && h < s.h && w >= 0 && w < s.w ? xb[(h * s.w + w) * s.c + c] : 0;
+  return h >= 0 && h < s.h && w >= 0 && w < s.w ? xb + (h * s.w + w) * s.c : zeros;
+}
+
+// out[2k] = a[k], out[2k + 1] = b[k] for k < n (the compiler vectorizes it into shuffles).
+inline void interleave(const uint16_t* __restrict a, const uint16_t* __restrict b, uint16_t* __restrict out,
+                       int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    out[2 * k] = a[k];
+    out[2 * k + 1] = b[k];
+  }
 }
 
 // -- forward ------------------------------------------------------------------------------------
@@ -221,29 +230,20 @@ constexpr int64_t kFilterParts = 8;
 
 // Image xb's padded x with each pixel paired with its right neighbour: xx[u][v][c] = (xpad[u][v][c],
 // xpad[u][v + 1][c]) for the hp rows and wx columns the windows read.
-void pair_columns_of_x(const uint16_t* xb, uint16_t* xx, const Shape& s, int64_t wx) {
+void pair_columns_of_x(const uint16_t* xb, uint16_t* xx, const Shape& s, int64_t wx, const uint16_t* zeros) {
   for (int64_t u = 0; u < s.hp(); ++u)
-    for (int64_t v = 0; v < wx; ++v) {
-      uint16_t* out = xx + (u * wx + v) * s.c * 2;
-      for (int64_t c = 0; c < s.c; ++c) {
-        out[2 * c] = padded_at(xb, s, u, v, c);
-        out[2 * c + 1] = padded_at(xb, s, u, v + 1, c);
-      }
-    }
+    for (int64_t v = 0; v < wx; ++v)
+      interleave(padded_pixel(xb, s, u, v, zeros), padded_pixel(xb, s, u, v + 1, zeros),
+                 xx + (u * wx + v) * s.c * 2, s.c);
 }
 
 // Image dyb's dy with its columns paired: dyp[r][qp][o] = (dy[r][2qp][o], dy[r][2qp + 1][o]), zero
 // past the last column.
-void pair_columns_of_dy(const uint16_t* dyb, uint16_t* dyp, const Shape& s, int64_t qpairs) {
+void pair_columns_of_dy(const uint16_t* dyb, uint16_t* dyp, const Shape& s, int64_t qpairs, const uint16_t* zeros) {
   for (int64_t r = 0; r < s.ho; ++r)
     for (int64_t qp = 0; qp < qpairs; ++qp) {
       const uint16_t* a = dyb + (r * s.wo + 2 * qp) * s.o;
-      const bool second = 2 * qp + 1 < s.wo;
-      uint16_t* out = dyp + (r * qpairs + qp) * s.o * 2;
-      for (int64_t o = 0; o < s.o; ++o) {
-        out[2 * o] = a[o];
-        out[2 * o + 1] = second ? a[s.o + o] : 0;
-      }
+      interleave(a, 2 * qp + 1 < s.wo ? a + s.o : zeros, dyp + (r * qpairs + qp) * s.o * 2, s.o);
     }
 }
 
@@ -257,12 +257,13 @@ void filter_grad(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* dy, u
   std::vector<std::vector<float>> acc(parts, std::vector<float>(size, 0.0f));
   std::vector<std::vector<uint16_t>> xx(helpers + 1, std::vector<uint16_t>(s.hp() * wx * s.c * 2));
   std::vector<std::vector<uint16_t>> dyp(helpers + 1, std::vector<uint16_t>(s.ho * qpairs * s.o * 2));
+  const std::vector<uint16_t> zeros(std::max(s.c, s.o), 0);  // a pixel of the zero padding
   minikeras::for_each_index(pool, parts, helpers, [&](int64_t worker, int64_t part) {
     for (int64_t b = s.n * part / parts; b < s.n * (part + 1) / parts; ++b) {
       const uint16_t* xxi = xx[worker].data();
       const uint16_t* dyi = dyp[worker].data();
-      pair_columns_of_x(x + b * s.h * s.w * s.c, xx[worker].data(), s, wx);
-      pair_columns_of_dy(dy + b * s.ho * s.wo * s.o, dyp[worker].data(), s, qpairs);
+      pair_columns_of_x(x + b * s.h * s.w * s.c, xx[worker].data(), s, wx, zeros.data());
+      pair_columns_of_dy(dy + b * s.ho * s.wo * s.o, dyp[worker].data(), s, qpairs, zeros.data());
       for (int64_t r0 = 0; r0 < s.ho; r0 += kFilterRows) {
         const int64_t r1 = std::min(r0 + kFilterRows, s.ho);
         for (int64_t i = 0; i < s.kh; ++i)
