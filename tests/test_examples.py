@@ -20,7 +20,7 @@ import minikeras as mk
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NOTEBOOKS = sorted(path.name for path in EXAMPLES.glob("*.ipynb"))
 MNIST_NOTEBOOKS = {"mnist_mlp.ipynb", "mnist_cnn.ipynb", "fgsm.ipynb", "dcgan.ipynb",
-                   "image_augmentation.ipynb"}  # the last reads Fashion-MNIST
+                   "image_augmentation.ipynb", "vision_transformer.ipynb"}  # the last two read Fashion-MNIST
 TOUR = "gradient_tape_tour.ipynb"
 
 needs_mnist = pytest.mark.skipif(not os.environ.get("MINIKERAS_DATASETS"),
