@@ -148,5 +148,3 @@ def test_keras_argument_errors():
         L.AdaptiveMaxPooling2D((1, 2, 3))
     with pytest.raises(ValueError, match="expected ndim=5, found ndim=4"):
         L.GlobalMaxPooling3D()(np.zeros((1, 2, 2, 2), np.float32))
-    with pytest.raises(NotImplementedError, match="weight constraints are not supported yet"):
-        L.Conv3D(2, 3, kernel_constraint="non_neg")
