@@ -6,7 +6,7 @@ with Keras's layer classes named and Keras objects given as class name and confi
 is rebuilt from minikeras's classes and checked. Only the families whose layers issue 39's layer
 work added run here (convolutional, pooling, the padding/cropping/upsampling layers, group/RMS/
 unit/spectral normalization, the regularization layers, PReLU); ``KNOWN_FAILURES`` lists the
-cases that do not pass yet, each with the reason (strict: one that starts to pass fails the run,
+case(s) that do not pass yet, with the reason (strict: one that starts to pass fails the run,
 so the list stays true). Cases with sparse or ragged inputs are left out (minikeras has neither
 for these layers).
 """
@@ -32,7 +32,6 @@ FAMILIES = ("convolutional/", "pooling/", "reshaping/cropping", "reshaping/up_sa
 LEFT_OUT = ("input_sparse", "input_ragged", "expected_output_sparse", "expected_output_ragged")
 KNOWN_FAILURES = {
     "ConvBasicTest.test_lora_rank_argument": "LoRA (lora_rank) is not supported by minikeras's convolutions",
-    "GroupNormalizationTest.test_groupnorm#2": "weight constraints (UnitNorm) are not supported yet",
 }
 
 
@@ -57,7 +56,8 @@ def _decode(value):
         spec = keras_config.from_keras({"module": "keras.layers", "class_name": spec["class_name"],
                                         "config": config, "registered_name": None})
         return mk.saving.deserialize_keras_object(spec)
-    namespace = {"initializers": mk.initializers, "regularizers": mk.regularizers}.get(spec["kind"])
+    namespace = {"initializers": mk.initializers, "regularizers": mk.regularizers,
+                 "constraints": mk.constraints}.get(spec["kind"])
     if namespace is None:
         raise NotImplementedError(f"no minikeras {spec['kind']} for {spec['class_name']}")
     return namespace.get({"class_name": spec["class_name"], "config": config})

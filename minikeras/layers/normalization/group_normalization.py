@@ -1,8 +1,7 @@
 """GroupNormalization: normalizes each example over groups of channels (Wu & He, 2018)."""
-from minikeras import initializers, regularizers
+from minikeras import constraints, initializers, regularizers
 from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
-from minikeras.layers.convolutional.base_conv import no_constraints
 from minikeras.ops.array import reshape
 from minikeras.ops.math import cast, rsqrt, squared_difference
 from minikeras.ops.reduce import reduce_mean
@@ -18,7 +17,8 @@ class GroupNormalization(Layer):
       axis: the channel axis (default -1).
       epsilon: added to the variance (default 1e-3).
       center, scale: whether to learn ``beta`` / ``gamma`` (created gamma first, as Keras).
-      beta_initializer ('zeros'), gamma_initializer ('ones'), beta_regularizer, gamma_regularizer.
+      beta_initializer ('zeros'), gamma_initializer ('ones'), beta_regularizer, gamma_regularizer,
+      beta_constraint, gamma_constraint (applied after each update).
     """
 
     supports_masking = True
@@ -30,7 +30,6 @@ class GroupNormalization(Layer):
             raise ValueError(f"Received an invalid value for argument `groups`, expected a positive integer (or `-1` "
                              f"for instance normalization). Received: groups={groups}")
         super().__init__(**kwargs)
-        no_constraints(self, beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
         self.autocast = False  # statistics in float32, output in the compute dtype, as Keras 3
         self.groups, self.axis, self.epsilon = groups, axis, epsilon
         self.center, self.scale = center, scale
@@ -38,6 +37,8 @@ class GroupNormalization(Layer):
         self.gamma_initializer = initializers.get(gamma_initializer)
         self.beta_regularizer = regularizers.get(beta_regularizer)
         self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
         self.gamma = self.beta = None
 
     def build(self, input_shape):
@@ -54,10 +55,10 @@ class GroupNormalization(Layer):
         self._ndim = len(input_shape)
         if self.scale:
             self.gamma = self.add_weight("gamma", (dim,), self.gamma_initializer, regularizer=self.gamma_regularizer,
-                                         autocast=False)
+                                         constraint=self.gamma_constraint, autocast=False)
         if self.center:
             self.beta = self.add_weight("beta", (dim,), self.beta_initializer, regularizer=self.beta_regularizer,
-                                        autocast=False)
+                                        constraint=self.beta_constraint, autocast=False)
         self.built = True
 
     def call(self, inputs):
@@ -92,4 +93,5 @@ class GroupNormalization(Layer):
                 "gamma_initializer": initializers.serialize(self.gamma_initializer),
                 "beta_regularizer": regularizers.serialize(self.beta_regularizer),
                 "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
-                "beta_constraint": None, "gamma_constraint": None}
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}
