@@ -55,6 +55,7 @@ WEIGHTED = {
     "rms_normalization": lambda: [L.RMSNormalization(), L.RMSNormalization(axis=[1, 2], epsilon=1e-3)],
     "spectral_normalization": lambda: [L.SpectralNormalization(L.Dense(4)),
                                        L.SpectralNormalization(L.Conv1D(3, 2), power_iterations=3)],
+    "reversible_embedding": lambda: [L.ReversibleEmbedding(12, 4, tie_weights=False, logit_soft_cap=3.0)],
 }
 
 IDENTITY = {
@@ -108,7 +109,7 @@ STATELESS = {
 def _model(case):
     x = OUTPUTS[f"{case}/x"]
     layers = WEIGHTED[case]()
-    model = mk.Sequential([mk.Input(x.shape[1:])] + layers)
+    model = mk.Sequential([mk.Input(x.shape[1:], dtype=x.dtype.name)] + layers)
     model.build((None,) + x.shape[1:])
     return model, layers, x
 
@@ -189,3 +190,10 @@ def test_spectral_normalization_training_call_normalizes_the_kernel_as_keras():
     model(x)
     assert_close(model(x, training=True), OUTPUTS["spectral_normalization/y_train"], rtol=1e-5, atol=1e-5)
     assert_close(layers[0].layer.kernel, OUTPUTS["spectral_normalization/kernel_after"], rtol=1e-5, atol=1e-6)
+
+
+def test_reversible_embedding_reverse_projection_gives_keras_logits():
+    model, layers, _ = _model("reversible_embedding")
+    model.load_weights(os.path.join(HERE, "reversible_embedding.weights.h5"))
+    logits = layers[0](OUTPUTS["reversible_embedding/v"], reverse=True)
+    assert_close(logits, OUTPUTS["reversible_embedding/y_reverse"], rtol=1e-5, atol=1e-6)

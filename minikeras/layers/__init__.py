@@ -18,6 +18,7 @@ from minikeras.layers.reshaping.flatten import Flatten  # noqa: F401
 from minikeras.layers.reshaping.reshape import Reshape  # noqa: F401
 from minikeras.layers.core.einsum_dense import EinsumDense  # noqa: F401
 from minikeras.layers.core.embedding import Embedding  # noqa: F401
+from minikeras.layers.core.reversible_embedding import ReversibleEmbedding  # noqa: F401
 from minikeras.layers.core.input_layer import Input, InputLayer  # noqa: F401
 from minikeras.layers.core.masking import Masking  # noqa: F401
 from minikeras.layers.merging.merge import (  # noqa: F401
