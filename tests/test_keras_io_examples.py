@@ -87,10 +87,6 @@ def test_mnist_convnet():
 
 
 # -- generative/vae.py -----------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, raises=Exception, reason=(
-    "fit(x) with no y hands train_step the 1-tuple (x,) (trainers/step_runner.as_tensors); Keras 3 "
-    "hands it x itself, so the example's self.encoder(data) and binary_crossentropy(data, ...) "
-    "receive a tuple"))
 def test_vae_custom_train_step():
     import minikeras as tf  # the example: import tensorflow as tf
 

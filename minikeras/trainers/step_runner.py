@@ -22,13 +22,17 @@ from minikeras.trainers.multi_step import run_program_gathered, run_program_stac
 
 def as_tensors(batch):
     """``(x, y, sample_weight)`` with None parts dropped, arrays converted to Tensors: the
-    argument a step is traced with (``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``)."""
+    argument a step is traced with, packed as Keras 3 packs it (``x`` alone when there is no
+    ``y``, ``(x,)`` if ``x`` is itself a tuple or list, ``(x, y)`` or ``(x, y, sample_weight)``),
+    so a custom ``train_step(self, data)`` of ``fit(x)`` receives ``x`` itself."""
     x, y, sample_weight = batch
     convert = lambda s: None if s is None else jax.tree_util.tree_map(  # noqa: E731
         lambda a: a if isinstance(a, Tensor) else Tensor(to_array(a)), s,
         is_leaf=lambda v: isinstance(v, (Tensor, Variable)))
     if sample_weight is None:
-        return (convert(x),) if y is None else (convert(x), convert(y))
+        if y is None:
+            return (convert(x),) if isinstance(x, (tuple, list)) else convert(x)
+        return convert(x), convert(y)
     return convert(x), convert(y), convert(sample_weight)
 
 
