@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_step  # noqa: E402
 from common import block  # noqa: E402
+from resnet_step import resnet20  # noqa: E402
 
 import minikeras as mk  # noqa: E402
 
@@ -60,15 +61,18 @@ def operation_times(trace_dir, steps):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["classic", "simple"], default="classic")
+    parser.add_argument("--model", choices=["classic", "simple", "resnet"], default="classic")
+    parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args(argv)
     mk.random.set_seed(0)
-    step = train_step.mk_tape_step(train_step.classic_cnn() if args.model == "classic" else train_step.simple_cnn())
+    builders = {"classic": train_step.classic_cnn, "simple": train_step.simple_cnn, "resnet": resnet20}
+    step = train_step.mk_tape_step(builders[args.model]())
+    image_shape = (32, 32, 3) if args.model == "resnet" else (28, 28, 1)
     rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.random((128, 28, 28, 1), dtype=np.float32))
-    y = jnp.asarray(rng.integers(0, 10, 128).astype(np.int32))
+    x = jnp.asarray(rng.random((args.batch_size, *image_shape), dtype=np.float32))
+    y = jnp.asarray(rng.integers(0, 10, args.batch_size).astype(np.int32))
     for _ in range(5):
         block(step(x, y))
     start = time.perf_counter()
@@ -84,7 +88,8 @@ def main(argv=None):
         jax.profiler.stop_trace()
         totals = operation_times(trace_dir, args.steps)
     traced = sum(totals.values())
-    print(f"{args.model} CNN, batch 128: {wall_ms:.1f} ms per step (wall, untraced), {os.cpu_count()} CPUs; "
+    print(f"{args.model} CNN, batch {args.batch_size}: {wall_ms:.1f} ms per step (wall, untraced), "
+          f"{os.cpu_count()} CPUs; "
           f"traced operations: {traced:.1f} CPU ms per step; the rest is Eigen's convolutions and waiting")
     print(f"{'CPU ms':>7} {'share':>6}  operation (XLA fusion name)")
     for name, ms in totals.most_common(args.top):

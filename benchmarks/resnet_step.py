@@ -5,13 +5,17 @@ Not yet here (see issue #40): the hand-written jax.jit step, fit, and TensorFlow
 step in its own process. Run quietly: ``python benchmarks/resnet_step.py --batch-sizes 32,128,256``.
 """
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
 
-import minikeras as mk
-from benchmarks.common import block, interleaved
-from benchmarks.train_step import gemm_flops_per_second, mk_tape_step
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import block, interleaved  # noqa: E402
+from train_step import gemm_flops_per_second, mk_tape_step  # noqa: E402
+
+import minikeras as mk  # noqa: E402
 
 layers = mk.layers
 
