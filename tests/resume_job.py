@@ -1,4 +1,4 @@
-"""A small training job run as a separate process by tests/test_resume.py and
+"""A small training job run as a separate process by tests/test_saving_resume.py and
 tests/test_callbacks_backup.py:
 
     python tests/resume_job.py MODE FOLDER [KILL_AT]

@@ -5,7 +5,7 @@ A group of array batches that are all full-size takes them inside the scan from 
 training arrays (given to each call as NumPy when small, else uploaded once per fit); data
 over the device limit is stacked on the host; a group with a short batch runs one step at a
 time. References: a NumPy SGD of the linear model on Keras 3's batch schedule (written out
-per test; ``tests/test_steps_per_epoch.py`` has the schedules measured on Keras itself), and
+per test; ``tests/test_trainers_epoch_passes.py`` has the schedules measured on Keras itself), and
 ``steps_per_execution=1`` with the same seed for shuffled data. Shapes are tiny: compiling
 dominates.
 """

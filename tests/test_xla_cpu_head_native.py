@@ -10,7 +10,7 @@ import minikeras as mk
 from minikeras.xla_cpu import compiler, head_native, native_build, tuning
 
 # Skipped where the kernels are off or cannot be built here (no compiler, another platform);
-# a build that fails is a failure (as in test_conv_native.py).
+# a build that fails is a failure (as in test_xla_cpu_conv_native.py).
 _UNAVAILABLE = "" if head_native.available() else native_build.why_unavailable("head_native.cc")
 pytestmark = pytest.mark.skipif(bool(_UNAVAILABLE) and not _UNAVAILABLE.startswith("building"), reason=_UNAVAILABLE)
 

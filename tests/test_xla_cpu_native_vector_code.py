@@ -6,7 +6,7 @@ memory, which made the kernels ~100x slower on an AVX2 CPU while every numeric t
 each source is compiled here for each x86-64 level (``-march=x86-64``, ``-v3``, ``-v4``) with
 GCC's ``-Wvector-operation-performance``, which names every vector operation it cannot map to
 the target's registers: there must be none (``-O1`` finds the same ones as the build's ``-O3``,
-in less time). The numeric tests (``test_conv_native.py``, ``test_matmul_native.py``) run the
+in less time). The numeric tests (``test_xla_cpu_conv_native.py``, ``test_xla_cpu_matmul_native.py``) run the
 build for this machine.
 """
 import os
