@@ -82,7 +82,7 @@ def test_conv_default_matches_lax(case, jit):
 
 
 def test_minikeras_programs_pick_formulations_for_eigen_convolutions(monkeypatch):
-    monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)  # the XLA formulations' table (native: test_xla_cpu_conv_native.py)
+    monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)  # XLA formulations (native: test_xla_cpu_conv_native)
     seen = []
 
     def probe(x):
@@ -104,7 +104,7 @@ def test_minikeras_programs_pick_formulations_for_eigen_convolutions(monkeypatch
 
 
 def test_eigen_argument_overrides_the_context_value(monkeypatch):
-    monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)  # the XLA formulations' table (native: test_xla_cpu_conv_native.py)
+    monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)  # XLA formulations (native: test_xla_cpu_conv_native)
     if jax.default_backend() != "cpu":
         pytest.skip("off the CPU every formulation is 'xla'")
     seen = []

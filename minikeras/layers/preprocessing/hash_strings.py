@@ -3,7 +3,8 @@
 Keras's ``Hashing`` layer and the OOV buckets of ``StringLookup`` hash strings with
 ``tf.strings.to_hash_bucket_fast``: ``Fingerprint64(s) % num_buckets``, Fingerprint64 being
 Google's FarmHash (``farmhash::Fingerprint64``). The ``pyfarmhash`` package binds that C++
-function (its ``fingerprint64`` gives TF's values: the Hashing cases of tests/test_layers_preprocessing_text_numbers.py).
+function (its ``fingerprint64`` gives TF's values: the Hashing cases of
+tests/test_layers_preprocessing_text_numbers.py).
 """
 import numpy as np
 
