@@ -5,8 +5,9 @@ again on minikeras by the test.
 A case is (id, op, arrays, kwargs, options): ``op`` as "module.name" (module one of core, nn,
 linalg, image); ``arrays``: the array arguments, each (keyword or None for positional, shape,
 dtype, kind) where kind says how it is drawn (``inputs``); ``options``: ``grad`` (compare
-first-order gradients of ``sum(w * output)``, default True for float inputs), ``order2`` (also
-a Hessian-vector product), ``rtol``/``atol``.
+first-order gradients of ``sum(w * output)``, default True for float inputs), ``wrt`` (the
+inputs differentiated, default all float ones), ``order2`` (also a Hessian-vector product),
+``rtol``/``atol``.
 """
 import numpy as np
 
@@ -34,6 +35,9 @@ def inputs(case_id, arrays):
             a = np.tril(rng.standard_normal(shape)) + 3 * np.eye(shape[-1])
         elif kind == "onehot":
             a = np.eye(shape[-1])[rng.integers(0, shape[-1], shape[:-1])]
+        elif kind == "affine":  # transforms without the projective part (Keras on JAX ignores it)
+            a = rng.uniform(-1, 1, shape) * np.array([0.3, 0.3, 2, 0.3, 0.3, 2, 0, 0]) + \
+                np.array([1, 0, 0, 0, 1, 0, 0, 0])
         elif kind == "corners":  # four image corners (x, y), moved a little
             a = np.array([[0, 0], [6, 0], [0, 5], [6, 5]]) + rng.uniform(-1, 1, shape)
         elif kind == "spread":  # values apart from each other (no ties for max, sort, eig)
@@ -249,7 +253,7 @@ for fmt, img in (("channels_last", IMG), ("channels_first", IMG_CF)):
     case(f"image_resize_pad_{tag}", "image.resize", img, {"size": (8, 4), "pad_to_aspect_ratio": True,
                                                           "fill_value": 0.5, "data_format": fmt})
     case(f"image_affine_transform_{tag}", "image.affine_transform",
-         [img[0], (None, (2, 8), F, "uniform")], {"data_format": fmt})
+         [img[0], (None, (2, 8), F, "affine")], {"data_format": fmt}, wrt=[0])
     case(f"image_rgb_to_grayscale_{tag}", "image.rgb_to_grayscale", img, {"data_format": fmt})
     case(f"image_rgb_to_hsv_{tag}", "image.rgb_to_hsv", img, {"data_format": fmt})
     case(f"image_hsv_to_rgb_{tag}", "image.hsv_to_rgb", img, {"data_format": fmt})
@@ -272,10 +276,10 @@ for fmt, img in (("channels_last", IMG), ("channels_first", IMG_CF)):
 case("image_resize_single", "image.resize", [(None, (6, 7, 3), F, "uniform")], {"size": (3, 3),
                                                                                  "interpolation": "lanczos3"})
 case("image_affine_transform_nearest_single", "image.affine_transform",
-     [(None, (6, 7, 2), F, "uniform"), (None, (8,), F, "uniform")],
+     [(None, (6, 7, 2), F, "uniform"), (None, (8,), F, "affine")],
      {"interpolation": "nearest", "fill_mode": "reflect"}, grad=False)
 case("image_affine_transform_wrap", "image.affine_transform", [(None, (2, 5, 5, 1), F, "uniform"),
-                                                               (None, (2, 8), F, "normal")],
+                                                               (None, (2, 8), F, "affine")],
      {"fill_mode": "wrap", "fill_value": 0.5}, grad=False)
 case("image_map_coordinates", "image.map_coordinates", [(None, (5, 6), F, "normal"), (None, (2, 3, 4), F, "positive")],
      {"order": 1})

@@ -191,6 +191,24 @@ def test_ops_on_symbolic_tensors_build_a_model():
     np.testing.assert_allclose(mk.function(model)(data), want, rtol=1e-5)
 
 
+def test_affine_transform_divides_by_the_projective_part_as_documented():
+    picture = np.arange(2 * 6 * 7, dtype=np.float32).reshape(2, 6, 7, 1)
+    t = np.array([0.9, 0.1, 0.4, -0.2, 1.1, 0.3, 0.03, -0.02], np.float32)
+    got = np.asarray(image.affine_transform(picture, t, interpolation="nearest"))
+    checked = 0
+    for y in range(6):
+        for x in range(7):
+            k = t[6] * x + t[7] * y + 1.0
+            fx, fy = (t[0] * x + t[1] * y + t[2]) / k, (t[3] * x + t[4] * y + t[5]) / k
+            if min(abs(fx % 1 - 0.5), abs(fy % 1 - 0.5)) < 1e-3:
+                continue  # a tie that float rounding may break either way
+            sx, sy = int(np.round(fx)), int(np.round(fy))
+            inside = 0 <= sx < 7 and 0 <= sy < 6
+            np.testing.assert_array_equal(got[:, y, x], picture[:, sy, sx] if inside else 0.0)
+            checked += 1
+    assert checked > 35
+
+
 def test_variables_and_python_numbers_are_inputs():
     v = mk.Variable([[1.0, -2.0]])
     with mk.GradientTape() as tape:

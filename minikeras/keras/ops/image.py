@@ -145,7 +145,8 @@ def resize(images, size, interpolation="bilinear", antialias=False, crop_to_aspe
 def affine_transform(images, transform, interpolation="bilinear", fill_mode="constant", fill_value=0,
                      data_format=None):
     """``images`` warped by ``transform`` (8 numbers ``[a0, a1, a2, b0, b1, b2, c0, c1]``, or a
-    batch of them): output (x, y) samples the input at ``(a0 x + a1 y + a2, b0 x + b1 y + b2)``."""
+    batch of them): output (x, y) samples the input at ``((a0 x + a1 y + a2) / k, (b0 x + b1 y +
+    b2) / k)`` with ``k = c0 x + c1 y + 1``, as Keras documents it."""
     order = _interpolation_order(interpolation)
     _fill_mode(fill_mode)
     _image_rank(images)
@@ -153,7 +154,7 @@ def affine_transform(images, transform, interpolation="bilinear", fill_mode="con
     if len(t_shape) not in (1, 2):
         raise ValueError("Invalid transform rank: expected rank 1 (single transform) or rank 2 (batch of "
                          f"transforms). Received input with shape: transform.shape={t_shape}")
-    return jax_forward("affine_transform", fw.on_images, images, transform, inner=fw.affine_transform, order=order,
+    return jax_forward("affine_transform", fw.on_images, images, transform, inner=fw.projective_transform, order=order,
                        fill_mode=fill_mode, fill_value=float(fill_value), **_layout(images, data_format))
 
 

@@ -69,35 +69,18 @@ def _grid(height, width, dtype):
     return jnp.meshgrid(jnp.arange(height, dtype=dtype), jnp.arange(width, dtype=dtype), indexing="ij")
 
 
-def affine_transform(images, transform, *, order, fill_mode, fill_value):
-    """Output pixel (y, x) of channel c samples the input at ``y' = t3 x + t4 y + t5 + c t6``,
-    ``x' = t0 x + t1 y + t2 + c t7``: Keras 3's JAX backend reads the last two numbers as
-    per-channel offsets, not as a projective division."""
-    batch, height, width, channels = images.shape
-    transform = jnp.broadcast_to(transform, (batch, 8))
-    y, x = _grid(height, width, transform.dtype)
-    c = jnp.arange(channels, dtype=transform.dtype)
-
-    def one(image, t):
-        source_y = (t[3] * x + t[4] * y + t[5])[..., None] + c * t[6]
-        source_x = (t[0] * x + t[1] * y + t[2])[..., None] + c * t[7]
-        channel = jnp.broadcast_to(c, source_y.shape)
-        return ndimage.map_coordinates(image, [source_y, source_x, channel], order=order, mode=fill_mode,
-                                       cval=fill_value)
-
-    return jax.vmap(one)(images, transform)
-
-
-def projective_transform(images, transform, *, order, fill_value):
+def projective_transform(images, transform, *, order, fill_mode, fill_value):
     """Output pixel (y, x) samples the input at ``((t3 x + t4 y + t5) / k, (t0 x + t1 y + t2) / k)``
-    with ``k = t6 x + t7 y + 1``, outside the image ``fill_value``."""
-    _, height, width, _ = images.shape
+    with ``k = t6 x + t7 y + 1`` (Keras's documented 8-number transforms; one for all images or
+    one per image), outside the image as ``fill_mode`` says."""
+    batch, height, width, _ = images.shape
+    transform = jnp.broadcast_to(transform, (batch, 8))
     y, x = _grid(height, width, transform.dtype)
 
     def one(image, t):
         k = t[6] * x + t[7] * y + 1.0
         coordinates = jnp.stack([(t[3] * x + t[4] * y + t[5]) / k, (t[0] * x + t[1] * y + t[2]) / k])
-        return _sample(image, coordinates, order, "constant", fill_value)
+        return _sample(image, coordinates, order, fill_mode, fill_value)
 
     return jax.vmap(one)(images, transform)
 
@@ -118,7 +101,7 @@ def perspective_transform(images, start_points, end_points, *, order, fill_value
     start_points = jnp.broadcast_to(start_points, (batch, 4, 2)).astype(jnp.float32)
     end_points = jnp.broadcast_to(end_points, (batch, 4, 2)).astype(jnp.float32)
     transform = _homography(start_points, end_points)
-    return projective_transform(images, transform, order=order, fill_value=fill_value)
+    return projective_transform(images, transform, order=order, fill_mode="constant", fill_value=fill_value)
 
 
 def map_coordinates(inputs, coordinates, *, order, fill_mode, fill_value):
