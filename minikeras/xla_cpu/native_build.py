@@ -171,7 +171,10 @@ def _built_with_the_others(source, compiler):
             for name in dict.fromkeys((source, *SOURCES)):
                 path = _source_path(name)
                 target = _library_path(path, compiler)
-                if target not in _builds and not os.path.exists(target):
+                # two names may share a target (one source under two names): build it once, so that
+                # every build started is one that the wait below covers
+                if target not in _builds and not os.path.exists(target) and \
+                        all(target != other for _, _, other in missing):
                     missing.append((name, path, target))
             if missing:
                 _announce_build([name for name, _, _ in missing], compiler)
