@@ -6,14 +6,6 @@ from minikeras.ops.nn_conv_general import conv_nd
 from minikeras.ops.reshape import reshape
 
 
-def no_constraints(layer, **constraints):
-    """Weight constraints are not supported yet: refused by name rather than ignored."""
-    given = {k: v for k, v in constraints.items() if v is not None}
-    if given:
-        raise NotImplementedError(f"{type(layer).__name__} '{layer.name}': weight constraints are not supported yet "
-                                  f"(received {given})")
-
-
 class BaseConv(KernelBiasLayer):
     """``activation(conv(inputs, kernel) + bias)`` over ``rank`` spatial axes, as Keras 3's ``BaseConv``.
 
