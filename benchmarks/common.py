@@ -2,6 +2,7 @@
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -120,3 +121,47 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
+
+
+class StepWorker:
+    """A contender's step in a process of its own (``train_step_tf.py``, ``train_step_torch.py``,
+    ``keras_io_worker.py``): ``first()`` and ``run()`` each return when the child has done the
+    work; ``faults`` collects the child's minor page faults per ``run()``. ``start`` returns why not
+    (a string) when the child's framework is not installed for ``python``."""
+
+    def __init__(self, process, description, script):
+        self.process, self.description, self.script, self.faults = process, description, script, []
+
+    @classmethod
+    def start(cls, script, python, options, env=None):
+        """Starts ``python script *options`` (the script beside this file), with ``env`` added to
+        this process's environment."""
+        command = [python, os.path.join(os.path.dirname(os.path.abspath(__file__)), script), *options]
+        try:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                       env=None if env is None else {**os.environ, **env})
+        except OSError as error:
+            return f"{python}: {error}"
+        answer = process.stdout.readline().strip()
+        if not answer.startswith("ready "):
+            process.wait()
+            return answer or f"{python} exited with {process.returncode}"
+        return cls(process, answer.removeprefix("ready "), script)
+
+    def _call(self, command):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline().strip()
+        if not answer.startswith("done "):
+            raise RuntimeError(f"{self.script} answered {answer!r} to {command!r}")
+        return int(answer.removeprefix("done "))
+
+    def first(self):
+        self._call("first")
+
+    def run(self):
+        self.faults.append(self._call("run"))
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()

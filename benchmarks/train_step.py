@@ -49,7 +49,6 @@ bfloat16 dot with AVX512_BF16 or AMX, else the float32 fallback). The jax rows s
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -60,7 +59,7 @@ import numpy as np
 import optax
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import DEFAULT_MALLOC_FLAG, CpuSteal, block, cpu_model, honour_default_malloc_flag, interleaved  # noqa: E402
+from common import DEFAULT_MALLOC_FLAG, CpuSteal, StepWorker, block, cpu_model, honour_default_malloc_flag, interleaved  # noqa: E402
 
 honour_default_malloc_flag()  # before minikeras is imported
 import minikeras as mk  # noqa: E402
@@ -173,47 +172,6 @@ def mk_tape_step(model):
     return tape_step
 
 
-class StepWorker:
-    """A contender's step in a process of its own (``train_step_tf.py``, ``train_step_torch.py``),
-    over the benchmark's batches: ``first()`` and ``run()`` each return when the child has done the
-    work; ``faults`` collects the child's minor page faults per ``run()``. ``start`` returns why not
-    (a string) when the child's framework is not installed for ``python``."""
-
-    def __init__(self, process, description, script):
-        self.process, self.description, self.script, self.faults = process, description, script, []
-
-    @classmethod
-    def start(cls, script, python, data, options):
-        command = [python, os.path.join(os.path.dirname(os.path.abspath(__file__)), script), "--data", data, *options]
-        try:
-            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        except OSError as error:
-            return f"{python}: {error}"
-        answer = process.stdout.readline().strip()
-        if not answer.startswith("ready "):
-            process.wait()
-            return answer or f"{python} exited with {process.returncode}"
-        return cls(process, answer.removeprefix("ready "), script)
-
-    def _call(self, command):
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        answer = self.process.stdout.readline().strip()
-        if not answer.startswith("done "):
-            raise RuntimeError(f"{self.script} answered {answer!r} to {command!r}")
-        return int(answer.removeprefix("done "))
-
-    def first(self):
-        self._call("first")
-
-    def run(self):
-        self.faults.append(self._call("run"))
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
-
-
 # -- the GEMM bound -------------------------------------------------------------------------------
 def training_flops_per_sample(model):
     """``6 * sum(MACs) - 2 * MACs(first layer)`` over the model's Conv2D and Dense layers."""
@@ -313,7 +271,7 @@ def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False,
             for name, (python, script, options) in children.items():
                 if not python:
                     continue
-                worker = StepWorker.start(script, python, data, options)
+                worker = StepWorker.start(script, python, ["--data", data, *options])
                 if isinstance(worker, str):
                     notes.append(f"no {name} row: {worker}")
                     continue
