@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_step  # noqa: E402
 from common import block  # noqa: E402
-from resnet_step import resnet20  # noqa: E402
+from resnet20_model import resnet20  # noqa: E402
 
 import minikeras as mk  # noqa: E402
 
@@ -67,7 +67,7 @@ def main(argv=None):
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args(argv)
     mk.random.set_seed(0)
-    builders = {"classic": train_step.classic_cnn, "simple": train_step.simple_cnn, "resnet": resnet20}
+    builders = {"classic": train_step.classic_cnn, "simple": train_step.simple_cnn, "resnet": lambda: resnet20(mk)}
     step = train_step.mk_tape_step(builders[args.model]())
     image_shape = (32, 32, 3) if args.model == "resnet" else (28, 28, 1)
     rng = np.random.default_rng(0)
