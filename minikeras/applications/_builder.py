@@ -12,7 +12,7 @@ weights (Keras's file from its URL, or a local file).
 import os
 
 from minikeras import layers
-from minikeras.applications import imagenet_utils
+from minikeras.applications import imagenet_utils, weights_mirror
 from minikeras.backend import image_data_format
 from minikeras.symbolic import is_symbolic
 from minikeras.utils.file_utils import get_file
@@ -79,10 +79,11 @@ def classifier_or_pooling(x, include_top, pooling, classes, classifier_activatio
 
 def load_weights(model, weights, file_name=None, url=None, file_hash=None):
     """Loads ``weights`` into ``model``: 'imagenet' downloads ``file_name`` from ``url`` into the
-    cache's ``models`` folder (checked against ``file_hash`` where Keras has one), a path loads
-    that file, None leaves the initial weights."""
+    cache's ``models`` folder (checked against ``file_hash`` where Keras has one; from the mirror
+    ``$MINIKERAS_WEIGHTS_MIRROR`` names, if set: see ``weights_mirror``), a path loads that file,
+    None leaves the initial weights."""
     if weights == "imagenet":
-        path = get_file(file_name, url, cache_subdir="models", file_hash=file_hash)
+        path = get_file(file_name, weights_mirror.resolve(url), cache_subdir="models", file_hash=file_hash)
         model.load_weights(path)
     elif weights is not None:
         model.load_weights(weights)

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from minikeras import activations
+from minikeras.applications import weights_mirror
 from minikeras.backend import floatx, image_data_format
 from minikeras.ops.array import concat
 from minikeras.ops.creation import convert_to_tensor
@@ -120,7 +121,7 @@ def decode_predictions(preds, top=5):
         raise ValueError("`decode_predictions` expects a batch of predictions (i.e. a 2D array of shape "
                          f"(samples, 1000)). Received array with shape: {tuple(preds.shape)}")
     if CLASS_INDEX is None:
-        path = get_file("imagenet_class_index.json", CLASS_INDEX_PATH, cache_subdir="models",
+        path = get_file("imagenet_class_index.json", weights_mirror.resolve(CLASS_INDEX_PATH), cache_subdir="models",
                         file_hash=CLASS_INDEX_HASH)
         with open(path) as f:
             CLASS_INDEX = json.load(f)

@@ -2,7 +2,9 @@
 
 The file is streamed into a temporary file next to its destination, hashed on
 the way, and renamed into place (``os.replace``) only when the hash matches.
-On any failure the temporary file is deleted and the next mirror is tried;
+A transfer the server cuts short of its Content-Length is resumed with a Range
+request (or restarted) a few times. On any failure the temporary file is deleted
+and the next mirror is tried;
 nothing half-written is ever left on disk, also on ``KeyboardInterrupt``; the
 temp file of a process killed mid-download (``.<name>.<pid>.*.minikeras-partial``)
 is removed by the next download into that folder.
@@ -37,6 +39,7 @@ from minikeras.saving import make_temp_file, remove_stale_temp_files
 
 SCHEMES = ("http", "https", "file")
 _CHUNK = 1 << 20
+RESUME_ATTEMPTS = 3  # a transfer cut short is resumed (or restarted) at most this many times
 
 
 class DownloadError(OSError):
@@ -48,6 +51,11 @@ class DownloadError(OSError):
 
     def __str__(self) -> str:
         return self.args[0]
+
+
+class IncompleteDownload(OSError):
+    """The server closed the transfer before the Content-Length it announced, every time it was
+    asked again."""
 
 
 class ChecksumError(ValueError):
@@ -147,22 +155,12 @@ def _fetch(url: str, dest: Path, sha256: str | None, progress: bool, timeout: fl
         raise ValueError(f"unsupported URL scheme {scheme!r}; expected one of {SCHEMES}")
     fd, tmp = make_temp_file(dest)
     try:
-        digest = hashlib.new(algorithm)
         host = urllib.parse.urlsplit(url).netloc or scheme
         with os.fdopen(fd, "wb") as out, tqdm(
             total=None, unit="B", unit_scale=True, unit_divisor=1024, desc=f"{dest.name} ({host})",
             disable=not progress, leave=False,
         ) as bar, _kept_alive(bar):
-            bar.set_postfix_str("connecting")
-            with urllib.request.urlopen(url, timeout=timeout) as resp:
-                total = resp.headers.get("Content-Length")
-                bar.total = int(total) if total and total.isdigit() else None
-                bar.set_postfix_str("")
-                while chunk := resp.read(_CHUNK):
-                    out.write(chunk)
-                    digest.update(chunk)
-                    bar.update(len(chunk))
-        found = digest.hexdigest()
+            found = _transfer(url, out, bar, timeout, algorithm)
         if sha256 is not None and found != sha256:
             raise ChecksumError(f"{algorithm} mismatch: expected {sha256}, received {found}")
         # mkstemp creates 0600 files; a dataset cache is ordinary readable data.
@@ -173,6 +171,51 @@ def _fetch(url: str, dest: Path, sha256: str | None, progress: bool, timeout: fl
         # (any exception, KeyboardInterrupt included) remove the partial file.
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _transfer(url: str, out, bar, timeout: float, algorithm: str) -> str:
+    """Streams ``url`` into the file ``out`` and returns the bytes' hex digest. A transfer cut short
+    of its Content-Length (the connection closed or reset mid-file) is resumed where it stopped
+    with a Range request, or restarted when the server answers with the whole file, at most
+    ``RESUME_ATTEMPTS`` times; then ``IncompleteDownload``. The file is never shorter than
+    announced when this returns."""
+    digest, received, expected = hashlib.new(algorithm), 0, None
+    for _ in range(RESUME_ATTEMPTS + 1):
+        request = urllib.request.Request(url)
+        if received:
+            request.add_header("Range", f"bytes={received}-")
+        bar.set_postfix_str("connecting")
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            length = resp.headers.get("Content-Length")
+            length = int(length) if length and length.isdigit() else None
+            if received and not _resumes_at(resp, received):
+                out.seek(0)  # the server sent the whole file again: start over
+                out.truncate()
+                digest, received = hashlib.new(algorithm), 0
+            expected = None if length is None else received + length
+            bar.reset(total=expected)
+            bar.update(received)
+            bar.set_postfix_str("")
+            try:
+                while chunk := resp.read(_CHUNK):
+                    out.write(chunk)
+                    digest.update(chunk)
+                    received += len(chunk)
+                    bar.update(len(chunk))
+            except (ConnectionError, TimeoutError, http.client.IncompleteRead):
+                if expected is None:
+                    raise  # without a length there is nothing to resume against
+        if expected is None or received >= expected:
+            return digest.hexdigest()
+    raise IncompleteDownload(f"the server closed the transfer after {received} of {expected} bytes, "
+                             f"{RESUME_ATTEMPTS + 1} times (the first request and {RESUME_ATTEMPTS} resumes)")
+
+
+def _resumes_at(resp, offset: int) -> bool:
+    """Whether ``resp`` answers a Range request with the bytes from ``offset`` on (206, and a
+    Content-Range starting there)."""
+    content_range = resp.headers.get("Content-Range") or ""
+    return getattr(resp, "status", None) == 206 and content_range.startswith(f"bytes {offset}-")
 
 
 @contextlib.contextmanager
