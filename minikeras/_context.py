@@ -65,6 +65,11 @@ class CallContext(threading.local):
       autocast: None, or an object with ``maybe_cast(variable, tensor)`` that
         ``Variable.value()`` applies to the Tensor it returns (a mixed-precision layer's
         autocast scope). Changed by ``Layer.__call__`` for the layer's call.
+      variable_values: ``{id(variable): value}``, what this thread sees instead of a Variable's
+        stored value: an ``mk.function`` trace's placeholders (and values assigned during the
+        trace), so that a thread that is not tracing (a dataset's prefetch drawing from
+        ``mk.random``'s generator while ``fit`` traces its step) still sees the concrete
+        values. Changed by ``variable_seen_as``.
     """
 
     def __init__(self):
@@ -77,9 +82,14 @@ class CallContext(threading.local):
         self.staged_loops = []
         self.dtype_policy = None
         self.autocast = None
+        self.variable_values = {}
 
 
 call_state = CallContext()
+
+threads_seeing_variable_values = 0  # how many threads have a non-empty ``variable_values`` (a fast check)
+_seeing_lock = threading.Lock()
+_ABSENT = object()
 
 
 class Execution:
@@ -151,6 +161,31 @@ def outside_traces():
         yield
     finally:
         state.traces = saved
+
+
+@contextlib.contextmanager
+def variable_seen_as(variable, value):
+    """Runs the block with this thread seeing ``value`` as ``variable``'s value (reads and
+    writes of ``Variable._value`` go to ``call_state.variable_values``); other threads keep
+    seeing the stored value. Nested blocks for one Variable restore the outer one's value."""
+    global threads_seeing_variable_values
+    values = call_state.variable_values
+    key = id(variable)
+    previous = values.get(key, _ABSENT)
+    if not values:
+        with _seeing_lock:
+            threads_seeing_variable_values += 1
+    values[key] = value
+    try:
+        yield
+    finally:
+        if previous is _ABSENT:
+            del values[key]
+        else:
+            values[key] = previous
+        if not values:
+            with _seeing_lock:
+                threads_seeing_variable_values -= 1
 
 
 @contextlib.contextmanager

@@ -333,6 +333,9 @@ def _creation_index(variable):
     return variable._uid
 
 
+_NOT_SEEN = object()
+
+
 class Variable(_Described):
     """Mutable state: a named, shaped value that ``assign`` changes in place.
 
@@ -350,7 +353,26 @@ class Variable(_Described):
     3.0
     """
 
-    __slots__ = ("_value", "trainable", "constraint", "name", "path", "_uid", "__weakref__")
+    __slots__ = ("_stored", "trainable", "constraint", "name", "path", "_uid", "__weakref__")
+
+    @property
+    def _value(self):
+        """The array this thread sees: the stored one, or while this thread traces an
+        ``mk.function`` that read it, the trace's value (``_context.variable_seen_as``)."""
+        if _context.threads_seeing_variable_values:
+            seen = _context.call_state.variable_values.get(id(self), _NOT_SEEN)
+            if seen is not _NOT_SEEN:
+                return seen
+        return self._stored
+
+    @_value.setter
+    def _value(self, value):
+        if _context.threads_seeing_variable_values:
+            values = _context.call_state.variable_values
+            if id(self) in values:
+                values[id(self)] = value
+                return
+        self._stored = value
     __array_priority__ = 100
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None, constraint=None):

@@ -46,6 +46,34 @@ def test_another_thread_runs_eagerly_while_one_traces():
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
 
 
+def test_a_variable_the_trace_lifted_stays_concrete_and_writable_in_another_thread():
+    """The trace's placeholder for a Variable is this thread's view only: another thread reading
+    it meanwhile gets the concrete value (not a leaked tracer), and what it assigns is kept."""
+    v = mk.Variable(1.0, name="counter")
+    seen = {}
+
+    def other():
+        try:
+            seen["read"] = float(v.numpy())
+            v.assign(10.0)
+        except Exception as error:  # noqa: BLE001 - reported by the main thread
+            seen["error"] = error
+
+    @mk.function(autograph=False)
+    def step(x):
+        v.assign_add(x)
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+        return v.read_value()
+
+    out = step(mk.constant(2.0))
+    assert "error" not in seen, seen.get("error")
+    assert seen["read"] == 1.0
+    assert float(out.numpy()) == 12.0 and float(v.numpy()) == 12.0  # the step ran on the other thread's 10.0
+    assert _context.call_state.variable_values == {} and _context.threads_seeing_variable_values == 0
+
+
 class _ScaleByTraining(mk.layers.Layer):
     """``x * w``, doubled when training; notes what its thread's call state holds during the
     call. The prefetch thread maps batch 2 while the main thread trains on batch 1: those two

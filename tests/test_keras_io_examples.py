@@ -1351,10 +1351,6 @@ def make_pet_images(root, per_class=24):
         f.write(b"not a JPEG at all")
 
 
-@pytest.mark.xfail(strict=True, raises=Exception, reason=(
-    "jax UnexpectedTracerError: the augmentation layers draw from the global generator in the "
-    "Dataset.map worker threads while fit traces the train step (its Dropout draws from the same "
-    "generator) in the main thread; the worker reads the trace's value of the generator's Variable"))
 def test_image_classification_from_scratch(tmp_path, monkeypatch):
     from minikeras import data as tf_data  # the example: from tensorflow import data as tf_data
 

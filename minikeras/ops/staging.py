@@ -10,6 +10,8 @@ Variables given as ``carried`` read their value from an input of the jaxpr (a lo
 the others are closed over (their value before the control flow, or the placeholder that
 ``mk.function``'s trace lifted them with).
 """
+import contextlib
+
 import jax
 import numpy as np
 
@@ -92,9 +94,9 @@ def stage(fn, input_avals=(), carried=(), make_inputs=None, convert_python_numbe
     def body(*values):
         inputs = [Tensor(v) for v in values[:len(input_avals)]]
         before = {id(v): v._value for v in lifted_variables()}
-        carried_before = [(v, v._value) for v in carried]  # outside mk.function none of them is lifted
+        carried_views = contextlib.ExitStack()  # the loop's traced values, seen by this thread only
         for v, value in zip(carried, values[len(input_avals):]):
-            v._value = value
+            carried_views.enter_context(_context.variable_seen_as(v, value))
         starts = {id(v): v._value for v in lifted_variables()}
         try:
             out = fn(*(make_inputs(inputs) if make_inputs else inputs))
@@ -107,8 +109,7 @@ def stage(fn, input_avals=(), carried=(), make_inputs=None, convert_python_numbe
                 if v._value is not start:
                     written.append((v, v._value))
         finally:
-            for v, value in carried_before:
-                v._value = value
+            carried_views.close()
             for v in lifted_variables():
                 if id(v) in before:
                     v._value = before[id(v)]

@@ -63,7 +63,7 @@ class Trace:
         self._anchor = anchor    # a traced scalar the placeholders hang on
         self.lifted = []
         self._lifted_ids = set()
-        self._before = []        # (variable, value before the trace), to restore
+        self._views = contextlib.ExitStack()  # this thread's view of the lifted Variables, closed by restore
         self._placeholders = {}  # id(variable) -> its placeholder
         self.created = []
         self.assigned_ids = set()
@@ -90,18 +90,19 @@ class Trace:
 
     def _lift(self, variable):
         value = variable._value
-        self._before.append((variable, value))
         self._lifted_ids.add(id(variable))
         with set_current_trace(self._outer):  # staged in the outermost jaxpr, even inside a vmap
             placeholder = _variable_p.bind(self._anchor, shape=tuple(value.shape), dtype=np.dtype(value.dtype),
                                            index=len(self.lifted))
-        variable._value = self._placeholders[id(variable)] = placeholder
+        self._placeholders[id(variable)] = placeholder
+        # only this thread sees the placeholder: another thread reading the Variable meanwhile
+        # (a dataset's prefetch drawing random numbers) gets its concrete value
+        self._views.enter_context(_context.variable_seen_as(variable, placeholder))
         self.lifted.append(variable)
 
     def restore(self):
-        """Gives every touched Variable back the value it had before the trace."""
-        for variable, value in reversed(self._before):
-            variable._value = value
+        """Gives every touched Variable back the value this thread saw before the trace."""
+        self._views.close()
 
 
 class Traced:
