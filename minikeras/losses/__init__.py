@@ -11,21 +11,35 @@ from minikeras.losses.base import Loss, LossFunctionWrapper, reduce_values, redu
 from minikeras.losses.crossentropy import (  # noqa: F401
     BCE, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy, bce, binary_crossentropy,
     categorical_crossentropy, sparse_categorical_crossentropy)
+from minikeras.losses.circle import Circle, circle  # noqa: F401
+from minikeras.losses.ctc import CTC, ctc  # noqa: F401
+from minikeras.losses.focal import (  # noqa: F401
+    BinaryFocalCrossentropy, CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy,
+    binary_focal_crossentropy, categorical_focal_crossentropy, categorical_generalized_cross_entropy)
+from minikeras.losses.hinge import (  # noqa: F401
+    CategoricalHinge, Hinge, SquaredHinge, categorical_hinge, hinge, squared_hinge)
+from minikeras.losses.overlap import Dice, Tversky, dice, tversky  # noqa: F401
 from minikeras.losses.regression import (  # noqa: F401
-    KLD, MAE, MAPE, MSE, Huber, KLDivergence, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError, huber,
-    kl_divergence, kld, kullback_leibler_divergence, mae, mape, mean_absolute_error, mean_absolute_percentage_error,
-    mean_squared_error, mse)
+    KLD, MAE, MAPE, MSE, MSLE, CosineSimilarity, Huber, KLDivergence, LogCosh, MeanAbsoluteError,
+    MeanAbsolutePercentageError, MeanSquaredError, MeanSquaredLogarithmicError, Poisson, cosine_similarity, huber,
+    kl_divergence, kld, kullback_leibler_divergence, log_cosh, mae, mape, mean_absolute_error,
+    mean_absolute_percentage_error, mean_squared_error, mean_squared_logarithmic_error, mse, msle, poisson)
 
-_CLASSES = (MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, Huber, KLDivergence, BinaryCrossentropy,
-            CategoricalCrossentropy, SparseCategoricalCrossentropy)
-_FUNCTIONS = (mean_squared_error, mean_absolute_error, mean_absolute_percentage_error, huber, kl_divergence,
-              binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy)
+_CLASSES = (MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Huber,
+            LogCosh, Poisson, CosineSimilarity, KLDivergence, Hinge, SquaredHinge, CategoricalHinge, BinaryCrossentropy,
+            CategoricalCrossentropy, SparseCategoricalCrossentropy, BinaryFocalCrossentropy,
+            CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, CTC, Dice, Tversky, Circle)
+_FUNCTIONS = (mean_squared_error, mean_absolute_error, mean_absolute_percentage_error, mean_squared_logarithmic_error,
+              huber, log_cosh, poisson, cosine_similarity, kl_divergence, hinge, squared_hinge, categorical_hinge,
+              binary_crossentropy, categorical_crossentropy, sparse_categorical_crossentropy, binary_focal_crossentropy,
+              categorical_focal_crossentropy, categorical_generalized_cross_entropy, ctc, dice, tversky, circle)
 
 _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
 _BY_NAME.update({fn.__name__: fn for fn in _FUNCTIONS})
 _BY_NAME.update({
     "mse": mse, "MSE": mse, "mae": mae, "MAE": mae, "mape": mape, "MAPE": mape, "kld": kld, "KLD": kld,
     "bce": bce, "BCE": bce, "kullback_leibler_divergence": kl_divergence, "huber_loss": huber,
+    "msle": msle, "MSLE": msle,
 })
 
 

@@ -9,6 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax, nn as jnn
 
+from minikeras.ops.ctc import ctc_loss_forward as ctc_loss  # noqa: F401 - keras.ops.nn.ctc_loss's forward
+
 EPSILON = 1e-7
 
 
@@ -222,44 +224,6 @@ def sparse_categorical_crossentropy(target, output, *, from_logits, axis):
         target = jnp.squeeze(target, axis=-1)
     log_prob = _log_probabilities(output, from_logits, axis)
     return -jnp.sum(jnn.one_hot(target, output.shape[axis], axis=axis) * log_prob, axis=axis)
-
-
-def _log_add(phi, added):
-    """``phi[:, 1:]`` with ``added`` added in log space."""
-    return jnp.concatenate([phi[:, :1], jnp.logaddexp(phi[:, 1:], added)], axis=-1)
-
-
-def ctc_loss(target, output, target_length, output_length, *, mask_index):
-    """The CTC forward algorithm in log space over blank (phi) and label (emit) states."""
-    target = target.astype(jnp.int32)
-    output = output.astype(jnp.result_type(output.dtype, jnp.float32))
-    batch, max_time, classes = output.shape
-    max_label = target.shape[1]
-    very_unlikely = -1e5
-    out_pad = (jnp.arange(max_time)[None, :] >= output_length.astype(jnp.int32)[:, None]).astype(output.dtype)
-    label_lengths = jnp.minimum(target_length.astype(jnp.int32), max_label)
-    logp = jnn.log_softmax(output)
-    repeat = jnp.pad((target[:, :-1] == target[:, 1:]).astype(output.dtype), ((0, 0), (0, 1)))
-    logp_blank = jnp.transpose(logp[:, :, mask_index:mask_index + 1], (1, 0, 2))
-    logp_emit = jnp.transpose(jnp.einsum("btk,bnk->btn", logp, jnn.one_hot(target, classes, dtype=logp.dtype)),
-                              (1, 0, 2))
-    phi0 = jnp.full((batch, max_label + 1), very_unlikely, output.dtype).at[:, 0].set(0.0)
-    emit0 = jnp.full((batch, max_label), very_unlikely, output.dtype)
-
-    def step(carry, xs):
-        phi, emit = carry
-        lp_emit, lp_blank, pad = xs
-        phi_moved = _log_add(phi, emit + very_unlikely * repeat)
-        next_emit = jnp.logaddexp(phi_moved[:, :-1] + lp_emit, emit + lp_emit)
-        next_phi = _log_add(phi_moved + lp_blank, emit + lp_blank + very_unlikely * (1.0 - repeat))
-        pad = pad[:, None]
-        next_emit = pad * emit + (1.0 - pad) * next_emit
-        next_phi = pad * phi + (1.0 - pad) * next_phi
-        return (next_phi, next_emit), None
-
-    (phi, emit), _ = lax.scan(step, (phi0, emit0), (logp_emit, logp_blank, out_pad.T))
-    last = _log_add(phi, emit)
-    return -jnp.einsum("bn,bn->b", last, jnn.one_hot(label_lengths, max_label + 1, dtype=last.dtype))
 
 
 def ctc_greedy_decode(inputs, sequence_lengths, *, merge_repeated, mask_index):
