@@ -1,5 +1,6 @@
-"""The jax forwards of ``keras.ops.image``: pure functions of arrays, static parameters as
-keywords (``keras_op.jax_forward`` records each as one op). Images are batches; the public
+"""The jax forwards of ``keras.ops.image`` (what Keras 3's JAX backend computes): pure functions
+of arrays, static parameters as keywords (``keras_op.jax_forward`` records each as one op; the
+augmentation layers call them through ``ops.jax_call``). Images are batches; the public
 functions add and remove the batch axis of a single image and move channels first to last."""
 import jax
 import jax.numpy as jnp

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.keras.ops import image_forwards as fw
+from minikeras.image import keras_forwards as fw
 from minikeras.keras.ops.keras_op import jax_forward, keras_op
 from minikeras.ops.random import next_key
 from minikeras.tensor import to_array
