@@ -26,6 +26,8 @@ from minikeras.layers.merging.merge import (  # noqa: F401
     maximum, minimum, multiply, subtract)
 from minikeras.layers.normalization.layer_normalization import LayerNormalization  # noqa: F401
 from minikeras.layers.attention.multi_head_attention import MultiHeadAttention  # noqa: F401
+from minikeras.layers.attention.group_query_attention import (  # noqa: F401
+    GroupedQueryAttention as GroupQueryAttention)
 from minikeras.layers.normalization.batch_normalization import BatchNormalization  # noqa: F401
 from minikeras.layers.pooling.max_pooling import (  # noqa: F401
     MaxPool1D, MaxPool2D, MaxPool3D, MaxPooling1D, MaxPooling2D, MaxPooling3D)

@@ -33,6 +33,7 @@ _registered = {}  # registered name -> class or function (Keras's global custom 
 _names = {}  # class -> registered name
 _builtins = {}  # (public module, class name) -> class
 _builtin_modules = {}  # class -> public module
+_saved_class_names = {}  # class -> the class name its files carry, where not its own
 _namespaces = {}  # public module -> the module object (its classes found there by name, when looked up)
 _FUNCTION_MODULES = (activations, losses)  # where a saved function's name is looked up last
 
@@ -105,12 +106,17 @@ def _tables(custom_objects):
     return list(reversed(_scopes.stack)) + [custom_objects or {}]
 
 
-def register_builtin(module):
+def register_builtin(module, name=None):
     """Class decorator for minikeras's own classes, saved under ``module`` (their public
-    module, e.g. ``"minikeras.layers"``) and their class name, with no registered name."""
+    module, e.g. ``"minikeras.layers"``) and their class name, with no registered name;
+    ``name``: the class name Keras saves instead, where its export differs from the class
+    (``GroupQueryAttention`` for ``GroupedQueryAttention``)."""
     def decorator(cls):
         _builtins[(module, cls.__name__)] = cls
         _builtin_modules[cls] = module
+        if name is not None:
+            _builtins[(module, name)] = cls
+            _saved_class_names[cls] = name
         return cls
     return decorator
 
@@ -181,7 +187,8 @@ def serialize_keras_object(obj):
         raise TypeError(f"Cannot serialize {obj!r}: it has no get_config()")
     cls = type(obj)
     builtin = None if cls in _names else _public_module(cls)
-    return {"module": builtin or cls.__module__, "class_name": cls.__name__, "config": obj.get_config(),
+    class_name = _saved_class_names.get(cls, cls.__name__) if builtin else cls.__name__
+    return {"module": builtin or cls.__module__, "class_name": class_name, "config": obj.get_config(),
             "registered_name": None if builtin else get_registered_name(cls)}
 
 
