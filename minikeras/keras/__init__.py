@@ -19,7 +19,7 @@ from minikeras.keras import config, ops, preprocessing, random, tree  # noqa: F4
 from minikeras.device import device  # noqa: F401
 from minikeras.initializers import Initializer  # noqa: F401
 from minikeras.keras.variable import Variable  # noqa: F401
-from minikeras.layers import Input, Layer  # noqa: F401
+from minikeras.layers import Input, InputSpec, Layer  # noqa: F401
 from minikeras.losses import Loss  # noqa: F401
 from minikeras.metrics import Metric  # noqa: F401
 from minikeras.optimizers import Optimizer  # noqa: F401

@@ -2,6 +2,8 @@
 import sys
 
 from minikeras.layers.base import Layer  # noqa: F401
+from minikeras.layers.input_spec import InputSpec  # noqa: F401
+from minikeras.layers.core.wrapper import Wrapper  # noqa: F401
 from minikeras.layers.activations.activation_layers import ELU, LeakyReLU, ReLU, Softmax  # noqa: F401
 from minikeras.layers.attention.attention import AdditiveAttention, Attention  # noqa: F401
 from minikeras.layers.convolutional.conv2d import Conv2D  # noqa: F401
@@ -53,8 +55,9 @@ from minikeras.layers.preprocessing.normalization import Normalization  # noqa: 
 from minikeras.layers.preprocessing.string_lookup import StringLookup  # noqa: F401
 from minikeras.layers.preprocessing.text_vectorization import TextVectorization  # noqa: F401
 from minikeras.layers.preprocessing import (  # noqa: F401
-    CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip, RandomRotation, RandomShear,
-    RandomTranslation, RandomZoom, Resizing)
+    CenterCrop, CutMix, MixUp, RandomBrightness, RandomContrast, RandomCrop, RandomElasticTransform, RandomErasing,
+    RandomFlip, RandomGaussianBlur, RandomPerspective, RandomRotation, RandomShear, RandomTranslation, RandomZoom,
+    Resizing)
 from minikeras.layers.reshaping.reshaping import Permute, RepeatVector  # noqa: F401
 from minikeras.layers.reshaping.cropping import Cropping1D, Cropping2D, Cropping3D  # noqa: F401
 from minikeras.layers.reshaping.up_sampling import UpSampling1D, UpSampling2D, UpSampling3D  # noqa: F401

@@ -9,6 +9,7 @@ from minikeras.backend import is_tracer
 from minikeras.dtypes import as_dtype, is_floating, string_refusal
 from minikeras.layers import mask_flow
 from minikeras.layers.autocast import scope_for
+from minikeras.layers.input_spec import assert_input_compatibility
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
@@ -40,8 +41,10 @@ def current_training(state=None):
 class Layer(Module):
     """The Keras layer lifecycle: ``build(input_shape)`` on first call, then ``call``.
 
-    Subclasses set ``input_ndim`` or ``min_ndim`` to have ``__call__`` check the input rank,
-    create weights in ``build`` with ``add_weight``, and compute in ``call(inputs, training=None)``.
+    Subclasses set ``input_ndim`` or ``min_ndim`` to have ``__call__`` check the input rank (or
+    ``self.input_spec``: an ``InputSpec`` or a list of them, checked as Keras 3 checks it, before
+    and after ``build``), create weights in ``build`` with ``add_weight``, and compute in
+    ``call(inputs, training=None)``.
 
     Args:
       trainable: whether the layer's weights are updated by training.
@@ -58,6 +61,7 @@ class Layer(Module):
 
     input_ndim = None
     min_ndim = None
+    input_spec = None  # an InputSpec (layers/input_spec.py), or a list of them, for the first argument
     takes_strings = False  # True for layers that compute on string Tensors (host preprocessing, Lambda)
     supports_masking = False  # True where a subclass overrides compute_mask (set in __init__)
     _NOT_TRACKED = frozenset({"_inbound", "_losses"})
@@ -326,9 +330,14 @@ class Layer(Module):
             return self._symbolic_call(inputs, args, training, kwargs)
         inputs = self._convert_inputs(inputs)
         self._check_input(inputs)
+        state = _context.call_state
+        spec_checked = self.input_spec and not state.shape_only  # a symbolic call checked its KerasTensors
+        if spec_checked:
+            assert_input_compatibility(self.input_spec, inputs, self.name)
         if not self.built:
             self._build_from(inputs)
-        state = _context.call_state
+            if spec_checked and self.input_spec:  # build may have set the spec, as Keras's layers do
+                assert_input_compatibility(self.input_spec, inputs, self.name)
         if training is None:
             training = current_training(state)
         if self._call_takes_training:
@@ -375,9 +384,13 @@ class Layer(Module):
     def _symbolic_call(self, inputs, args, training, kwargs):
         """A call on KerasTensors (``mk.Input``'s): builds the layer, finds the output shapes by
         tracing the call abstractly, records a graph Node and returns symbolic outputs."""
+        if self.input_spec:
+            assert_input_compatibility(self.input_spec, inputs, self.name)
         if not self.built:
             Layer._check_input(self, inputs)  # the rank; subclasses check values in the traced call below
             self._build_from(inputs)
+            if self.input_spec:
+                assert_input_compatibility(self.input_spec, inputs, self.name)
         if training is not None:  # an explicit flag is part of the node, as in Keras
             kwargs = dict(kwargs, training=training)
 

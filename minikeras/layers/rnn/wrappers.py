@@ -1,6 +1,7 @@
 """Layer wrappers: Bidirectional (a recurrent layer run both ways) and TimeDistributed (a
 layer applied to every step)."""
 from minikeras.layers.base import Layer
+from minikeras.layers.core.wrapper import Wrapper
 from minikeras.ops.array import concat, reshape
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 
@@ -146,9 +147,9 @@ class Bidirectional(Layer):
 
 
 @register_builtin("minikeras.layers")
-class TimeDistributed(Layer):
+class TimeDistributed(Wrapper):
     """Applies ``layer`` to every step of (batch, time, ...) inputs: the layer sees
-    (batch * time, ...) and its output is reshaped back to (batch, time, ...).
+    (batch * time, ...) and its output is reshaped back to (batch, time, ...). A ``Wrapper``.
 
     >>> mk.layers.TimeDistributed(mk.layers.Dense(2))(mk.ones((4, 5, 3))).shape
     (4, 5, 2)
@@ -160,8 +161,7 @@ class TimeDistributed(Layer):
         if not isinstance(layer, Layer):
             raise ValueError(f"Please initialize `TimeDistributed` layer with a `keras.layers.Layer` instance. "
                              f"Received: {layer}")
-        super().__init__(**kwargs)
-        self.layer = layer
+        super().__init__(layer, **kwargs)
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -177,12 +177,3 @@ class TimeDistributed(Layer):
 
     def compute_mask(self, inputs, mask=None):
         return mask
-
-    def get_config(self):
-        return {**super().get_config(), "layer": serialize_keras_object(self.layer)}
-
-    @classmethod
-    def from_config(cls, config, custom_objects=None):
-        config = dict(config)
-        config["layer"] = deserialize_keras_object(config["layer"], custom_objects=custom_objects)
-        return cls(**config)
