@@ -148,3 +148,32 @@ def _mean_iou(matrix, target_class_ids, *, axis):
     valid = denominator > 1e-9
     iou = jnp.where(valid, true_positives / (denominator + _EPSILON), 0.0)
     return jnp.sum(iou, axis=axis) / (jnp.sum(valid.astype("float32")) + _EPSILON)
+
+
+class OneHotIoU(IoU):
+    """``IoU`` for one-hot labels (argmax along ``axis``); predictions are scores unless
+    ``sparse_y_pred``."""
+
+    def __init__(self, num_classes, target_class_ids, name=None, dtype=None, ignore_class=None, sparse_y_pred=False,
+                 axis=-1):
+        super().__init__(num_classes, target_class_ids, name=name, dtype=dtype, ignore_class=ignore_class,
+                         sparse_y_true=False, sparse_y_pred=sparse_y_pred, axis=axis)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["sparse_y_true"]
+        return config
+
+
+class OneHotMeanIoU(MeanIoU):
+    """``MeanIoU`` for one-hot labels (argmax along ``axis``); predictions are scores unless
+    ``sparse_y_pred``."""
+
+    def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_pred=False, axis=-1):
+        super().__init__(num_classes, name=name, dtype=dtype, ignore_class=ignore_class, sparse_y_true=False,
+                         sparse_y_pred=sparse_y_pred, axis=axis)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["sparse_y_true"]
+        return config

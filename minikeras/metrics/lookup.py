@@ -29,8 +29,20 @@ from minikeras.metrics.confusion import (
     TrueNegatives,
     TruePositives,
 )
+from minikeras.metrics.correlation import ConcordanceCorrelation, PearsonCorrelation
 from minikeras.metrics.f_score import F1Score, FBetaScore
-from minikeras.metrics.iou import BinaryIoU, IoU, MeanIoU
+from minikeras.metrics.iou import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
+from minikeras.metrics.loss_means import (
+    CategoricalHinge,
+    CosineSimilarity,
+    Hinge,
+    KLDivergence,
+    LogCoshError,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError,
+    Poisson,
+    SquaredHinge,
+)
 from minikeras.metrics.r2 import R2Score
 from minikeras.metrics.regression import (
     BinaryCrossentropy,
@@ -48,7 +60,9 @@ _CLASSES = [
     RootMeanSquaredError, BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
     TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC, PrecisionAtRecall,
     RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity, F1Score, FBetaScore, IoU, BinaryIoU,
-    MeanIoU, R2Score,
+    MeanIoU, R2Score, OneHotIoU, OneHotMeanIoU, Hinge, SquaredHinge, CategoricalHinge, MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError, LogCoshError, KLDivergence, Poisson, CosineSimilarity, PearsonCorrelation,
+    ConcordanceCorrelation,
 ]
 _REGISTRY = {cls.__name__: cls for cls in _CLASSES}
 _REGISTRY.update({snake_case(cls.__name__): cls for cls in _CLASSES})
@@ -56,6 +70,9 @@ _REGISTRY.update({
     "bce": BinaryCrossentropy, "BCE": BinaryCrossentropy,
     "mse": MeanSquaredError, "MSE": MeanSquaredError,
     "mae": MeanAbsoluteError, "MAE": MeanAbsoluteError,
+    "mape": MeanAbsolutePercentageError, "MAPE": MeanAbsolutePercentageError,
+    "msle": MeanSquaredLogarithmicError, "MSLE": MeanSquaredLogarithmicError,
+    "kld": KLDivergence, "KLD": KLDivergence, "logcosh": LogCoshError,
 })
 
 _ACCURACY_NAMES = ("accuracy", "acc")
@@ -94,6 +111,25 @@ def get(identifier):
         return _base.MeanMetricWrapper(identifier)
     raise ValueError(f"Could not interpret metric identifier: {identifier!r} (expected a name, a Metric or a "
                      "function fn(y_true, y_pred))")
+
+
+def serialize(metric):
+    """A Metric as ``{'module', 'class_name', 'config', 'registered_name'}`` (``keras.metrics.serialize``)."""
+    if not isinstance(metric, _base.Metric):
+        raise ValueError(f"keras.metrics.serialize expects a Metric, received {metric!r}")
+    return {"module": "keras.metrics", "class_name": type(metric).__name__, "config": metric.get_config(),
+            "registered_name": None}
+
+
+def deserialize(config, custom_objects=None):
+    """A Metric from ``serialize``'s output or a name (``keras.metrics.deserialize``)."""
+    if isinstance(config, str):
+        return get(config)
+    name = config.get("class_name")
+    cls = (custom_objects or {}).get(name) or _REGISTRY.get(name)
+    if cls is None:
+        raise ValueError(f"Unknown metric class {name!r}. Known classes: {sorted(c.__name__ for c in _CLASSES)}")
+    return cls.from_config(dict(config.get("config") or {}))
 
 
 def _loss_name(loss):
