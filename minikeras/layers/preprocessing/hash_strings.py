@@ -22,3 +22,9 @@ def hash_buckets(keys, num_buckets):
     """``Fingerprint64(key) % num_buckets`` for each bytes key, as int64."""
     fingerprint = _fingerprint64()
     return np.fromiter((fingerprint(k) % num_buckets for k in keys), dtype=np.int64, count=len(keys))
+
+
+def fingerprints(keys):
+    """``Fingerprint64(key)`` of each bytes key, as uint64."""
+    fingerprint = _fingerprint64()
+    return np.fromiter((fingerprint(k) for k in keys), dtype=np.uint64, count=len(keys))
