@@ -6,7 +6,10 @@ Every function is an ``mk.nn`` primitive or built from minikeras ops, so it diff
 the tape, compiles under ``mk.function`` and takes Tensors, Variables, NumPy arrays and Python
 numbers.
 """
-from minikeras.ops import math as _m, nn as _nn
+import jax.nn as jnn
+
+from minikeras.ops import activation_forwards as _fw, math as _m, nn as _nn
+from minikeras.ops.jax_call import call_jax
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -148,9 +151,73 @@ def softmax(x, axis=-1):
     return _nn.softmax(_t(x), axis=axis)
 
 
+def _jax_activation(name, fn, x, **params):
+    """``fn(x, **params)`` (a jax function) recorded as one op, differentiated by ``jax.vjp``."""
+    return call_jax(lambda a: (fn(a, **params),), [_t(x)], name=name, key=(name, tuple(sorted(params.items()))))[0]
+
+
+def celu(x, alpha=1.0):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    return _jax_activation("celu", jnn.celu, x, alpha=alpha)
+
+
+def glu(x, axis=-1):
+    """The gated linear unit: ``a * sigmoid(b)`` with ``a, b`` the halves of ``x`` along ``axis``."""
+    return _jax_activation("glu", jnn.glu, x, axis=axis)
+
+
+def hard_tanh(x):
+    """``x`` clipped to [-1, 1]."""
+    return _jax_activation("hard_tanh", jnn.hard_tanh, x)
+
+
+def hard_shrink(x, threshold=0.5):
+    """``x`` where ``|x| > threshold``, else 0."""
+    return _jax_activation("hard_shrink", _fw.hard_shrink, x, threshold=threshold)
+
+
+def soft_shrink(x, threshold=0.5):
+    """``x`` moved ``threshold`` towards 0, and 0 within ``[-threshold, threshold]``."""
+    return _jax_activation("soft_shrink", _fw.soft_shrink, x, threshold=threshold)
+
+
+def tanh_shrink(x):
+    """``x - tanh(x)``."""
+    return _jax_activation("tanh_shrink", _fw.tanh_shrink, x)
+
+
+def threshold(x, threshold, default_value):
+    """``x`` where ``x > threshold``, else ``default_value``."""
+    return _jax_activation("threshold", _fw.threshold, x, threshold=threshold, default_value=default_value)
+
+
+def sparse_plus(x):
+    """0 below -1, ``(x + 1)^2 / 4`` within [-1, 1], ``x`` above 1."""
+    return _jax_activation("sparse_plus", jnn.sparse_plus, x)
+
+
+def sparse_sigmoid(x):
+    """0 below -1, ``(x + 1) / 2`` within [-1, 1], 1 above 1."""
+    return _jax_activation("sparse_sigmoid", jnn.sparse_sigmoid, x)
+
+
+def squareplus(x, b=4):
+    """``(x + sqrt(x^2 + b)) / 2``."""
+    return _jax_activation("squareplus", jnn.squareplus, x, b=b)
+
+
+def sparsemax(x, axis=-1):
+    """Sparsemax along ``axis`` (Martins & Astudillo 2016): like softmax, but exactly 0 for low
+    scores. As Keras 3.15 computes it (both its backends): its threshold sums the cumulative sums
+    over the support, so where more than one score is in the support the outputs do not sum to 1
+    as the paper's projection onto the simplex would."""
+    return _jax_activation("sparsemax", _fw.sparsemax, x, axis=axis)
+
+
 _BUILTINS = {fn.__name__: fn for fn in (
     relu, relu6, leaky_relu, elu, selu, sigmoid, tanh, softplus, softsign, silu, gelu, hard_sigmoid,
-    hard_silu, mish, exponential, linear, log_sigmoid, log_softmax, softmax)}
+    hard_silu, mish, exponential, linear, log_sigmoid, log_softmax, softmax, celu, glu, hard_tanh, hard_shrink,
+    soft_shrink, tanh_shrink, threshold, sparse_plus, sparse_sigmoid, squareplus, sparsemax)}
 _ALIASES = {"swish": silu, "hard_swish": hard_silu}
 
 

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax, nn as jnn
 
+from minikeras.ops.activation_forwards import hard_shrink, soft_shrink, sparsemax, tanh_shrink, threshold  # noqa: F401
 from minikeras.ops.ctc import ctc_loss_forward as ctc_loss  # noqa: F401 - keras.ops.nn.ctc_loss's forward
 
 EPSILON = 1e-7
@@ -26,10 +27,6 @@ def spatial(value, rank, what):
 
 def pair(value):
     return (int(value),) * 2 if isinstance(value, (int, np.integer)) else tuple(int(v) for v in value)
-
-
-def tanh_shrink(x):
-    return x - jnp.tanh(x)
 
 
 def squareplus(x, *, b):
@@ -56,18 +53,6 @@ def glu(x, *, axis):
     return jnn.glu(x, axis=axis)
 
 
-def hard_shrink(x, *, threshold):
-    return jnp.where(jnp.abs(x) > threshold, x, 0.0)
-
-
-def soft_shrink(x, *, threshold):
-    return jnp.where(x > threshold, x - threshold, jnp.where(x < -threshold, x + threshold, 0.0))
-
-
-def threshold(x, *, threshold, default_value):
-    return jnp.where(x > threshold, x, default_value)
-
-
 def over_axes(x, *, normalizer, axis):
     """``normalizer(x, axis=-1)`` over one axis, or over several (flattened together)."""
     fn = normalizer
@@ -79,18 +64,6 @@ def over_axes(x, *, normalizer, axis):
     flat = fn(moved.reshape([x.shape[a] for a in keep] + [-1]), axis=-1).reshape(moved.shape)
     order = keep + list(axis)
     return jnp.transpose(flat, sorted(range(x.ndim), key=order.__getitem__))
-
-
-def sparsemax(x, *, axis):
-    ordered = -jnp.sort(-x, axis=axis)
-    cumulative = jnp.cumsum(ordered, axis=axis)
-    shape = [1] * x.ndim
-    shape[axis] = -1
-    k = jnp.arange(1, x.shape[axis] + 1).reshape(shape)
-    support = ordered - (cumulative - 1) / k > 0
-    size = jnp.sum(support, axis=axis, keepdims=True)
-    tau = (jnp.sum(jnp.where(support, cumulative, 0.0), axis=axis, keepdims=True) - 1) / size
-    return jnp.maximum(x - tau, 0.0)
 
 
 def _window(values, data_format):
