@@ -71,3 +71,145 @@ def test_shear_config_and_bad_factors():
         L.RandomShear(0.1, fill_mode="mirror")
     with pytest.raises(ValueError, match="rank"):
         L.RandomShear(0.1)(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("interpolation", ["bilinear", "nearest"])
+def test_perspective_is_keras(interpolation):
+    layer = L.RandomPerspective(interpolation=interpolation, fill_value=3.0)
+    start = layer.get_random_transformation(X.shape)["start_points"]
+    np.testing.assert_array_equal(np.asarray(start)[0], [[0, 0], [6, 0], [0, 4], [6, 4]])
+    got = layer.transform_images(mk.constant(X), {"apply_perspective": np.array([True, False]), "start_points": start,
+                                                  "end_points": F["RandomPerspective/end_points"]})
+    close(f"RandomPerspective/{interpolation}", got)
+
+
+def test_perspective_draws():
+    layer = L.RandomPerspective(factor=(1.0, 1.0), scale=0.4, seed=1)
+    drawn = layer.get_random_transformation((64, 5, 7, 3))
+    moves = np.asarray(drawn["end_points"]) / np.maximum(np.asarray(drawn["start_points"]), 1e-9) - 1.0
+    corners = np.asarray(drawn["start_points"]) > 0
+    assert np.all(np.abs(moves[corners]) <= 0.2 + 1e-6) and np.ptp(moves[corners]) > 0.3
+    assert np.all(np.asarray(drawn["apply_perspective"]))
+    assert not np.any(np.asarray(L.RandomPerspective(factor=0.0).get_random_transformation((64, 5, 7, 3))[
+        "apply_perspective"]))
+    np.testing.assert_array_equal(L.RandomPerspective(factor=0.0)(X).numpy(), X)
+    same_config(L.RandomPerspective(0.5, scale=0.3, fill_value=2.0, seed=1), "RandomPerspective")
+    with pytest.raises(ValueError, match="scale=1.5"):
+        L.RandomPerspective(scale=1.5)
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        L.RandomPerspective(interpolation="bicubic")
+
+
+def test_gaussian_blur_is_keras():
+    layer = L.RandomGaussianBlur(kernel_size=(3, 5), value_range=(0, 200))
+    got = layer.transform_images(mk.constant(X), {"should_apply_blur": np.array([True, False]),
+                                                  "blur_factor": np.array([0.6, 0.9], np.float32)})
+    close("RandomGaussianBlur/out", got)
+    drawn = L.RandomGaussianBlur(sigma=(0.2, 0.7)).get_random_transformation((8, 5, 7, 3))
+    assert np.all((np.asarray(drawn["blur_factor"]) >= 0.2) & (np.asarray(drawn["blur_factor"]) <= 0.7 + 1e-5))
+    same_config(L.RandomGaussianBlur(0.4, (3, 5), (0.2, 0.7), seed=2), "RandomGaussianBlur")
+    with pytest.raises(ValueError, match="odd"):
+        L.RandomGaussianBlur(kernel_size=4)
+    with pytest.raises(ValueError, match="sigma"):
+        L.RandomGaussianBlur(sigma=2.0)
+
+
+def test_erasing_is_keras():
+    from minikeras.layers.preprocessing.image_erasing import box_masks
+    x0, x1, y0, y1 = (np.asarray(b) for b in F["RandomErasing/bounds"])
+    masks = box_masks(X.shape, x0, x1, y0, y1)
+    np.testing.assert_array_equal(np.asarray(masks), F["RandomErasing/masks"])
+    layer = L.RandomErasing(fill_value=230.0, value_range=(0, 200))
+    fill = layer.get_random_transformation(X.shape)["fill_value"]
+    got = layer.transform_images(mk.constant(X), {"apply_erasing": np.array([True, False]), "batch_masks": masks,
+                                                  "fill_value": fill})
+    close("RandomErasing/out", got)
+
+
+def test_erasing_draws():
+    layer = L.RandomErasing(factor=(1.0, 1.0), scale=(0.1, 0.3), value_range=(0, 1), seed=3)
+    images = np.full((64, 20, 20, 3), 0.5, np.float32)
+    out = layer(images).numpy()
+    erased = out != 0.5
+    share = erased[..., 0].mean(axis=(1, 2))
+    assert np.all(share > 0) and np.all(share <= 0.3 + 0.15)  # sides sqrt(s) of the image's, whole pixels
+    assert out.min() >= 0 and out.max() <= 1 and np.unique(out[erased]).size > 100  # clipped normal noise
+    per_channel = L.RandomErasing(1.0, fill_value=(10.0, 20.0, 30.0))(images * 100).numpy()
+    assert set(np.unique(per_channel[..., 1])) <= {50.0, 20.0}
+    same_config(L.RandomErasing(0.5, (0.1, 0.2), fill_value=4.0, seed=3), "RandomErasing")
+    with pytest.raises(ValueError, match="fill_value"):
+        L.RandomErasing(fill_value=(1.0, 2.0))
+
+
+@pytest.mark.parametrize("fill_mode,interpolation", [("reflect", "bilinear"), ("constant", "nearest"),
+                                                     ("wrap", "bilinear")])
+def test_elastic_transform_is_keras(fill_mode, interpolation):
+    layer = L.RandomElasticTransform(fill_mode=fill_mode, interpolation=interpolation, fill_value=3.0,
+                                     value_range=(0, 250))
+    got = layer.transform_images(mk.constant(F["RandomElasticTransform/images"]), {
+        "apply_transform": np.array([True, False]), "distortion_factor": np.float32(0.7),
+        "seed": np.array([42, 0], np.uint32)})
+    close(f"RandomElasticTransform/{fill_mode}/{interpolation}", got, atol=2e-3)
+
+
+def test_elastic_transform_draws():
+    layer = L.RandomElasticTransform(factor=(1.0, 1.0), scale=(0.2, 0.6), seed=5)
+    drawn = layer.get_random_transformation((4, 16, 14, 1))
+    assert 0.2 <= float(drawn["distortion_factor"]) <= 0.6 and np.all(np.asarray(drawn["apply_transform"]))
+    assert L.RandomElasticTransform(scale=0.0).get_random_transformation((4, 16, 14, 1)) is None
+    images = F["RandomElasticTransform/images"]
+    np.testing.assert_array_equal(L.RandomElasticTransform(factor=0.0)(images).numpy(), images)
+    assert not np.allclose(layer(images).numpy(), images)
+    same_config(L.RandomElasticTransform(0.5, (0.2, 0.6), fill_mode="constant", seed=5), "RandomElasticTransform")
+    with pytest.raises(NotImplementedError, match="fill_mode"):
+        L.RandomElasticTransform(fill_mode="edge")
+
+
+def test_mixup_is_keras():
+    layer = L.MixUp()
+    mix = {"mix_weight": np.array([0.3, 0.8], np.float32), "permutation_order": np.array([1, 0])}
+    close("MixUp/images", layer.transform_images(mk.constant(X), mix))
+    close("MixUp/labels", layer.transform_labels(mk.constant(F["labels"]), mix))
+    same_config(L.MixUp(0.4, seed=6), "MixUp")
+    with pytest.raises(ValueError, match="alpha=0"):
+        L.MixUp(alpha=0)
+
+
+def test_cutmix_is_keras():
+    from minikeras.layers.preprocessing.image_erasing import box_masks
+    x0, x1, y0, y1 = (np.asarray(b) for b in F["RandomErasing/bounds"])
+    cut = {"permutation_order": np.array([1, 0]), "batch_masks": box_masks(X.shape, x0, x1, y0, y1),
+           "mix_weight": 1.0 - (x1 - x0) * (y1 - y0) / (7 * 5)}
+    np.testing.assert_allclose(cut["mix_weight"], F["CutMix/mix_weight"].ravel(), rtol=1e-6)
+    layer = L.CutMix()
+    close("CutMix/images", layer.transform_images(mk.constant(X), cut))
+    close("CutMix/labels", layer.transform_labels(mk.constant(F["labels"]), cut))
+    same_config(L.CutMix((0.2, 0.5), seed=7), "CutMix")
+
+
+def test_mixing_layers_mix_labels_of_a_dict_as_their_images():
+    images = np.arange(8, dtype=np.float32)[:, None, None, None] * np.ones((8, 4, 4, 3), np.float32)
+    labels = np.eye(8, dtype=np.float32)
+    mk.random.set_seed(1)
+    out = L.MixUp(alpha=0.5)({"images": images, "labels": labels})
+    mixed, mixed_labels = out["images"].numpy(), out["labels"].numpy()
+    np.testing.assert_allclose(mixed_labels.sum(axis=1), 1.0, rtol=1e-6)
+    # each image is w * i + (1 - w) * j and its label puts w on i, 1 - w on j
+    np.testing.assert_allclose(mixed[:, 0, 0, 0], mixed_labels @ np.arange(8), rtol=1e-5, atol=1e-5)
+    assert not np.allclose(mixed, images)
+    big = np.arange(8, dtype=np.float32)[:, None, None, None] * np.ones((8, 32, 32, 3), np.float32)
+    out = L.CutMix(seed=2)({"images": big, "labels": labels})
+    cut, cut_labels = out["images"].numpy()[..., 0], out["labels"].numpy()
+    kept = (cut == np.arange(8)[:, None, None]).mean(axis=(1, 2))
+    moved = kept < 1  # a pasted box of another image: the label weights are the kept area's share
+    assert moved.sum() >= 4
+    np.testing.assert_allclose(np.diagonal(cut_labels)[moved], kept[moved], atol=0.1)
+    np.testing.assert_allclose(cut_labels.sum(axis=1), 1.0, rtol=1e-6)
+    passthrough = L.MixUp()({"images": images, "labels": labels}, training=False)
+    np.testing.assert_array_equal(passthrough["labels"], labels)
+    np.testing.assert_array_equal(passthrough["images"].numpy(), images)
+    with pytest.raises(NotImplementedError, match="bounding_boxes"):
+        L.MixUp()({"images": images, "labels": labels,
+                   "bounding_boxes": {"boxes": np.zeros((8, 1, 4)), "labels": np.zeros((8, 1))}})
+    with pytest.raises(ValueError, match="'images'"):
+        L.CutMix()({"labels": labels})

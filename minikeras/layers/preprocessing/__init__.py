@@ -3,4 +3,9 @@ from minikeras.layers.preprocessing.image_color import RandomBrightness, RandomC
 from minikeras.layers.preprocessing.image_geometry import (  # noqa: F401
     RandomFlip, RandomRotation, RandomTranslation, RandomZoom)
 from minikeras.layers.preprocessing.image_shear import RandomShear  # noqa: F401
+from minikeras.layers.preprocessing.image_perspective import RandomPerspective  # noqa: F401
+from minikeras.layers.preprocessing.image_blur import RandomGaussianBlur  # noqa: F401
+from minikeras.layers.preprocessing.image_erasing import RandomErasing  # noqa: F401
+from minikeras.layers.preprocessing.image_elastic import RandomElasticTransform  # noqa: F401
+from minikeras.layers.preprocessing.image_mixing import CutMix, MixUp  # noqa: F401
 from minikeras.layers.preprocessing.image_resizing import CenterCrop, RandomCrop, Resizing  # noqa: F401
