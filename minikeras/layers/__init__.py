@@ -51,6 +51,7 @@ from minikeras.layers.preprocessing.category_encoding import CategoryEncoding  #
 from minikeras.layers.preprocessing.discretization import Discretization  # noqa: F401
 from minikeras.layers.preprocessing.hashing import Hashing  # noqa: F401
 from minikeras.layers.preprocessing.hashed_crossing import HashedCrossing  # noqa: F401
+from minikeras.layers.preprocessing.audio import MelSpectrogram, STFTSpectrogram  # noqa: F401
 from minikeras.layers.preprocessing.integer_lookup import IntegerLookup  # noqa: F401
 from minikeras.layers.preprocessing.normalization import Normalization  # noqa: F401
 from minikeras.layers.preprocessing.string_lookup import StringLookup  # noqa: F401
