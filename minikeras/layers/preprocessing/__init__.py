@@ -9,3 +9,5 @@ from minikeras.layers.preprocessing.image_erasing import RandomErasing  # noqa: 
 from minikeras.layers.preprocessing.image_elastic import RandomElasticTransform  # noqa: F401
 from minikeras.layers.preprocessing.image_mixing import CutMix, MixUp  # noqa: F401
 from minikeras.layers.preprocessing.image_resizing import CenterCrop, RandomCrop, Resizing  # noqa: F401
+from minikeras.layers.preprocessing.hashed_crossing import HashedCrossing  # noqa: F401
+from minikeras.layers.preprocessing.audio import MelSpectrogram, STFTSpectrogram  # noqa: F401
