@@ -9,6 +9,7 @@ import numpy as np
 
 from minikeras.backend import max_steps_per_epoch
 from minikeras.data import INFINITE_CARDINALITY, Dataset
+from minikeras.data.python_batches import PyDataset, from_py_dataset, from_python_iterator, is_python_iterator
 from minikeras.dtypes import model_input_dtype
 from minikeras.tensor import Tensor, Variable
 from minikeras.trainers.epoch_passes import Passes
@@ -51,6 +52,16 @@ def _num_samples(structure, what):
         raise ValueError(f"{what}: all arrays must have the same number of samples, received first dimensions "
                          f"{sorted(sizes)}")
     return sizes.pop() if sizes else 0
+
+
+def python_batches_as_dataset(x, shuffle=False):
+    """A ``PyDataset`` (its batches shuffled with ``shuffle``) or a Python generator as an
+    ``mk.data.Dataset`` of its batches (see ``data.python_batches``); anything else as it is."""
+    if isinstance(x, PyDataset):
+        return from_py_dataset(x, shuffle)
+    if is_python_iterator(x):
+        return from_python_iterator(x)
+    return x
 
 
 def is_dataset(x):

@@ -35,12 +35,14 @@ class Passes:
         self.num_batches = num_batches
         self._take = None  # the current pass: take(count) -> up to count batches, [] at its end
         self._seen = 0  # steps counted on the current pass (whole groups, as Keras counts)
+        self._passes = 0  # passes started
 
     def epoch(self, size, new_pass):
         """Yields this epoch's groups of up to ``size`` batches, each one ``take(size)``'s
         result, ``take = new_pass()`` being called when a pass of the data starts."""
         if self._take is None or self.steps_per_epoch is None:
             self._take, self._seen = new_pass(), 0
+            self._passes += 1
         length = self.steps_per_epoch or self.num_batches
         for _ in (range(0, length, size) if length else itertools.count()):
             if self.num_batches is not None and self._seen >= self.num_batches:
@@ -52,8 +54,8 @@ class Passes:
             if not len(group):  # a Dataset of unknown length ended
                 if self.num_batches is None:
                     self.num_batches = self._seen
-                if self.steps_per_epoch:
-                    warn_ran_out()
+                if self.steps_per_epoch or (self._seen == size and self._passes > 1):
+                    warn_ran_out()  # (a later pass that gives nothing: a Python generator is used up)
                 self._take = None
                 return
             yield group

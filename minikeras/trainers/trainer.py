@@ -351,11 +351,13 @@ class Trainer:
             validation_freq=1, steps_per_execution=None, distribution=None):
         """Trains for ``epochs`` epochs; returns a ``History`` (``history.history['loss']``, ...).
 
-        ``x`` may be arrays/Tensors (with ``y``) or an ``mk.data.Dataset`` of ``(x, y)``.
+        ``x`` may be arrays/Tensors (with ``y``), or an ``mk.data.Dataset``, a ``keras.utils.PyDataset``
+        or a Python generator of ``(x, y)`` batches.
         ``verbose``: 1 (a progress bar per epoch), 2 (one line per epoch), 0 (silent).
         """
         self._require_compiled("fit")
         epochs = self._fit_settings(epochs, steps_per_execution, distribution)
+        x = data_adapter.python_batches_as_dataset(x, shuffle)
         x, y, sample_weight, validation_data = self._fit_data(x, y, sample_weight, validation_data, validation_split,
                                                               class_weight)
         train = data_adapter.make_batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
@@ -460,6 +462,8 @@ class Trainer:
     def _fit_validation(self, validation_data, batch_size, steps, callback_list):
         """The validation logs at the end of an epoch (fit's callbacks see its test hooks)."""
         val_x, val_y, val_sw = _unpack_validation(validation_data)
+        if data_adapter.is_dataset(val_x):
+            batch_size = None  # fit's batch_size is for its arrays: a Dataset comes batched, as in Keras
         return self.evaluate(val_x, val_y, sample_weight=val_sw, batch_size=batch_size, steps=steps, verbose=0,
                              return_dict=True, callbacks=callback_list, _internal=True)
 
@@ -468,7 +472,7 @@ class Trainer:
         """Loss and metrics on the data: a scalar (loss only), a list, or a dict with ``return_dict``."""
         self._require_compiled("evaluate")
         if not _internal:  # fit's validation data went through the leading host layers already
-            x = host_prefix.model_inputs(self, x)
+            x = host_prefix.model_inputs(self, data_adapter.python_batches_as_dataset(x))
             check_sparse_labels(self, y, "evaluate's y")
         data = data_adapter.make_batches(x, y, sample_weight, batch_size, False, steps)
         self._check_distributed_batches(data)
@@ -496,7 +500,7 @@ class Trainer:
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """Model outputs for ``x``, computed in batches (default 32), as NumPy arrays."""
-        x = host_prefix.model_inputs(self, x)
+        x = host_prefix.model_inputs(self, data_adapter.python_batches_as_dataset(x))
         data = data_adapter.make_batches(x, None, None, batch_size, False, steps)
         self._check_distributed_batches(data)
         verbose = 1 if verbose == "auto" else int(verbose)
@@ -603,6 +607,7 @@ def _attribute_metrics(model, listed):
 
 
 def _unpack_validation(validation_data):
+    validation_data = data_adapter.python_batches_as_dataset(validation_data)
     if data_adapter.is_dataset(validation_data):
         return validation_data, None, None
     if isinstance(validation_data, tuple) and len(validation_data) in (2, 3):

@@ -10,6 +10,8 @@ from minikeras.utils.text_dataset import text_dataset_from_directory  # noqa: F4
 from minikeras.utils.timeseries import timeseries_dataset_from_array  # noqa: F401
 from minikeras.utils.file_utils import get_file  # noqa: F401
 from minikeras.utils.progbar import Progbar  # noqa: F401
+from minikeras.data.python_batches import PyDataset  # noqa: F401 - keras.utils.PyDataset
+Sequence = PyDataset  # Keras 2's name, kept by Keras 3
 from minikeras.callbacks.interactive_logging import (  # noqa: F401 - keras.utils keeps these too
     disable_interactive_logging, enable_interactive_logging, is_interactive_logging_enabled)
 from minikeras.utils.plot import model_to_dot, plot_model  # noqa: F401
