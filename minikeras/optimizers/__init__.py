@@ -4,21 +4,26 @@
     opt.apply_gradients(zip(grads, model.trainable_variables))
 
 ``get('adamw')`` builds one by name (any case: 'sgd', 'adam', 'adamw', 'adagrad', 'adadelta',
-'adamax', 'nadam', 'rmsprop'); ``mk.optimizers.schedules`` holds learning-rate schedules.
+'adamax', 'nadam', 'rmsprop', 'adafactor', 'ftrl', 'lamb', 'lion'); ``mk.optimizers.schedules``
+holds learning-rate schedules.
 """
 from minikeras.optimizers import schedules  # noqa: F401
 from minikeras.optimizers.adadelta import Adadelta
+from minikeras.optimizers.adafactor import Adafactor
 from minikeras.optimizers.adagrad import Adagrad
 from minikeras.optimizers.adam import Adam
 from minikeras.optimizers.adamax import Adamax
 from minikeras.optimizers.adamw import AdamW
 from minikeras.optimizers.base import Optimizer
+from minikeras.optimizers.ftrl import Ftrl
+from minikeras.optimizers.lamb import Lamb
+from minikeras.optimizers.lion import Lion
 from minikeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from minikeras.optimizers.nadam import Nadam
 from minikeras.optimizers.rmsprop import RMSprop
 from minikeras.optimizers.sgd import SGD
 
-_CLASSES = (SGD, Adam, AdamW, Adagrad, Adadelta, Adamax, Nadam, RMSprop)
+_CLASSES = (SGD, Adam, AdamW, Adagrad, Adadelta, Adamax, Nadam, RMSprop, Adafactor, Ftrl, Lamb, Lion)
 _BY_NAME = {cls.__name__.lower(): cls for cls in _CLASSES + (LossScaleOptimizer,)}
 
 
@@ -55,4 +60,4 @@ def get(identifier):
 
 
 __all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "Nadam",
-           "RMSprop", "schedules", "get", "serialize", "deserialize"]
+           "RMSprop", "Adafactor", "Ftrl", "Lamb", "Lion", "schedules", "get", "serialize", "deserialize"]

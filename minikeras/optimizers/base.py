@@ -228,6 +228,10 @@ class Optimizer(GradientTransforms):
             return self._learning_rate()
         return self._learning_rate
 
+    def learning_rate_is_scheduled(self):
+        """Whether the learning rate is a schedule or a callable (rather than a value)."""
+        return callable(self._learning_rate) and not isinstance(self._learning_rate, Variable)
+
     @learning_rate.setter
     def learning_rate(self, value):
         previous = self._learning_rate
