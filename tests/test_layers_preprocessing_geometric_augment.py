@@ -5,6 +5,7 @@ their properties (range, determinism under ``mk.random.set_seed``, inference pas
 import json
 import os
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -213,3 +214,117 @@ def test_mixing_layers_mix_labels_of_a_dict_as_their_images():
                    "bounding_boxes": {"boxes": np.zeros((8, 1, 4)), "labels": np.zeros((8, 1))}})
     with pytest.raises(ValueError, match="'images'"):
         L.CutMix()({"labels": labels})
+
+
+def test_max_num_bounding_boxes():
+    layer = L.MaxNumBoundingBoxes(3)
+    boxes = {"boxes": np.arange(40, dtype=np.float32).reshape(2, 5, 4), "labels": np.arange(10).reshape(2, 5)}
+    out = layer({"images": X, "bounding_boxes": boxes})
+    np.testing.assert_array_equal(out["bounding_boxes"]["boxes"].numpy(), boxes["boxes"][:, :3])
+    np.testing.assert_array_equal(out["bounding_boxes"]["labels"].numpy(), [[0, 1, 2], [5, 6, 7]])
+    np.testing.assert_array_equal(out["images"].numpy(), X)
+    out = L.MaxNumBoundingBoxes(4, fill_value=-2)({"images": X, "bounding_boxes": {
+        "boxes": boxes["boxes"][:, :1], "labels": boxes["labels"][:, :1]}})
+    np.testing.assert_array_equal(out["bounding_boxes"]["labels"].numpy(), [[0, -2, -2, -2], [5, -2, -2, -2]])
+    np.testing.assert_array_equal(out["bounding_boxes"]["boxes"].numpy()[1, 1:], -2)
+    np.testing.assert_array_equal(layer(X).numpy(), X)
+    assert layer.compute_output_shape({"images": (2, 5, 7, 3), "bounding_boxes": {
+        "boxes": (2, 9, 4), "labels": (2, 9)}})["bounding_boxes"] == {"boxes": (2, 3, 4), "labels": (2, 3)}
+    with pytest.raises(KeyError, match="'boxes'"):
+        layer({"images": X, "bounding_boxes": {"boxes": boxes["boxes"], "labels": boxes["labels"], "scores": X}})
+    with pytest.raises(ValueError, match=r"labels of shape \(2, 4\)"):
+        layer({"images": X, "bounding_boxes": {"boxes": boxes["boxes"], "labels": boxes["labels"][:, :4]}})
+    config = json.loads(json.dumps(L.MaxNumBoundingBoxes(5).get_config()))
+    assert config.pop("fill_value") == -1  # Keras 3.15 leaves fill_value out of its config
+    config.pop("name"), config.pop("dtype")
+    assert config == {"trainable": True, "data_format": "channels_last", "max_number": 5}
+
+
+def test_pipeline_applies_its_layers_in_order():
+    pipeline = L.Pipeline([L.RandomFlip("horizontal", seed=1), L.RandomErasing(1.0, fill_value=0.0),
+                           L.MaxNumBoundingBoxes(2)])
+    assert [type(layer).__name__ for layer in pipeline.layers] == ["RandomFlip", "RandomErasing",
+                                                                   "MaxNumBoundingBoxes"]
+    np.testing.assert_array_equal(pipeline(X, training=False).numpy(), X)
+    out = pipeline({"images": X, "labels": F["labels"]}).copy()
+    np.testing.assert_array_equal(out["labels"], F["labels"])
+    assert np.any(out["images"].numpy() == 0.0)
+    config = pipeline.get_config()
+    assert sorted(config) == ["layers", "name"]  # as Keras 3
+    rebuilt = L.Pipeline.from_config(config)
+    assert [layer.get_config() for layer in rebuilt.layers] == [layer.get_config() for layer in pipeline.layers]
+    with pytest.raises(ValueError, match="list of layers"):
+        L.Pipeline(L.RandomFlip())
+    with pytest.raises(ValueError, match="`layers` key"):
+        L.Pipeline.from_config({"name": "p"})
+
+
+def test_keras_file_from_keras_loads_and_ours_rebuilds(tmp_path):
+    model = mk.saving.load_model(os.path.join(os.path.dirname(__file__), "fixtures", "keras_geometric_augment",
+                                              "augment.keras"))
+    assert [type(layer).__name__ for layer in model.layers] == ["Pipeline", "RandomElasticTransform", "MixUp",
+                                                                "CutMix", "MaxNumBoundingBoxes"]
+    shear, perspective, blur, erasing = model.layers[0].layers
+    assert (shear.x_factor, shear.y_factor, shear.fill_mode, shear.seed) == ((0.1, 0.2), (0.0, 0.3), "constant", 1)
+    assert (perspective.factor, perspective.scale, blur.kernel_size, blur.sigma) == ((0, 0.5), 0.3, (5, 5),
+                                                                                     (0.2, 0.7))
+    assert (erasing.scale, erasing.fill_value, model.layers[2].alpha, model.layers[4].max_number) == (
+        (0.1, 0.2), 4.0, 0.4, 4)
+    np.testing.assert_array_equal(model.predict(X, verbose=0), X)  # inference passes the images through
+    assert model(X, training=True).shape == X.shape
+    model.save(str(tmp_path / "ours.keras"))
+    loaded = mk.saving.load_model(str(tmp_path / "ours.keras"))
+    assert [layer.get_config() for layer in loaded.layers[0].layers] == [
+        layer.get_config() for layer in model.layers[0].layers]
+    assert [layer.get_config() for layer in loaded.layers[1:]] == [layer.get_config() for layer in model.layers[1:]]
+
+
+ALWAYS = (1.0, 1.0)  # the probability of transforming each image
+ALL_LAYERS = [lambda: L.RandomShear(0.3, 0.3), lambda: L.RandomPerspective(ALWAYS, scale=0.4),
+              lambda: L.RandomGaussianBlur(ALWAYS, sigma=(0.8, 1.0)), lambda: L.RandomErasing(ALWAYS),
+              lambda: L.RandomElasticTransform(ALWAYS), lambda: L.MixUp(), lambda: L.CutMix()]
+
+
+@pytest.mark.parametrize("make", ALL_LAYERS)
+def test_symbolic_compiled_seeded_and_channels_first(make):
+    layer = make()
+    images = np.concatenate([X] * 2)
+    inputs = mk.Input((5, 7, 3))
+    model = mk.Model(inputs, layer(inputs))
+    assert model.output_shape == (None, 5, 7, 3)
+    np.testing.assert_array_equal(model.predict(images, verbose=0), images)
+    step = mk.function(lambda x: layer(x, training=True))
+    mk.random.set_seed(11)
+    first = step(images).numpy()
+    assert first.shape == images.shape and not np.allclose(first, images)
+    mk.random.set_seed(11)
+    np.testing.assert_array_equal(step(images).numpy(), first)
+    assert not np.array_equal(step(images).numpy(), first)  # the draws advance
+    channels_first = type(layer).from_config({**layer.get_config(), "data_format": "channels_first"})
+    out = channels_first(np.transpose(images, (0, 3, 1, 2)))
+    assert out.shape == (4, 3, 5, 7)
+    single = layer(X[0])
+    assert single.shape == X[0].shape
+
+
+def test_fit_with_augmentation_and_pixel_gradients():
+    mk.random.set_seed(0)
+    model = mk.Sequential([mk.Input((5, 7, 3)), L.Pipeline([L.RandomShear(0.2), L.RandomPerspective(scale=0.2),
+                                                            L.RandomGaussianBlur(), L.RandomErasing(),
+                                                            L.RandomElasticTransform()]),
+                           L.Rescaling(1 / 255.0), L.Flatten(), L.Dense(2)])
+    model.compile("adam", mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(np.concatenate([X] * 4), np.arange(8) % 2, batch_size=4, epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    # the perspective warp is one recorded op: its pixel gradient is jax's
+    from minikeras.image import keras_forwards
+    layer = L.RandomPerspective(interpolation="bilinear", fill_value=3.0)
+    drawn = layer.get_random_transformation(X.shape)
+    drawn["apply_perspective"] = np.array([True, True])
+    weights = np.random.default_rng(1).normal(size=X.shape).astype(np.float32)
+    images = mk.Variable(X)
+    with mk.GradientTape() as tape:
+        loss = mk.reduce_sum(layer.transform_images(images.value(), drawn) * weights)
+    expected = jax.grad(lambda x: jnp.sum(keras_forwards.perspective_transform(
+        x, drawn["start_points"], drawn["end_points"], order=1, fill_value=3.0) * weights))(X)
+    np.testing.assert_allclose(tape.gradient(loss, images).numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -8,6 +8,8 @@ from minikeras.layers.preprocessing.image_blur import RandomGaussianBlur  # noqa
 from minikeras.layers.preprocessing.image_erasing import RandomErasing  # noqa: F401
 from minikeras.layers.preprocessing.image_elastic import RandomElasticTransform  # noqa: F401
 from minikeras.layers.preprocessing.image_mixing import CutMix, MixUp  # noqa: F401
+from minikeras.layers.preprocessing.max_num_bounding_boxes import MaxNumBoundingBoxes  # noqa: F401
+from minikeras.layers.preprocessing.pipeline import Pipeline  # noqa: F401
 from minikeras.layers.preprocessing.image_resizing import CenterCrop, RandomCrop, Resizing  # noqa: F401
 from minikeras.layers.preprocessing.hashed_crossing import HashedCrossing  # noqa: F401
 from minikeras.layers.preprocessing.audio import MelSpectrogram, STFTSpectrogram  # noqa: F401

@@ -15,13 +15,11 @@ error that says so (``MaxNumBoundingBoxes`` is the one layer that takes boxes).
 import functools
 
 from minikeras.image.resizing import as_image_tensor
-from minikeras.layers.preprocessing.image_base import RandomImageLayer, symmetric_factor
+from minikeras.layers.preprocessing.image_base import RandomImageLayer, images_of_dict, symmetric_factor
 from minikeras.ops.array import expand_dims, squeeze, transpose
 from minikeras.ops.elementwise import cast
 from minikeras.ops.jax_call import call_jax
 from minikeras.tensor import Tensor, to_array
-
-CARRIED_KEYS = ("images", "labels")
 
 
 def probability_factor(factor, layer):
@@ -43,7 +41,18 @@ def jax_image_op(name, fn, inputs, constant=(), **params):
     return call_jax(functools.partial(_single_output, fn, params), inputs, name=name, constant=constant, key=key)[0]
 
 
-class AugmentationLayer(RandomImageLayer):
+class TakesImageDicts:
+    """Mixed into an image layer: Keras 3's dict inputs, nested ones included, are converted to
+    Tensors entry by entry."""
+
+    def _convert_inputs(self, inputs):
+        if isinstance(inputs, dict):  # Keras's dicts nest: {"bounding_boxes": {"boxes": ..., "labels": ...}}
+            return {key: self._convert_inputs(value) for key, value in inputs.items()}
+        return super()._convert_inputs(inputs)
+
+
+
+class AugmentationLayer(TakesImageDicts, RandomImageLayer):
     """Base of the layers that draw a transformation and apply it to images (and labels)."""
 
     def get_random_transformation(self, shape):
@@ -68,25 +77,8 @@ class AugmentationLayer(RandomImageLayer):
             return super().call(inputs, training=training)
         return self._call_on_dict(inputs, training is not False)
 
-    def _convert_inputs(self, inputs):
-        if isinstance(inputs, dict):  # Keras's dicts nest: {"bounding_boxes": {"boxes": ..., "labels": ...}}
-            return {key: self._convert_inputs(value) for key, value in inputs.items()}
-        return super()._convert_inputs(inputs)
-
-    def _check_input(self, inputs):
-        super()._check_input(inputs["images"] if isinstance(inputs, dict) and "images" in inputs else inputs)
-
     def _call_on_dict(self, inputs, training):
-        name = f"{type(self).__name__} '{self.name}'"
-        if "images" not in inputs:
-            raise ValueError(f"{name} expects a dict with an 'images' entry (and optionally 'labels'); received "
-                             f"keys {sorted(inputs)}")
-        extra = sorted(set(inputs) - set(CARRIED_KEYS))
-        if extra:
-            raise NotImplementedError(
-                f"{name} transforms 'images' and 'labels'; minikeras's image layers do not carry {extra} "
-                "(bounding boxes and segmentation masks are not transformed here)")
-        images = as_image_tensor(inputs["images"])
+        images = as_image_tensor(images_of_dict(self, inputs))
         if images.dtype != self.compute_dtype:
             images = cast(images, self.compute_dtype)
         single = images.ndim == 3

@@ -6,7 +6,8 @@ Dropout does; a layer's ``seed`` is folded into its draws): the draws advance wi
 call, compiled or not, repeat after ``mk.random.set_seed``, and the generator's state is saved
 with the weights, so a checkpoint restores the next augmentations exactly. They transform only
 when called with ``training=True`` (``fit`` does); otherwise they return the input, cast to
-the layer's dtype as Keras does.
+the layer's dtype as Keras does. Each also takes Keras 3's dict ``{"images": ..., "labels":
+...}`` and returns it with the images transformed.
 """
 import jax
 
@@ -38,6 +39,8 @@ class ImagePreprocessingLayer(Layer):
         self.data_format = data_format
 
     def _check_input(self, inputs):
+        if isinstance(inputs, dict) and "images" in inputs:
+            inputs = inputs["images"]
         shape = getattr(inputs, "shape", None)
         if shape is not None and len(shape) not in (3, 4):
             raise ValueError(
@@ -45,6 +48,8 @@ class ImagePreprocessingLayer(Layer):
                 f"(batch, height, width, channels); received input of rank {len(shape)}, shape {tuple(shape)}")
 
     def call(self, inputs, training=None):
+        if isinstance(inputs, dict):
+            return dict(inputs, images=ImagePreprocessingLayer.call(self, images_of_dict(self, inputs), training))
         images = as_image_tensor(inputs)
         if not self.keeps_dtype and images.dtype != self.compute_dtype:
             images = cast(images, self.compute_dtype)
@@ -72,6 +77,21 @@ class ImagePreprocessingLayer(Layer):
 
     def get_config(self):
         return {**super().get_config(), "data_format": self.data_format}
+
+
+def images_of_dict(layer, inputs):
+    """The images of Keras 3's dict input ``{"images": ..., "labels": ...}`` (the labels pass
+    unchanged through a layer that does not mix images); boxes and masks are refused, as
+    minikeras's image layers do not transform them."""
+    name = f"{type(layer).__name__} '{layer.name}'"
+    if "images" not in inputs:
+        raise ValueError(f"{name} expects a dict with an 'images' entry (and optionally 'labels'); received keys "
+                         f"{sorted(inputs)}")
+    extra = sorted(set(inputs) - {"images", "labels"})
+    if extra:
+        raise NotImplementedError(f"{name} transforms 'images' and 'labels'; minikeras's image layers do not carry "
+                                  f"{extra} (bounding boxes and segmentation masks are not transformed here)")
+    return inputs["images"]
 
 
 class RandomImageLayer(ImagePreprocessingLayer):
