@@ -176,6 +176,10 @@ class LossScaleOptimizer(Optimizer):
             return ()
         cond(finite, apply_finite, skip)
 
+    def moving_averages(self):
+        """The inner optimizer's ``moving_averages()``."""
+        return self.inner_optimizer.moving_averages()
+
     def finalize_variable_values(self, var_list):
         self.inner_optimizer.finalize_variable_values(var_list)
 

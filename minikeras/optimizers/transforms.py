@@ -64,6 +64,14 @@ class GradientTransforms:
         for variable, average in zip(trainable_variables, self._model_variables_moving_average):
             variable.assign(average)
 
+    def moving_averages(self):
+        """``[(variable, its moving average), ...]`` for the variables the optimizer was built
+        with (``use_ema``; empty before ``build``). ``callbacks.SwapEMAWeights`` swaps them."""
+        if not self.use_ema:
+            raise ValueError(f"SwapEMAWeights must be used when `use_ema=True` is set on the optimizer. Received: "
+                             f"use_ema={self.use_ema}")
+        return list(zip(self._trainable_variables, self._model_variables_moving_average))
+
     def finalize_variable_values(self, var_list):
         """Ends training: with ``use_ema``, copies the moving averages into ``var_list`` (the
         variables the optimizer was built with, in that order). Keras's ``fit`` calls it last."""
