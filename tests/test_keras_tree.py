@@ -61,3 +61,29 @@ def test_a_registered_class_is_a_node():
     doubled = t.map_structure(lambda v: v * 2, Pair(1, [2]))
     assert isinstance(doubled, Pair) and (doubled.first, doubled.second) == (2, [4])
     assert t.flatten(Pair(1, [2, 3])) == [1, 2, 3]
+
+
+def test_traverse_as_keras_documents_it():
+    structure = [(1, 2), [3], {"a": 4}]
+    seen = []
+    assert t.traverse(seen.append, structure, top_down=True) == structure
+    assert seen == [structure, (1, 2), 1, 2, [3], 3, {"a": 4}, 4]
+    seen = []
+    assert t.traverse(seen.append, structure, top_down=False) == structure
+    assert seen == [1, 2, (1, 2), 3, [3], 4, {"a": 4}, structure]
+    assert t.traverse(lambda x: t.MAP_TO_NONE if x == [3] else None, structure) == [(1, 2), None, {"a": 4}]
+    assert t.traverse(lambda x: "pair" if isinstance(x, tuple) else None, structure) == ["pair", [3], {"a": 4}]
+    assert t.traverse(lambda x: tuple(x) if isinstance(x, list) else None, [[1], 2], top_down=False) == ((1,), 2)
+
+
+def test_map_structure_up_to_and_assert_same_paths():
+    assert t.map_structure_up_to([None, None], len, [[1, 1], [2, 2]]) == [2, 2]
+    assert t.map_structure_up_to([None, [None, None]], str, [[1, 1], [2, 2]]) == ["[1, 1]", ["2", "2"]]
+    assert t.map_structure_up_to({"a": None}, lambda x, y: x + y, {"a": 1}, {"a": 2}) == {"a": 3}
+    with pytest.raises(ValueError):
+        t.map_structure_up_to([None, None, None], len, [[1], [2]])
+    point1, point2 = collections.namedtuple("Point1", "x y"), collections.namedtuple("Point2", "x y")
+    t.assert_same_paths(point1(0, 1), point2(2, 3))
+    t.assert_same_paths([0, 1], (2, 3))
+    with pytest.raises(ValueError, match="Paths in `a` missing in `b`:\n\\{\\(1,\\)\\}"):
+        t.assert_same_paths([0, 1], [0])

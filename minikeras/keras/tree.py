@@ -94,6 +94,76 @@ def lists_to_tuples(structure):
     return structure
 
 
+class MAP_TO_NONE:  # noqa: N801 - Keras's name
+    """What ``traverse``'s ``func`` returns to replace a subtree with None."""
+
+
+def _children(structure):
+    """``(children, treedef)`` one level down, or None for a leaf."""
+    children, treedef = _tree.tree_flatten(structure, is_leaf=lambda x: x is not structure)
+    if treedef.num_nodes == 1 and treedef.num_leaves == 1:
+        return None
+    return children, treedef
+
+
+def traverse(func, structure, top_down=True):
+    """Walks ``structure`` depth-first, calling ``func`` on every subtree (the whole structure and
+    each leaf included). Top-down: a subtree for which ``func`` returns something other than None
+    is replaced by it and not walked into. Bottom-up: ``func`` sees each subtree with its
+    children already walked, and a result other than None replaces it. ``MAP_TO_NONE`` as a
+    result puts None in its place."""
+    def walk_children():
+        found = _children(structure)
+        if found is None:
+            return structure
+        children, treedef = found
+        return _tree.tree_unflatten(treedef, [traverse(func, c, top_down=top_down) for c in children])
+
+    if top_down:
+        result = func(structure)
+        if result is None:
+            return walk_children()
+    else:
+        walked = walk_children()
+        result = func(walked)
+        if result is None:
+            return walked
+    return None if result is MAP_TO_NONE else result
+
+
+def map_structure_up_to(shallow_structure, func, *structures):
+    """``func`` mapped over ``structures`` down to the leaves of ``shallow_structure`` only: what
+    lies deeper in ``structures`` is handed to ``func`` whole.
+
+    >>> map_structure_up_to([None, None], len, [[1, 1], [2, 2]])   # [2, 2]
+
+    (Keras 3.15's own implementation raises for the None leaves of its documented example; this
+    one does what the documentation says, and agrees with Keras for other leaves.)
+    """
+    if not structures:
+        raise ValueError("Must provide at least one structure")
+    shallow = _treedef(shallow_structure)
+    parts = [shallow.flatten_up_to(s) for s in structures]
+    return _tree.tree_unflatten(shallow, [func(*args) for args in zip(*parts)])
+
+
+def _paths(structure):
+    return {path for path, _ in flatten_with_path(structure)}
+
+
+def assert_same_paths(a, b):
+    """Raises ValueError unless ``a`` and ``b`` have the same paths (list/tuple indices, dict keys),
+    whatever their collection types; the message lists the paths each lacks."""
+    a_paths, b_paths = _paths(a), _paths(b)
+    if a_paths != b_paths:
+        message = "`a` and `b` don't have the same paths."
+        if a_paths - b_paths:
+            message += f"\nPaths in `a` missing in `b`:\n{a_paths - b_paths}"
+        if b_paths - a_paths:
+            message += f"\nPaths in `b` missing in `a`:\n{b_paths - a_paths}"
+        raise ValueError(message)
+
+
 def _is_shape(value):
     return isinstance(value, (list, tuple)) and all(n is None or isinstance(n, int) for n in value)
 
