@@ -60,6 +60,9 @@ from minikeras.layers.preprocessing import (  # noqa: F401
     CenterCrop, CutMix, MaxNumBoundingBoxes, MixUp, Pipeline, RandomBrightness, RandomContrast, RandomCrop,
     RandomElasticTransform, RandomErasing, RandomFlip, RandomGaussianBlur, RandomPerspective, RandomRotation,
     RandomShear, RandomTranslation, RandomZoom, Resizing)
+from minikeras.layers.preprocessing import (  # noqa: F401
+    AugMix, AutoContrast, Equalization, RandAugment, RandomColorDegeneration, RandomColorJitter, RandomGrayscale,
+    RandomHue, RandomInvert, RandomPosterization, RandomSaturation, RandomSharpness, Solarization)
 from minikeras.layers.reshaping.reshaping import Permute, RepeatVector  # noqa: F401
 from minikeras.layers.reshaping.cropping import Cropping1D, Cropping2D, Cropping3D  # noqa: F401
 from minikeras.layers.reshaping.up_sampling import UpSampling1D, UpSampling2D, UpSampling3D  # noqa: F401

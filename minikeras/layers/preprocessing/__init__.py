@@ -1,5 +1,12 @@
 """Keras preprocessing layers (exported from ``mk.layers``)."""
 from minikeras.layers.preprocessing.image_color import RandomBrightness, RandomContrast  # noqa: F401
+from minikeras.layers.preprocessing.image_color_ops import (  # noqa: F401
+    AutoContrast, Equalization, RandomInvert, RandomPosterization, Solarization)
+from minikeras.layers.preprocessing.image_augment_color import (  # noqa: F401
+    RandomColorDegeneration, RandomGrayscale, RandomHue, RandomSaturation, RandomSharpness)
+from minikeras.layers.preprocessing.image_color_jitter import RandomColorJitter  # noqa: F401
+from minikeras.layers.preprocessing.image_rand_augment import RandAugment  # noqa: F401
+from minikeras.layers.preprocessing.image_aug_mix import AugMix  # noqa: F401
 from minikeras.layers.preprocessing.image_geometry import (  # noqa: F401
     RandomFlip, RandomRotation, RandomTranslation, RandomZoom)
 from minikeras.layers.preprocessing.image_shear import RandomShear  # noqa: F401
