@@ -114,3 +114,33 @@ def test_interactive_logging_off_sends_one_line_per_epoch_to_the_logger(small_mo
     lines = [r.getMessage() for r in caplog.records if r.name == "minikeras"]
     assert [line.split(" - ")[0] for line in lines] == ["Epoch 1/2", "Epoch 2/2", "3/3"]
     assert all("loss: " in line for line in lines)
+
+
+# Keras 3.15's answers on JAX (x64 off), printed by keras.backend.result_type in the reference venv
+RESULT_TYPES = {('bool', 'int64'): 'int32', ('uint32', 'int8'): 'int32', ('uint8', 'int8'): 'int16',
+                ('int8', 'uint16'): 'int32', ('int64', 'float32'): 'float32', ('bfloat16', 'float16'): 'float32',
+                ('float16', 'int32'): 'float16', ('uint32', 'float16'): 'float16', ('bool', 'bool'): 'bool',
+                ('int16', 'uint32'): 'int32', ('float64', 'int8'): 'float32', (int, 'int8'): 'int8',
+                (float, 'int32'): 'float32', (bool, 'uint8'): 'uint8', (float, 'bfloat16'): 'bfloat16',
+                (int,): 'int32', (): 'float32'}
+
+
+def test_result_type_promotes_as_keras():
+    for dtypes, expected in RESULT_TYPES.items():
+        assert keras.backend.result_type(*dtypes) == expected, dtypes
+    with pytest.raises(ValueError, match="Invalid dtype"):
+        keras.backend.result_type("int33")
+
+
+def test_backend_traceback_and_flash_attention_switches():
+    keras.config.set_backend("tensorflow")
+    with pytest.raises(ValueError, match="minikeras has one backend, 'tensorflow'.*backend='jax'"):
+        keras.config.set_backend("jax")
+    with pytest.warns(UserWarning, match="does not filter tracebacks"):
+        keras.config.enable_traceback_filtering()
+    assert not keras.config.is_traceback_filtering_enabled()
+    assert keras.config.is_flash_attention_enabled() is None
+    keras.config.disable_flash_attention()
+    assert keras.config.is_flash_attention_enabled() is False
+    with pytest.raises(NotImplementedError, match="no flash attention kernel"):
+        keras.config.enable_flash_attention()

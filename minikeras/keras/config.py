@@ -12,11 +12,15 @@ backend takes the TensorFlow branch, whose calls minikeras implements.
 
 ``dtype_policy``/``set_dtype_policy`` are ``mk.mixed_precision``'s global policy.
 
-Not here: ``set_epsilon`` (minikeras's losses and metrics use the constant 1e-7),
-``set_backend`` (there is one backend), the traceback filtering switch on
-(minikeras never filters tracebacks: ``disable_traceback_filtering`` has nothing to undo),
-the flash-attention switches.
+``set_backend`` accepts only "tensorflow" (there is one backend). minikeras never filters
+tracebacks, so ``enable_traceback_filtering`` says so once and changes nothing. There is no flash
+attention kernel: ``disable_flash_attention`` is what minikeras does anyway, and
+``enable_flash_attention`` refuses.
+
+Not here: ``set_epsilon`` (minikeras's losses and metrics use the constant 1e-7).
 """
+import warnings
+
 from minikeras.backend import (  # noqa: F401
     epsilon,
     floatx,
@@ -55,6 +59,40 @@ def disable_traceback_filtering():
 def is_traceback_filtering_enabled():
     """False: minikeras shows every frame of a traceback."""
     return False
+
+
+def enable_traceback_filtering():
+    """Keras's switch to trim its frames from tracebacks: minikeras shows every frame (warns once)."""
+    warnings.warn("keras.config.enable_traceback_filtering: minikeras does not filter tracebacks; every frame is "
+                  "shown", stacklevel=2)
+
+
+def set_backend(backend):
+    """Keras's backend switch: minikeras has one backend, 'tensorflow' (see above); another name
+    is refused."""
+    if backend != BACKEND:
+        raise ValueError(f"keras.config.set_backend: minikeras has one backend, {BACKEND!r} (its programming model "
+                         f"on JAX arrays); received backend={backend!r}")
+
+
+_flash_attention = None
+
+
+def enable_flash_attention():
+    """Refused: minikeras has no flash attention kernel (its attention is XLA's fused softmax)."""
+    raise NotImplementedError("keras.config.enable_flash_attention: minikeras has no flash attention kernel; its "
+                              "attention layers compute the same values with XLA's fused softmax")
+
+
+def disable_flash_attention():
+    """Flash attention off, which is how minikeras computes attention anyway."""
+    global _flash_attention
+    _flash_attention = False
+
+
+def is_flash_attention_enabled():
+    """None until ``disable_flash_attention`` (then False), as Keras 3's."""
+    return _flash_attention
 
 
 def is_nnx_enabled():
