@@ -350,6 +350,7 @@ _BY_NAME.update({"zero": Zeros, "one": Ones, "uniform": RandomUniform, "normal":
 zeros, ones, constant, identity = Zeros, Ones, Constant, Identity
 random_normal, truncated_normal, random_uniform = RandomNormal, TruncatedNormal, RandomUniform
 variance_scaling, orthogonal = VarianceScaling, Orthogonal
+OrthogonalInitializer, IdentityInitializer = Orthogonal, Identity  # Keras 3's other class names
 glorot_uniform, glorot_normal, he_uniform, he_normal = GlorotUniform, GlorotNormal, HeUniform, HeNormal
 lecun_uniform, lecun_normal = LecunUniform, LecunNormal
 
