@@ -311,3 +311,38 @@ def test_segment_of_several_blocks_matches_jax_checkpoint(compiled):
     want = jax.grad(_segments_loss_jax, argnums=(0, 1, 2, 3))(X, *WS)
     for i, (g, ref) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g.numpy(), ref, rtol=1e-5, atol=1e-6, err_msg=f"gradient {i}")
+
+
+def test_keras_remat_runs_keras_documented_example():
+    """keras.remat is recompute_grad: Keras 3's documented custom layer trains, with the gradients
+    of the same layer without it."""
+    from minikeras import keras
+
+    class CustomRematLayer(keras.layers.Layer):
+        def __init__(self, use_remat=True, **kwargs):
+            super().__init__(**kwargs)
+            self.remat_function = keras.remat(self.intermediate_function) if use_remat else self.intermediate_function
+
+        def intermediate_function(self, x):
+            for _ in range(2):
+                x = x + x * 0.1
+            return x
+
+        def call(self, inputs):
+            return self.remat_function(inputs)
+
+    grads = []
+    for use_remat in (True, False):
+        mk.utils.set_random_seed(0)
+        inputs = keras.layers.Input(shape=(4,))
+        x = keras.layers.Dense(4, activation="relu")(inputs)
+        x = CustomRematLayer(use_remat)(x)
+        model = keras.Model(inputs, keras.layers.Dense(1)(x))
+        data = np.random.default_rng(0).random((8, 4), dtype="float32")
+        with mk.GradientTape() as tape:
+            loss = mk.reduce_sum(model(data) ** 2)
+        grads.append([g.numpy() for g in tape.gradient(loss, model.trainable_variables)])
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(data, np.ones((8, 1), "float32"), epochs=1, verbose=0)
+    for with_remat, without in zip(*grads):
+        np.testing.assert_allclose(with_remat, without, rtol=1e-6)
