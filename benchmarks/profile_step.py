@@ -65,9 +65,11 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--policy", default=None, help="a dtype policy for the MNIST models (mixed_bfloat16)")
     args = parser.parse_args(argv)
     mk.random.set_seed(0)
-    builders = {"classic": train_step.classic_cnn, "simple": train_step.simple_cnn, "resnet": lambda: resnet20(mk)}
+    builders = {"classic": lambda: train_step.classic_cnn(args.policy),
+                "simple": lambda: train_step.simple_cnn(args.policy), "resnet": lambda: resnet20(mk)}
     step = train_step.mk_tape_step(builders[args.model]())
     image_shape = (32, 32, 3) if args.model == "resnet" else (28, 28, 1)
     rng = np.random.default_rng(0)
