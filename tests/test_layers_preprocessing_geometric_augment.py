@@ -150,7 +150,7 @@ def test_elastic_transform_is_keras(fill_mode, interpolation):
     got = layer.transform_images(mk.constant(F["RandomElasticTransform/images"]), {
         "apply_transform": np.array([True, False]), "distortion_factor": np.float32(0.7),
         "seed": np.array([42, 0], np.uint32)})
-    close(f"RandomElasticTransform/{fill_mode}/{interpolation}", got, atol=2e-3)
+    close(f"RandomElasticTransform/{fill_mode}/{interpolation}", got, atol=5e-4)
 
 
 def test_elastic_transform_draws():
@@ -206,6 +206,12 @@ def test_mixing_layers_mix_labels_of_a_dict_as_their_images():
     assert moved.sum() >= 4
     np.testing.assert_allclose(np.diagonal(cut_labels)[moved], kept[moved], atol=0.1)
     np.testing.assert_allclose(cut_labels.sum(axis=1), 1.0, rtol=1e-6)
+    inputs = {"images": mk.Input((4, 4, 3)), "labels": mk.Input((8,))}
+    symbolic = L.CutMix()(inputs)
+    assert (symbolic["images"].shape, symbolic["labels"].shape) == ((None, 4, 4, 3), (None, 8))
+    batches = mk.data.Dataset.from_tensor_slices((big, labels)).batch(4).map(
+        lambda x, y: L.CutMix()({"images": x, "labels": y}))
+    assert [batch["labels"].shape for batch in batches] == [(4, 8), (4, 8)]
     passthrough = L.MixUp()({"images": images, "labels": labels}, training=False)
     np.testing.assert_array_equal(passthrough["labels"], labels)
     np.testing.assert_array_equal(passthrough["images"].numpy(), images)
@@ -214,6 +220,8 @@ def test_mixing_layers_mix_labels_of_a_dict_as_their_images():
                    "bounding_boxes": {"boxes": np.zeros((8, 1, 4)), "labels": np.zeros((8, 1))}})
     with pytest.raises(ValueError, match="'images'"):
         L.CutMix()({"labels": labels})
+    with pytest.raises(ValueError, match=r"labels of shape \(7, 8\).*images of shape \(8, 4, 4, 3\)"):
+        L.MixUp()({"images": images, "labels": labels[:7]})
 
 
 def test_max_num_bounding_boxes():
@@ -300,21 +308,27 @@ def test_symbolic_compiled_seeded_and_channels_first(make):
     mk.random.set_seed(11)
     np.testing.assert_array_equal(step(images).numpy(), first)
     assert not np.array_equal(step(images).numpy(), first)  # the draws advance
+
+
+@pytest.mark.parametrize("make", [ALL_LAYERS[1], ALL_LAYERS[6]])  # the layout is the base class's: one of each kind
+def test_channels_first_single_images_and_mixed_precision(make):
+    layer = make()
     channels_first = type(layer).from_config({**layer.get_config(), "data_format": "channels_first"})
-    out = channels_first(np.transpose(images, (0, 3, 1, 2)))
-    assert out.shape == (4, 3, 5, 7)
-    single = layer(X[0])
-    assert single.shape == X[0].shape
+    mk.random.set_seed(4)
+    out = channels_first(np.transpose(X, (0, 3, 1, 2))).numpy()
+    mk.random.set_seed(4)
+    np.testing.assert_allclose(np.transpose(out, (0, 2, 3, 1)), layer(X).numpy(), rtol=1e-6, atol=1e-4)
+    assert layer(X[0]).shape == X[0].shape
+    mixed = type(layer).from_config({**layer.get_config(), "dtype": "mixed_bfloat16"})
+    assert mixed(X).dtype == mk.bfloat16
 
 
 def test_fit_with_augmentation_and_pixel_gradients():
     mk.random.set_seed(0)
-    model = mk.Sequential([mk.Input((5, 7, 3)), L.Pipeline([L.RandomShear(0.2), L.RandomPerspective(scale=0.2),
-                                                            L.RandomGaussianBlur(), L.RandomErasing(),
-                                                            L.RandomElasticTransform()]),
+    model = mk.Sequential([mk.Input((5, 7, 3)), L.Pipeline([L.RandomShear(0.2), L.RandomPerspective(scale=0.2)]),
                            L.Rescaling(1 / 255.0), L.Flatten(), L.Dense(2)])
     model.compile("adam", mk.losses.SparseCategoricalCrossentropy(from_logits=True))
-    history = model.fit(np.concatenate([X] * 4), np.arange(8) % 2, batch_size=4, epochs=2, verbose=0)
+    history = model.fit(np.concatenate([X] * 4), np.arange(8) % 2, batch_size=4, epochs=1, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
     # the perspective warp is one recorded op: its pixel gradient is jax's
     from minikeras.image import keras_forwards

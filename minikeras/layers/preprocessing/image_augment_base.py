@@ -85,6 +85,9 @@ class AugmentationLayer(TakesImageDicts, RandomImageLayer):
         labels = inputs.get("labels")
         if labels is not None:
             labels = labels if isinstance(labels, Tensor) else Tensor(to_array(labels))
+            if not single and (labels.ndim == 0 or labels.shape[0] != images.shape[0]):
+                raise ValueError(f"{type(self).__name__} '{self.name}' expects one label per image; received labels "
+                                 f"of shape {tuple(labels.shape)} for images of shape {tuple(images.shape)}")
             if single:
                 labels = expand_dims(labels, 0)
         if single:
