@@ -287,6 +287,16 @@ def test_keras_file_from_keras_loads_and_ours_rebuilds(tmp_path):
     assert [layer.get_config() for layer in loaded.layers[1:]] == [layer.get_config() for layer in model.layers[1:]]
 
 
+def test_pipeline_weights_file_is_keras(tmp_path):
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "keras_geometric_augment", "pipeline_dense.keras")
+    model = mk.saving.load_model(path)
+    close("Pipeline/outputs", model(F["Pipeline/inputs"]), atol=1e-6)
+    model.save(str(tmp_path / "ours.keras"))
+    close("Pipeline/outputs", mk.saving.load_model(str(tmp_path / "ours.keras"))(F["Pipeline/inputs"]), atol=1e-6)
+    kernels = [v.path for v in model.weights]
+    assert kernels == ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias"], kernels
+
+
 ALWAYS = (1.0, 1.0)  # the probability of transforming each image
 ALL_LAYERS = [lambda: L.RandomShear(0.3, 0.3), lambda: L.RandomPerspective(ALWAYS, scale=0.4),
               lambda: L.RandomGaussianBlur(ALWAYS, sigma=(0.8, 1.0)), lambda: L.RandomErasing(ALWAYS),

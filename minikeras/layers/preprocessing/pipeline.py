@@ -22,26 +22,21 @@ class Pipeline(Layer):
         layers = list(layers) if isinstance(layers, (list, tuple)) else layers
         if not isinstance(layers, list) or not all(isinstance(layer, Layer) for layer in layers):
             raise ValueError(f"Pipeline: `layers` should be a list of layers. Received: layers={layers!r}")
-        self._pipeline_layers = layers
-
-    @property
-    def layers(self):
-        """The layers, in the order they are applied."""
-        return list(self._pipeline_layers)
+        self.layers = layers  # the attribute's name is their group in a weights file, as Keras 3 files them
 
     def call(self, inputs, training=None):
-        for layer in self._pipeline_layers:
+        for layer in self.layers:
             inputs = layer(inputs, training=training)
         return inputs
 
     def compute_output_shape(self, input_shape):
-        for layer in self._pipeline_layers:
+        for layer in self.layers:
             input_shape = layer.compute_output_shape(input_shape)
         return input_shape
 
     def get_config(self):
         """Keras 3's: the layers and the name only."""
-        return {"layers": [serialize_keras_object(layer) for layer in self._pipeline_layers], "name": self.name}
+        return {"layers": [serialize_keras_object(layer) for layer in self.layers], "name": self.name}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
