@@ -39,7 +39,8 @@ def auto_contrast(images, *, value_range):
     low = jnp.min(x, axis=(1, 2), keepdims=True)
     high = jnp.max(x, axis=(1, 2), keepdims=True)
     scale = 255.0 / (high - low)
-    stretched = to_range(jnp.clip(x * scale - low * scale, 0.0, 255.0), (0, 255), value_range)
+    offset = -low * scale
+    stretched = to_range(jnp.clip(x * scale + offset, 0.0, 255.0), (0, 255), value_range)
     return jnp.where(jnp.isnan(stretched), images, stretched)
 
 
