@@ -23,7 +23,8 @@ bias/relu it beats a hand-written max of window taps, whose fused loop stops vec
 max-pool gradient is not: jax's select_and_scatter runs many times slower on CPU than the
 elementwise form here (``benchmarks/pool_dropout.py``). When windows tile the input
 (ksize == strides) the gradient is a reshape plus one fused pass that finds each window's first
-maximum with elementwise ops (a reduce over the window axes is slower); overlapping windows
+maximum with a running maximum over its taps, elementwise (a reduce over the window axes is
+slower, and comparing each tap with the forward's maxima reads the input once per tap); overlapping windows
 use one strided slice per window tap and scatter back with interior-padded adds, which XLA also
 fuses into one loop.
 """
@@ -78,12 +79,23 @@ def _tile_taps(x6):
     return [x6[:, :, a:a + 1, :, b:b + 1] for a in range(kh) for b in range(kw)]
 
 
-def _first_max_index(taps, y6):
-    """Per window, the row-major index of its first maximum (elementwise over the taps, so it
-    fuses into the consumer; a reduce over the window axes runs slower)."""
-    first = np.int32(len(taps))
-    for t in reversed(range(len(taps))):
-        first = jnp.where(taps[t] == y6, np.int32(t), first)
+def _comparable(x):
+    """``x`` for finding maxima: bfloat16 and float16 widened to float32 first (exact, same order
+    and ties). XLA:CPU computes narrow floats in float32 anyway, and where the widening is left
+    to it, it converts each window tap apart and runs several times slower."""
+    return x.astype(jnp.float32) if x.dtype in (jnp.bfloat16, jnp.float16) else x
+
+
+def _first_max_index(taps):
+    """Per window, the row-major index of its first maximum: a running maximum over the taps
+    (strict ``>``, so the first of tied maxima stays), elementwise so that it fuses into its
+    consumer as one pass over the input. (Comparing each tap with the window maxima instead
+    reads the input once per tap and, under bfloat16, materialises each tap's conversion.)"""
+    best, first = taps[0], jnp.zeros(taps[0].shape, np.int32)
+    for t in range(1, len(taps)):
+        better = taps[t] > best
+        best = jnp.where(better, taps[t], best)
+        first = jnp.where(better, np.int32(t), first)
     return first
 
 
@@ -156,16 +168,15 @@ def _first_max_masks(taps, y):
 
 def max_pool2d_grad(x, dy, ksize, strides, padding, y=None):
     """dx: each window's ``dy`` goes to its first maximum in ``x``; ``y`` (the forward output)
-    saves recomputing it."""
+    saves recomputing it where windows overlap (tiling windows do not need it)."""
     ksize_, strides_, pads, out_hw = _geometry(x.shape[1:3], ksize, strides, padding)
-    if y is None:
-        y = max_pool2d_forward(x, ksize, strides, padding)
     if _tiles(ksize_, strides_):
-        x6 = _to_tiles(x, pads, ksize_, out_hw, _lowest(x.dtype))
-        first = _first_max_index(_tile_taps(x6), y[:, :, None, :, None, :])
+        first = _first_max_index(_tile_taps(_to_tiles(_comparable(x), pads, ksize_, out_hw, _lowest(x.dtype))))
         dy = materialize(dy)  # the loop below reads each dy kh*kw times: compute it (a dropout's, say) once
         dx6 = jnp.where(_tile_order(*ksize_) == first, dy[:, :, None, :, None, :], jnp.zeros((), dy.dtype))
         return _from_tiles(dx6, x.shape, pads)
+    if y is None:
+        y = max_pool2d_forward(x, ksize, strides, padding)
     xp = lax.pad(x, jnp.asarray(_lowest(x.dtype), x.dtype), ((0, 0, 0), pads[0] + (0,), pads[1] + (0,), (0, 0, 0)))
     masks = _first_max_masks(_window_taps(xp, ksize_, strides_, out_hw), y)
     zero = jnp.zeros((), dy.dtype)
@@ -178,17 +189,16 @@ def max_pool2d_grad_grad(x, g, ksize, strides, padding, y=None):
     """The transpose of ``max_pool2d_grad`` in ``dy`` (the forward's JVP): ``g`` (shaped like x)
     read at each window's first maximum."""
     ksize_, strides_, pads, out_hw = _geometry(x.shape[1:3], ksize, strides, padding)
-    if y is None:
-        y = max_pool2d_forward(x, ksize, strides, padding)
     zero = jnp.zeros((), g.dtype)
     if _tiles(ksize_, strides_):
-        first = _first_max_index(_tile_taps(_to_tiles(x, pads, ksize_, out_hw, _lowest(x.dtype))),
-                                 y[:, :, None, :, None, :])
+        first = _first_max_index(_tile_taps(_to_tiles(_comparable(x), pads, ksize_, out_hw, _lowest(x.dtype))))
         out = None
         for t, tap in enumerate(_tile_taps(_to_tiles(g, pads, ksize_, out_hw, 0))):
             term = jnp.where(first == t, tap, zero)
             out = term if out is None else out + term
         return out[:, :, 0, :, 0]
+    if y is None:
+        y = max_pool2d_forward(x, ksize, strides, padding)
     cfg = ((0, 0, 0), pads[0] + (0,), pads[1] + (0,), (0, 0, 0))
     xp = lax.pad(x, jnp.asarray(_lowest(x.dtype), x.dtype), cfg)
     gp = lax.pad(g, zero, cfg)
