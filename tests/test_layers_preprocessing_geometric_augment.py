@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras.image.transform import projective_transform
-from minikeras.layers.preprocessing.image_shear import shear_transforms
 
 F = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "keras_geometric_augment", "geometric_augment.npz"))
 X = F["images"]
@@ -38,9 +36,8 @@ def same_config(layer, name):
 @pytest.mark.parametrize("fill_mode", ["reflect", "wrap", "constant", "nearest"])
 @pytest.mark.parametrize("interpolation", ["bilinear", "nearest"])
 def test_shear_transform_is_keras(fill_mode, interpolation):
-    amounts = jnp.asarray(F["RandomShear/amounts"])
-    got = projective_transform(mk.constant(X), mk.constant(np.asarray(shear_transforms(amounts[:, 0], amounts[:, 1]))),
-                               interpolation, fill_mode, 3.0)
+    layer = L.RandomShear(0.5, 0.5, fill_mode=fill_mode, interpolation=interpolation, fill_value=3.0)
+    got = layer.transform_images(mk.constant(X), {"shear_factor": F["RandomShear/amounts"]})
     # 'wrap' samples as Keras on TensorFlow (as the sibling geometric layers); jax.scipy wraps periodically
     close(f"RandomShear/{fill_mode}/{interpolation}" + ("/tensorflow" if fill_mode == "wrap" else ""), got)
 
@@ -72,6 +69,10 @@ def test_shear_config_and_bad_factors():
         L.RandomShear(0.1, fill_mode="mirror")
     with pytest.raises(ValueError, match="rank"):
         L.RandomShear(0.1)(np.zeros((2, 3)))
+    drawn = np.asarray(L.RandomShear((0.1, 0.2), (0.3, 0.4)).get_random_transformation((64, 5, 7, 3))["shear_factor"])
+    assert np.all((np.abs(drawn[:, 0]) >= 0.1) & (np.abs(drawn[:, 0]) <= 0.2))
+    assert np.all((np.abs(drawn[:, 1]) >= 0.3) & (np.abs(drawn[:, 1]) <= 0.4))
+    assert np.all(np.sign(drawn[:, 0]) == np.sign(drawn[:, 1])) and 0 < (drawn[:, 0] > 0).sum() < 64
 
 
 @pytest.mark.parametrize("interpolation", ["bilinear", "nearest"])

@@ -1,10 +1,13 @@
 """Keras 3's ``RandomShear``: each image sheared along x and y by random amounts (one draw per
 image from ``mk.random``'s generator, only when training), sampled as the sibling geometric
-layers sample (``minikeras.image.transform``)."""
+layers sample (``minikeras.image.transform``). As the other augmentation layers
+(``image_augment_base``), it draws a transformation (``{"shear_factor": (batch, 2)}``, Keras's
+name) and applies it, so a layer that combines augmentations can draw and apply them itself."""
 import jax.numpy as jnp
 
 from minikeras.image.transform import check_fill_and_interpolation, projective_transform
-from minikeras.layers.preprocessing.image_base import RandomImageLayer, uniform
+from minikeras.layers.preprocessing.image_augment_base import AugmentationLayer
+from minikeras.layers.preprocessing.image_base import uniform
 from minikeras.tensor import Tensor
 
 _FACTOR_MESSAGE = "The `factor` argument should be a number (or a list of two numbers) in the range [0, 1.0]. "
@@ -36,7 +39,7 @@ def shear_transforms(shear_x, shear_y):
     return jnp.stack([ones, shear_x, zeros, shear_y, ones, zeros, zeros, zeros], axis=1)
 
 
-class RandomShear(RandomImageLayer):
+class RandomShear(AugmentationLayer):
     """Shears each image along x and y by random amounts, each with a random sign.
 
     Args:
@@ -67,19 +70,18 @@ class RandomShear(RandomImageLayer):
         self.interpolation = interpolation
         self.seed = seed
 
-    def draw_transforms(self, shape):
-        """(batch, 8) shear transforms for a batch of ``shape``, as a jax array."""
+    def get_random_transformation(self, shape):
+        """{"shear_factor": (batch, 2)}: each image's x and y amounts, as Keras 3 draws them."""
         batch = shape[0]
-        sign = jnp.where(uniform(self.seed, (batch,), 0.0, 1.0) > 0.5, -1.0, 1.0)
-        shear_y = uniform(self.seed, (batch,), *self.y_factor)
-        shear_x = uniform(self.seed, (batch,), *self.x_factor)
-        return shear_transforms(shear_x * sign, shear_y * sign)
+        sign = jnp.where(uniform(self.seed, (batch, 1), 0.0, 1.0) > 0.5, -1.0, 1.0)
+        shear_y = uniform(self.seed, (batch, 1), *self.y_factor)
+        shear_x = uniform(self.seed, (batch, 1), *self.x_factor)
+        return {"shear_factor": jnp.concatenate([shear_x, shear_y], axis=1) * sign}
 
-    def transform(self, images, training):
-        if not training:
-            return images
-        return projective_transform(images, Tensor(self.draw_transforms(images.shape)), self.interpolation,
-                                    self.fill_mode, self.fill_value)
+    def transform_images(self, images, transformation):
+        amounts = jnp.asarray(transformation["shear_factor"], jnp.float32)
+        return projective_transform(images, Tensor(shear_transforms(amounts[:, 0], amounts[:, 1])),
+                                    self.interpolation, self.fill_mode, self.fill_value)
 
     def get_config(self):
         return {**super().get_config(), "x_factor": self.x_factor, "y_factor": self.y_factor,
