@@ -42,6 +42,7 @@ from minikeras.layers.pooling.global_pooling import (  # noqa: F401
 from minikeras.layers.pooling.adaptive_pooling import (  # noqa: F401
     AdaptiveAveragePooling1D, AdaptiveAveragePooling2D, AdaptiveAveragePooling3D, AdaptiveMaxPooling1D,
     AdaptiveMaxPooling2D, AdaptiveMaxPooling3D)
+from minikeras.layers.rnn.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
 from minikeras.layers.rnn.recurrent import GRU, LSTM, SimpleRNN  # noqa: F401
 from minikeras.layers.rnn.rnn import RNN  # noqa: F401
 from minikeras.layers.rnn.rnn_cells import GRUCell, LSTMCell, SimpleRNNCell  # noqa: F401

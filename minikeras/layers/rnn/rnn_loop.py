@@ -45,8 +45,8 @@ def run(step, inputs, states, mask, *, go_backwards, unroll, return_sequences, z
         x_t, m_t = inp
         out, new = step(x_t, states)
         if m_t is not None:
-            new = jax.tree_util.tree_map(lambda n, s: jnp.where(m_t, n, s), new, states)
-            out = jnp.where(m_t, out, jnp.zeros_like(out) if zero_output_for_mask else last)
+            new = jax.tree_util.tree_map(lambda n, s: jnp.where(_against(m_t, n), n, s), new, states)
+            out = jnp.where(_against(m_t, out), out, jnp.zeros_like(out) if zero_output_for_mask else last)
         return (new, None if last is None else out), (out if return_sequences else None)
 
     if unroll:
@@ -61,3 +61,9 @@ def run(step, inputs, states, mask, *, go_backwards, unroll, return_sequences, z
     if last is None:
         last = jax.tree_util.tree_leaves(states)[0]
     return (jnp.swapaxes(ys, 0, 1) if return_sequences else last), states
+
+
+def _against(mask, a):
+    """A step's (batch, 1) mask shaped to broadcast against ``a`` (batch, ...): a convolutional
+    cell's states and outputs have several axes after the batch."""
+    return mask.reshape(mask.shape[:1] + (1,) * (a.ndim - 1))
