@@ -1,9 +1,13 @@
-"""What the dataset tests share: tiny IDX files written like MNIST's, and ``isolated`` (an autouse
-fixture for the modules that import it: no public mirrors, no user cache, no inherited env)."""
+"""What the dataset tests share: tiny IDX files written like MNIST's, ``isolated`` (an autouse
+fixture for the modules that import it: no public mirrors, no user cache, no inherited env) and
+``server`` (a local HTTP server of a folder)."""
 from __future__ import annotations
 
+import functools
 import gzip
+import http.server
 import struct
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +50,37 @@ def write_dataset(folder: Path, marker: int, n_train: int = 3, n_test: int = 2) 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
     """No public mirrors, no user cache, no inherited env for every test."""
-    monkeypatch.setattr(_source, "MIRRORS", {"mnist": (), "fashion_mnist": ()})
+    monkeypatch.setattr(_source, "MIRRORS", dict.fromkeys(_source.MIRRORS, ()))
     monkeypatch.setenv("MINIKERAS_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("MINIKERAS_DATASETS", raising=False)
     monkeypatch.delenv("MINIKERAS_MIRRORS", raising=False)
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+
+@pytest.fixture(name="server")
+def local_server(tmp_path):
+    """Serve ``tmp_path / 'www'`` on 127.0.0.1; yields ``(base_url, root, requested_paths)``."""
+    root = tmp_path / "www"
+    root.mkdir()
+    requested = []
+
+    class Handler(_Handler):
+        def do_GET(self):
+            requested.append(self.path)
+            super().do_GET()
+
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root))
+    )
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/", root, requested
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()

@@ -6,17 +6,22 @@ mirrors are replaced by an empty list for every test.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import os
 import struct
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
-from datasets_reference import idx_bytes, isolated, write_dataset, write_gz, write_images, write_labels  # noqa: F401 (isolated: autouse, no public mirrors or cache)
+from datasets_reference import (  # noqa: F401 (isolated: autouse, no public mirrors or cache; the server fixture)
+    idx_bytes,
+    isolated,
+    local_server,
+    write_dataset,
+    write_gz,
+    write_images,
+    write_labels,
+)
 
 from minikeras.datasets import _source, download as dl, fashion_mnist, idx, mnist
 
@@ -29,36 +34,6 @@ PUBLIC_MIRRORS = dict(_source.MIRRORS)  # before `isolated` empties it
 
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output quiet
-        pass
-
-
-@pytest.fixture
-def server(tmp_path):
-    """Serve ``tmp_path / 'www'`` on 127.0.0.1; yields ``(base_url, root, requested_paths)``."""
-    root = tmp_path / "www"
-    root.mkdir()
-    requested = []
-
-    class Handler(_Handler):
-        def do_GET(self):
-            requested.append(self.path)
-            super().do_GET()
-
-    httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root))
-    )
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/", root, requested
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 # --- (a) IDX parser ----------------------------------------------------------
@@ -374,6 +349,6 @@ def test_real_data(module):
 
 @needs_real_data
 def test_real_checksums_match_table():
-    for name, table in _source.SHA256.items():
-        for filename, digest in table.items():
+    for name in ("mnist", "fashion_mnist"):  # the single-file datasets: test_datasets_keras_files.py
+        for filename, digest in _source.SHA256[name].items():
             assert dl.sha256sum(os.path.join(REAL_DATA, name, filename)) == digest, (name, filename)

@@ -1,4 +1,5 @@
-"""Where the MNIST-style datasets come from: file names, checksums, mirrors, look-up.
+"""Where the MNIST-style datasets come from: file names, checksums, mirrors, look-up; and the
+mirrors and hashes of the single-file datasets, which ``dataset_file`` finds.
 
 ``mnist`` and ``fashion_mnist`` are both four gzip IDX files with the same
 names; this module finds the folder holding them, in this order:
@@ -37,6 +38,8 @@ FILES = (TRAIN_IMAGES, TRAIN_LABELS, TEST_IMAGES, TEST_LABELS)
 IMAGE_SHAPE = (28, 28)
 NUM_CLASSES = 10
 
+KERAS_ORIGIN = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
+
 SHA256 = {
     "mnist": {
         TRAIN_IMAGES: "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
@@ -50,6 +53,21 @@ SHA256 = {
         TEST_IMAGES: "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
         TEST_LABELS: "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5",
     },
+    # Keras 3's hashes of the single-file datasets; the word indices have md5s there.
+    "cifar10": {"cifar-10-python.tar.gz": "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"},
+    "cifar100": {"cifar-100-python.tar.gz": "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7"},
+    "imdb": {
+        "imdb.npz": "69664113be75683a8fe16e3ed0ab59fda8886cb3cd7ada244f7d9544e4676b9f",
+        "imdb_word_index.json": "bfafd718b763782e994055a2d397834f",
+    },
+    "reuters": {
+        "reuters.npz": "d6586e694ee56d7a4e65172e12b3e987c03096cb01eab99753921ef915959916",
+        "reuters_word_index.json": "4d44cc38712099c9e383dc6e5f11a921",
+    },
+    "boston_housing": {"boston_housing.npz": "f553886a1f8d56431e820c5b82552d9d95cfcb96d1e678153f8839538947dff5"},
+    "california_housing": {
+        "california_housing.npz": "1a2e3a52e0398de6463aebe6f4a8da34fb21fbb6b934cf88c3425e766f2a1a6f",
+    },
 }
 
 MIRRORS = {
@@ -62,6 +80,13 @@ MIRRORS = {
         "https://storage.googleapis.com/tensorflow/tf-keras-datasets/",
         "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
     ),
+    # The single-file datasets (dataset_file.py), at Keras 3's origins.
+    "cifar10": ("https://www.cs.toronto.edu/~kriz/",),
+    "cifar100": ("https://www.cs.toronto.edu/~kriz/",),
+    "imdb": (KERAS_ORIGIN,),
+    "reuters": (KERAS_ORIGIN,),
+    "boston_housing": (KERAS_ORIGIN,),
+    "california_housing": (KERAS_ORIGIN,),
 }
 
 
