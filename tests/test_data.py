@@ -337,3 +337,12 @@ def test_iteration_inside_mk_function_training_loop():
     ds = Dataset.from_tensor_slices((x, y)).shuffle(32, seed=0).batch(8, drop_remainder=True).prefetch(2)
     losses = [float(step(xb, yb)) for _ in range(20) for xb, yb in ds]
     assert losses[-1] < losses[0] * 0.1
+
+
+def test_as_numpy_iterator_has_tfs_next_method():
+    """TF's iterator has ``next()`` (the transfer-learning tutorial calls it) beside ``next(it)``."""
+    it = mk.data.Dataset.range(5).batch(2).as_numpy_iterator()
+    assert iter(it) is it
+    assert it.next().tolist() == [0, 1] and next(it).tolist() == [2, 3] and [b.tolist() for b in it] == [[4]]
+    with pytest.raises(StopIteration):
+        it.next()

@@ -24,8 +24,8 @@ from minikeras.data._generator import FromGenerator, signature_from
 from minikeras.data._padded import PaddedBatch
 from minikeras.data._rows import RowDataset, Source, zip_streams
 from minikeras.data._select import Concatenate, Enumerate, Filter, check_predicate
-from minikeras.data._structure import flatten, to_numpy, to_tensors
-from minikeras.data.iterator import DatasetIterator
+from minikeras.data._structure import flatten, to_tensors
+from minikeras.data.iterator import DatasetIterator, NumpyIterator
 from minikeras.dtypes import as_dtype
 from minikeras.ops.creation import constant
 
@@ -155,9 +155,9 @@ class Dataset:
         return state
 
     def as_numpy_iterator(self):
-        """Iterates over the elements as NumPy arrays (0-d components as NumPy scalars)."""
-        for element in self._elements():
-            yield to_numpy(element)
+        """Iterates over the elements as NumPy arrays (0-d components as NumPy scalars); the
+        iterator has TF's ``next()`` method too."""
+        return NumpyIterator(self._elements())
 
     def cardinality(self):
         """The number of elements as a scalar mk.Tensor: ``INFINITE_CARDINALITY`` (-1) for an
