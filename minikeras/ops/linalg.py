@@ -22,8 +22,7 @@ from minikeras.xla_cpu.matmul_native import matmul_tn
 
 def _matmul_forward(a, b, *, transpose_a, transpose_b):
     if low_precision.is_low(a.dtype):  # bfloat16/float16: float32 accumulation, on the fast path where there is one
-        a = jnp.swapaxes(a, -1, -2) if transpose_a else a
-        return low_precision.matmul(a, jnp.swapaxes(b, -1, -2) if transpose_b else b)
+        return low_precision.matmul(a, b, transpose_a, transpose_b)
     if transpose_a and not transpose_b and a.ndim == b.ndim == 2:
         return matmul_tn(a, b)  # x^T g, a Dense weight gradient: a native kernel on the CPU
     if transpose_a:

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from minikeras.xla_cpu import tuning
+from minikeras.xla_cpu.materialize import materialize
 
 BFLOAT16 = jnp.dtype(jnp.bfloat16)
 FLOAT16 = jnp.dtype(jnp.float16)
@@ -78,10 +79,23 @@ def dot_path(dtype):
     return "float32"
 
 
-def matmul(a, b):
-    """``a @ b`` of two bfloat16 (or float16) arrays: float32 accumulation, rounded to their dtype."""
+def _swapped(x, for_bf16_dot):
+    """``x`` with its last two axes swapped; for XLA:CPU's bfloat16 dot, in a buffer of its own
+    (``materialize``): XLA:CPU widens a bfloat16 dot to float32 when an operand reaches it
+    transposed (``g @ w.T``, ``x.T @ g``: a Dense layer's gradients), and runs the same product
+    about 3x faster on a row-major copy made first."""
+    swapped = jnp.swapaxes(x, -1, -2)
+    return materialize(swapped) if for_bf16_dot and jax.default_backend() == "cpu" else swapped
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False):
+    """``a @ b`` (each optionally transposed in its last two axes) of two bfloat16 (or float16)
+    arrays: float32 accumulation, rounded to their dtype."""
     dtype = a.dtype
-    if dot_path(dtype) == "xla":
+    on_xla = dot_path(dtype) == "xla"
+    a = _swapped(a, on_xla) if transpose_a else a
+    b = _swapped(b, on_xla) if transpose_b else b
+    if on_xla:
         return jnp.matmul(a, b, preferred_element_type=jnp.float32).astype(dtype)
     _warn_widened(dtype)
     return jnp.matmul(a.astype(jnp.float32), b.astype(jnp.float32)).astype(dtype)
