@@ -149,3 +149,43 @@ def requested_dtype(value):
             "Later 64-bit requests become 32-bit without this warning.", UserWarning, frame.f_code.co_filename,
             frame.f_lineno)
     return held
+
+
+KERAS_DTYPE_NAMES = (
+    "float16", "float32", "float64", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+    "bfloat16", "bool", "string", "float8_e4m3fn", "float8_e5m2", "complex64", "complex128",
+)
+# Keras 3 maps Python's types by backend; minikeras's keras.config.backend() is 'tensorflow'.
+_PYTHON_DTYPE_NAMES = {bool: "bool", int: "int64", float: "float32", str: "string", "int": "int64",
+                       complex: "complex128"}
+
+
+def standardize_dtype(dtype):
+    """Keras 3's name of ``dtype`` (``keras.utils.standardize_dtype``): one of
+    ``KERAS_DTYPE_NAMES``; None is ``floatx()``, Python's ``int``/``float``/``bool``/``str``/
+    ``complex`` (and ``"int"``) map as Keras's TensorFlow backend maps them, and
+    ``mk.string`` (NumPy's object dtype, which holds minikeras's strings) is ``"string"``.
+
+    >>> standardize_dtype(np.float32), standardize_dtype(int), standardize_dtype(None)
+    ('float32', 'int64', 'float32')
+
+    Raises:
+        ValueError: ``Invalid dtype: <name>`` for anything else, as Keras.
+    """
+    if dtype is None:
+        return floatx().name
+    if isinstance(dtype, np.dtype) and dtype == string:
+        return "string"
+    try:
+        dtype = _PYTHON_DTYPE_NAMES.get(dtype, dtype)
+    except TypeError:  # an unhashable value: no dtype either
+        pass
+    if hasattr(dtype, "name"):
+        dtype = dtype.name
+    elif hasattr(dtype, "__name__"):
+        dtype = dtype.__name__
+    elif "jax.numpy" in str(dtype):
+        dtype = str(dtype).split(".")[-1]
+    if not isinstance(dtype, str) or dtype not in KERAS_DTYPE_NAMES:
+        raise ValueError(f"Invalid dtype: {dtype}")
+    return dtype

@@ -1,4 +1,5 @@
 """Module: an object that tracks the Variables and sub-Modules assigned to its attributes."""
+import gc
 import re
 
 from minikeras.symbolic import clear_op_names
@@ -29,10 +30,13 @@ def unique_name(base):
     return base if count == 0 else f"{base}_{count}"
 
 
-def clear_session():
-    """Resets the automatic layer and op names (the next Dense is 'dense' again)."""
+def clear_session(free_memory=True):
+    """Resets the automatic layer and op names (the next Dense is 'dense' again), as Keras's
+    ``clear_session``; ``free_memory`` also runs Python's garbage collector, as Keras does."""
     _name_counts.clear()
     clear_op_names()
+    if free_memory:
+        gc.collect()
 
 
 def tracked_items(module):

@@ -128,6 +128,35 @@ def is_symbolic(x):
     return type(x) is KerasTensor
 
 
+def is_keras_tensor(x):
+    """Whether ``x`` is a symbolic tensor of the functional API (``keras.Input``'s kind), as
+    ``keras.utils.is_keras_tensor``."""
+    return isinstance(x, KerasTensor)
+
+
+def get_source_inputs(tensor):
+    """The input KerasTensors ``tensor`` is computed from, in the order the graph reaches them,
+    each once (``keras.utils.get_source_inputs``). A KerasTensor made by no node is its own
+    source; a value that is not a KerasTensor is returned as it is, as Keras does.
+
+    >>> x, y = mk.Input((2,)), mk.Input((2,))
+    >>> get_source_inputs(x + y * x) == [x, y]
+    """
+    if not hasattr(tensor, "_keras_history"):
+        return tensor
+    node = tensor.node
+    if node is None:
+        return [tensor]
+    if node.is_input:
+        return list(node.output_tensors)
+    sources = []
+    for parent in node.input_tensors:
+        for source in get_source_inputs(parent):
+            if all(source is not seen for seen in sources):
+                sources.append(source)
+    return sources
+
+
 def any_symbolic(structure):
     """Whether ``structure`` (a value, or lists/tuples/dicts of them) holds a KerasTensor."""
     if type(structure) is KerasTensor:

@@ -8,25 +8,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.backend import epsilon, floatx, image_data_format, set_floatx, set_image_data_format  # noqa: F401
-from minikeras.dtypes import as_dtype
+from minikeras.dtypes import standardize_dtype
 from minikeras.keras.config import backend  # noqa: F401
 from minikeras.module import clear_session, unique_name
-from minikeras.symbolic import KerasTensor
-
-
-def is_keras_tensor(x):
-    """Whether ``x`` is a symbolic tensor of the functional API (``keras.Input``'s kind)."""
-    return isinstance(x, KerasTensor)
-
-
-def standardize_dtype(dtype):
-    """The dtype's name ('float32', 'int64', 'bool', ...); None is ``floatx()``."""
-    if dtype is None:
-        return floatx().name
-    try:
-        return np.dtype(as_dtype(dtype)).name
-    except (TypeError, ValueError):
-        raise ValueError(f"Invalid dtype: {dtype}") from None
+from minikeras.symbolic import is_keras_tensor  # noqa: F401
 
 
 def is_float_dtype(dtype):
