@@ -11,10 +11,10 @@ arguments. It checks, as Keras's does:
 - build: ``layer.build(input_shape)`` builds it with the expected numbers of weights;
 - a symbolic call on ``mk.Input(batch_shape=...)``: built, output shapes and dtypes;
 - an eager call: output shapes, dtypes and values, the number of losses, the mask's shape;
-- a one-step ``fit`` of a Model wrapping the layer, with the loss ``sum(y_pred)`` (Keras feeds
-  a Python generator; here a repeated ``mk.data.Dataset`` of the same batch, one step);
-- mixed precision: under ``dtype="mixed_float16"`` floating outputs are float16 and floating
-  weights float32.
+- a one-step ``fit`` of a Model wrapping the layer, with the loss ``sum(y_pred)``, fed by a
+  Python generator that repeats the batch, with ``steps_per_epoch=1``;
+- mixed precision: under ``dtype="mixed_float16"`` the eager outputs have the dtypes of the
+  symbolic call's outputs and floating weights are float32.
 
 Differences from Keras's: no sparse or ragged inputs, no seed-generator count (minikeras's random
 layers draw from the global generator), no torch/TPU branches; ``expected_num_seed_generators``
@@ -61,10 +61,12 @@ def _eager(shape, dtype):
 
 def _check_serialization(layer, custom_objects):
     config = layer.get_config()
-    revived = type(layer).from_config(config)
+    with mk.saving.custom_object_scope(custom_objects or {}):
+        revived = type(layer).from_config(config)
     assert _json(revived.get_config()) == _json(config), "get_config/from_config round trip changed the config"
     serialized = json.loads(_json(mk.saving.serialize_keras_object(layer)))
-    revived = mk.saving.deserialize_keras_object(serialized, custom_objects=custom_objects)
+    with mk.saving.custom_object_scope(custom_objects or {}):
+        revived = mk.saving.deserialize_keras_object(serialized)
     assert type(revived) is type(layer), f"deserialized a {type(revived).__name__}, not a {type(layer).__name__}"
     assert _json(revived.get_config()) == _json(config), "serialize/deserialize round trip changed the config"
 
@@ -90,6 +92,8 @@ def run_layer_test(layer_cls, init_kwargs, input_shape=None, input_dtype=None, i
         input_dtype = _map_shapes(lambda s, d: "float32", input_shape, _blank(input_shape))
     if input_data is None and input_shape is not None:
         input_data = _map_shapes(_eager, input_shape, input_dtype)
+        if isinstance(input_data, dict):  # Keras's {"query_shape": ...} becomes the call's query=...
+            input_data = {k.removesuffix("_shape"): v for k, v in input_data.items()}
 
     if input_data is not None:
         probe = layer_cls(**init_kwargs)
@@ -166,13 +170,21 @@ def run_layer_test(layer_cls, init_kwargs, input_shape=None, input_dtype=None, i
             assert layer_cls(**init_kwargs).built, f"{layer_cls.__name__} is stateless, so it should be built " \
                                                     "after instantiation."
 
+            class ModifiedBuildLayer(layer_cls):
+                def build(self, *args, **kwargs):
+                    pass
+
+            assert not ModifiedBuildLayer(**init_kwargs).built, (
+                f"the build of a {layer_cls.__name__} subclass is overridden, so it should not be built after "
+                "instantiation")
+
         layer = layer_cls(**init_kwargs)
         output = _call(layer, input_data, call_kwargs)
         output_asserts(layer, output, eager=True)
         if run_training_check:
             _training_step(layer, input_data, output)
         if run_mixed_precision_check:
-            _mixed_precision_check(layer_cls, init_kwargs, input_data, call_kwargs)
+            _mixed_precision_check(layer_cls, init_kwargs, input_data, symbolic, call_kwargs)
 
 
 def _blank(structure):
@@ -216,19 +228,26 @@ class _LayerModel(mk.Model):
 def _training_step(layer, input_data, output_data):
     model = _LayerModel(layer)
     model.compile(optimizer="sgd", loss=_SumLoss())
-    as_arrays = _map_like(lambda x: np.asarray(x), output_data)
-    dataset = mk.data.Dataset.from_tensors((input_data, as_arrays)).repeat()
-    model.fit(dataset, steps_per_epoch=1, verbose=0)
+    data = (input_data, output_data)
+
+    def data_generator():
+        while True:
+            yield data
+
+    model.fit(data_generator(), steps_per_epoch=1, verbose=0)
 
 
-def _mixed_precision_check(layer_cls, init_kwargs, input_data, call_kwargs):
+def _mixed_precision_check(layer_cls, init_kwargs, input_data, symbolic, call_kwargs):
+    """As Keras's: under ``mixed_float16`` the eager outputs have the dtypes of the symbolic call's
+    outputs (the layer's own output spec) and the floating weights stay float32."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # float16 on a CPU: minikeras warns that it is slow
         layer = layer_cls(**{**init_kwargs, "dtype": "mixed_float16"})
         output = _call(layer, input_data, call_kwargs)
-    for x in _flatten(output):
-        if np.dtype(x.dtype).kind == "f":
-            assert np.dtype(x.dtype).name == "float16", f"mixed_float16: expected a float16 output, got {x.dtype}"
+        spec = _call(layer, symbolic, call_kwargs)
+    for x, expected in zip(_flatten(output), _flatten(spec), strict=True):
+        assert np.dtype(x.dtype).name == np.dtype(expected.dtype).name, (
+            f"mixed_float16: expected output dtype {expected.dtype} (the symbolic call's), got {x.dtype}")
     for weight in layer.weights:
         if np.dtype(weight.dtype).kind == "f":
             assert np.dtype(weight.dtype).name == "float32", f"mixed_float16: weight {weight.path} is {weight.dtype}"

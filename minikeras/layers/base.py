@@ -252,7 +252,7 @@ class Layer(Module):
         variable.path = f"{self.name}/{variable.name}"
         self.declared_weights().append((variable, bool(trainable)))
         if not autocast:
-            self._not_autocast = vars(self).get("_not_autocast", frozenset()) | {id(variable)}
+            self._read_in_own_dtype([variable])
         if regularizer is not None:
             if "_weight_regularizers" not in vars(self):
                 self._weight_regularizers = {}
@@ -314,6 +314,18 @@ class Layer(Module):
     def build(self, input_shape):
         """Creates the layer's weights for ``input_shape``; called once, by ``__call__``."""
         self.built = True
+
+    def _read_in_own_dtype(self, variables):
+        """Exempts ``variables`` from this layer's autocast scope: read during its call, they
+        keep their dtype (its ``add_weight(autocast=False)`` weights; a sublayer's weights that
+        the sublayer's own policy casts, as an RNN's float32 cell inside a mixed RNN)."""
+        self._not_autocast = vars(self).get("_not_autocast", frozenset()) | {id(v) for v in variables}
+
+    def _build_at_init(self):
+        """Marks a layer without weights built at construction, as Keras 3 does (its
+        ``_build_at_init``), unless a subclass overrides ``build``: that build must still run."""
+        if type(self).build is Layer.build:
+            self.built = True
 
     def call(self, inputs, training=None):
         raise NotImplementedError(f"Layer {type(self).__name__} must implement call(inputs)")

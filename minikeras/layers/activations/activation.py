@@ -13,6 +13,7 @@ class Activation(Layer):
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
+        self._build_at_init()
 
     def call(self, inputs):
         return self.activation(inputs)

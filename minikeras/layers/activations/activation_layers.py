@@ -34,6 +34,7 @@ class ReLU(_Elementwise):
                             f"negative_slope={negative_slope}")
         self.threshold = _non_negative(threshold, f"threshold of a ReLU layer cannot be None or a negative value. "
                                                   f"Received: threshold={threshold}")
+        self._build_at_init()
 
     def call(self, inputs):
         return activations.relu(inputs, negative_slope=self.negative_slope, max_value=self.max_value,
@@ -55,6 +56,7 @@ class LeakyReLU(_Elementwise):
         self.negative_slope = _non_negative(
             negative_slope, f"The negative_slope value of a Leaky ReLU layer cannot be None or negative value. "
                             f"Expected a float. Received: negative_slope={negative_slope}")
+        self._build_at_init()
 
     def call(self, inputs):
         return activations.leaky_relu(inputs, negative_slope=self.negative_slope)
@@ -69,6 +71,7 @@ class ELU(_Elementwise):
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self.alpha = float(alpha)
+        self._build_at_init()
 
     def call(self, inputs):
         if self.alpha == 1.0:
@@ -87,6 +90,7 @@ class Softmax(_Elementwise):
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = tuple(axis) if isinstance(axis, (list, tuple)) else int(axis)
+        self._build_at_init()
 
     def _check_input(self, inputs):
         super()._check_input(inputs)

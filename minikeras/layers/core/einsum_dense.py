@@ -32,7 +32,7 @@ class EinsumDense(Layer):
     ((2, 5, 4, 8), (16, 4, 8), (4, 8))
     """
 
-    supports_masking = True
+    supports_masking = False  # as Keras 3's EinsumDense: a mask does not pass through it
 
     def __init__(self, equation, output_shape, activation=None, bias_axes=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,

@@ -48,6 +48,7 @@ class Embedding(Layer):
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero  # as Keras 3: only a mask_zero Embedding makes a mask
         self.embeddings = None
         if weights is not None:
             self.build(None)

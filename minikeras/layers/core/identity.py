@@ -7,6 +7,10 @@ class Identity(Layer):
 
     supports_masking = True
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._build_at_init()
+
     def call(self, inputs):
         return inputs
 

@@ -25,7 +25,7 @@ class Masking(Layer):
     def __init__(self, mask_value=0.0, **kwargs):
         super().__init__(**kwargs)
         self.mask_value = mask_value
-        self.built = True
+        self._build_at_init()
 
     def compute_mask(self, inputs, mask=None):
         return reduce_any(not_equal(inputs, self.mask_value), axis=-1)

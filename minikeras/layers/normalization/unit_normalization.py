@@ -22,7 +22,7 @@ class UnitNormalization(Layer):
         else:
             raise TypeError(f"Invalid value for `axis` argument: expected an int or a list/tuple of ints. Received: "
                             f"axis={axis}")
-        self.built = True  # no weights: built at construction, as Keras 3
+        self._build_at_init()
 
     def call(self, inputs):
         axis = tuple(self.axis) if isinstance(self.axis, list) else self.axis

@@ -53,7 +53,7 @@ class BasePooling(Layer):
         self.padding = padding
         self.data_format = ca.standardize_data_format(data_format)
         self.input_ndim = pool_dimensions + 2
-        self.built = True  # no weights: built at construction, as Keras 3
+        self._build_at_init()
 
     def _check_input(self, inputs):
         super()._check_input(inputs)

@@ -25,7 +25,7 @@ class BaseGlobalPooling(Layer):
         self.data_format = ca.standardize_data_format(data_format)
         self.keepdims = bool(keepdims)
         self.input_ndim = self.pool_dimensions + 2
-        self.built = True  # no weights: built at construction, as Keras 3
+        self._build_at_init()
 
     def _axes(self):
         first = 1 if self.data_format == "channels_last" else 2

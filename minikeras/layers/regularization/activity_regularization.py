@@ -16,7 +16,7 @@ class ActivityRegularization(Layer):
     def __init__(self, l1=0.0, l2=0.0, **kwargs):
         super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
         self.l1, self.l2 = l1, l2
-        self.built = True  # no weights: built at construction, as Keras 3
+        self._build_at_init()
 
     def call(self, inputs):
         return inputs

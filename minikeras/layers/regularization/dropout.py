@@ -18,7 +18,7 @@ class Dropout(Layer):
         self.rate = float(rate)
         self.noise_shape = noise_shape
         self.seed = seed
-        self.built = True  # no weights: built at construction, as Keras 3
+        self._build_at_init()
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:

@@ -20,7 +20,7 @@ class GaussianDropout(Layer):
         super().__init__(**kwargs)
         self.rate = checked_rate(rate)
         self.seed = seed
-        self.built = True  # no weights: built at construction, as Keras 3
+        self._build_at_init()
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:

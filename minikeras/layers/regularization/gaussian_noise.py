@@ -21,7 +21,7 @@ class GaussianNoise(Layer):
                              f"Received: stddev={stddev}")
         self.stddev = stddev
         self.seed = seed
-        self.built = True  # no weights: built at construction, as Keras 3
+        self._build_at_init()
 
     def call(self, inputs, training=None):
         if not training or self.stddev == 0:

@@ -29,7 +29,7 @@ class BaseSpatialDropout(Layer):
         self.seed = seed
         self.data_format = ca.standardize_data_format(data_format) if self.rank > 1 else "channels_last"
         self.input_ndim = self.rank + 2
-        self.built = True  # no weights: built at construction, as Keras 3
+        self._build_at_init()
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0:

@@ -147,6 +147,11 @@ class RNN(Layer):
         if isinstance(self.cell, Layer) and not self.cell.built:
             self.cell.build((sequences_shape[0],) + tuple(sequences_shape[2:]))
             self.cell.built = True
+        if isinstance(self.cell, Layer) and (_builtin_cells(self.cell) is None
+                                             or self.cell.compute_dtype != self.compute_dtype):
+            # a staged cell (a user's), or one of another policy, reads its weights in its own
+            # call, under its own autocast scope: the RNN's scope must not cast them first
+            self._read_in_own_dtype(self.cell.weights)
         if self.stateful:
             if sequences_shape[0] is None:
                 raise ValueError("When using `stateful=True` in a RNN, the batch size must be static. Found "
@@ -222,13 +227,18 @@ class RNN(Layer):
                              else self.get_initial_state(sequences.shape[0]))
         initial_state = flat_states(initial_state)
         states, state_tree = _leaves(initial_state)
-        states = [cast(s if isinstance(s, (Tensor, Variable)) else Tensor(to_array(s)), self.compute_dtype)
+        # the states in the cell's compute dtype and the results in the layer's, as Keras 3 (a
+        # float32 cell in a mixed_float16 RNN steps in float32 and the RNN gives float16)
+        cell_dtype = getattr(self.cell, "compute_dtype", self.compute_dtype)
+        states = [cast(s if isinstance(s, (Tensor, Variable)) else Tensor(to_array(s)), cell_dtype)
                   for s in states]
         cells = _builtin_cells(self.cell)
         if cells is not None:
             outs = self._fused_call(cells, sequences, mask, states, training)
         else:
             outs = self._staged_call(sequences, mask, states, state_tree, training)
+        if cell_dtype != self.compute_dtype:
+            outs = [cast(x, self.compute_dtype) for x in outs]
         output, final = outs[0], list(outs[1:])
         if keeps_state:
             for v, s in zip(self.states, final):

@@ -1,5 +1,6 @@
 """StackedRNNCells: several cells as one, each step feeding the next cell's input."""
 from minikeras.layers.base import Layer
+from minikeras.ops.creation import zeros
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 
 
@@ -40,7 +41,10 @@ class StackedRNNCells(Layer):
         states = []
         for cell in self.cells:
             get = getattr(cell, "get_initial_state", None)
-            states.append(_as_list(get(batch_size=batch_size)) if get is not None else None)
+            if get is not None:
+                states.append(_as_list(get(batch_size=batch_size)))
+            else:  # a cell without get_initial_state starts from zeros, as in Keras 3
+                states.append([zeros((batch_size, n), dtype=self.compute_dtype) for n in _as_list(cell.state_size)])
         return states
 
     def build(self, input_shape):

@@ -1,8 +1,10 @@
 """Layer wrappers: Bidirectional (a recurrent layer run both ways) and TimeDistributed (a
 layer applied to every step)."""
+from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
 from minikeras.layers.core.wrapper import Wrapper
 from minikeras.ops.array import concat, reshape
+from minikeras.ops.math import cast
 from minikeras.saving.registry import deserialize_keras_object, register_builtin, serialize_keras_object
 
 _MERGE_MODES = ("sum", "mul", "ave", "concat", None)
@@ -91,6 +93,8 @@ class Bidirectional(Layer):
             y, y_rev = y[0], y_rev[0]
         if self.return_sequences:
             y_rev = y_rev[:, ::-1]
+        # in the wrapper's compute dtype, as Keras 3 (a mixed_float16 Bidirectional gives float16)
+        y, y_rev = cast(y, self.compute_dtype), cast(y_rev, self.compute_dtype)
         if self.merge_mode == "concat":
             output = concat([y, y_rev], axis=-1)
         elif self.merge_mode == "sum":
@@ -173,6 +177,8 @@ class TimeDistributed(Wrapper):
     def call(self, inputs, training=None, mask=None):
         batch, steps = inputs.shape[0], inputs.shape[1]
         y = self.layer(reshape(inputs, (batch * steps,) + tuple(inputs.shape[2:])), training=training)
+        if is_floating(y.dtype):  # Keras 3 runs the layer in the wrapper's compute dtype (float16 when mixed)
+            y = cast(y, self.compute_dtype)
         return reshape(y, (batch, steps) + tuple(y.shape[1:]))
 
     def compute_mask(self, inputs, mask=None):
