@@ -43,3 +43,50 @@ def test_predictions_equal_keras_for_the_same_weights_file(case, tmp_path):
     record = CASES[case]
     x = case_inputs(record["seed"], record["kwargs"]["input_shape"], batch=OUTPUTS[case].shape[0])
     assert_close_relative(np.asarray(model(x, training=False)), OUTPUTS[case])
+
+
+KERAS_LOADS_OURS = """
+import json, sys, numpy as np, keras
+cases = json.loads(sys.argv[1])
+results = {}
+for case, (application, kwargs, files) in cases.items():
+    kwargs["input_shape"] = tuple(kwargs["input_shape"])
+    model = getattr(keras.applications, application)(weights=None, **kwargs)
+    x = np.load(files["x"])
+    for kind in ("weights_h5", "legacy_h5"):
+        model.load_weights(files[kind])
+        results[f"{case}/{kind}"] = np.asarray(model.predict(x, verbose=0))
+np.savez(sys.argv[2], **results)
+"""
+
+
+@pytest.mark.skipif(not os.environ.get("MINIKERAS_KERAS_PYTHON"), reason="MINIKERAS_KERAS_PYTHON is unset")
+def test_keras_loads_our_weight_files_and_predicts_the_same(tmp_path):
+    """minikeras saves each case's model as ``.weights.h5`` and as a legacy ``.h5``; Keras 3 builds
+    the same application, loads each file and predicts what minikeras predicts."""
+    import subprocess
+    import warnings
+
+    cases, ours = {}, {}
+    for case in sorted(CASES):
+        record = CASES[case]
+        model = seeded_model(case, tmp_path)
+        x = case_inputs(record["seed"], record["kwargs"]["input_shape"], batch=OUTPUTS[case].shape[0])
+        ours[case] = np.asarray(model(x, training=False))
+        files = {"x": str(tmp_path / f"{case}_x.npy"), "weights_h5": str(tmp_path / f"{case}_ours.weights.h5"),
+                 "legacy_h5": str(tmp_path / f"{case}_ours.h5")}
+        np.save(files["x"], x)
+        model.save_weights(files["weights_h5"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the legacy format's warning
+            model.save(files["legacy_h5"])
+        cases[case] = (record["application"], record["kwargs"], files)
+    out = str(tmp_path / "keras.npz")
+    result = subprocess.run([os.environ["MINIKERAS_KERAS_PYTHON"], "-c", KERAS_LOADS_OURS, json.dumps(cases), out],
+                            capture_output=True, text=True, timeout=1200,
+                            env=dict(os.environ, KERAS_BACKEND="jax"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    keras_outputs = np.load(out)
+    for case in cases:
+        for kind in ("weights_h5", "legacy_h5"):
+            assert_close_relative(keras_outputs[f"{case}/{kind}"], ours[case])
