@@ -2,13 +2,14 @@
 mixed with the original image by a Beta weight (Hendrycks et al., 2020)."""
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from minikeras.layers.preprocessing.augment_choice import apply_chosen
 from minikeras.layers.preprocessing.image_augment_base import AugmentationLayer, probability_factor
 from minikeras.layers.preprocessing.image_color_ops import checked_value_range
 from minikeras.layers.preprocessing.image_rand_augment import augmentation_layers
 from minikeras.ops.math import maximum, minimum
-from minikeras.ops.random import next_key
+from minikeras.ops.random import next_key, numpy_seed
 from minikeras.tensor import Tensor
 
 AUG_MIX_OPS = ("random_shear", "random_translation", "random_rotation", "random_posterization", "solarization",
@@ -21,9 +22,12 @@ class AugMix(AugmentationLayer):
     """Mixes ``num_chains`` augmented copies of the batch, then mixes the result with it.
 
     Each chain applies up to ``chain_depth`` augmentations in turn: at each step one of the
-    operations or none is drawn (each equally likely, for the whole batch, as Keras 3 draws
-    them; here with ``mk.random``'s generator, so the choice changes between calls of a compiled
-    function too). The chains are summed with weights drawn from Dirichlet(alpha, ...), and the
+    operations or none is drawn on the host (each equally likely, for the whole batch), as
+    Keras 3 draws them with Python's random; here from ``mk.random``'s host stream, so
+    ``mk.random.set_seed`` repeats them. As in Keras 3 under ``jit``, a compiled function keeps
+    the operations drawn when it was traced (their amounts and the mixing weights are drawn at
+    every call); choosing inside the program would compile every operation at every step. The
+    chains are summed with weights drawn from Dirichlet(alpha, ...), and the
     output is ``w * images + (1 - w) * chains`` with w drawn from Beta(alpha, alpha), clipped
     to ``value_range``.
 
@@ -68,8 +72,8 @@ class AugMix(AugmentationLayer):
         gamma = jax.random.gamma(next_key(self.seed), self.alpha, (self.num_chains,))
         return {"chain_mixing_weights": gamma / jnp.sum(gamma),
                 "weight_sample": jax.random.beta(next_key(self.seed), self.alpha, self.alpha),
-                "layer_idxes": jax.random.randint(next_key(self.seed), (self.num_chains, self.chain_depth), 0,
-                                                  len(self.augmentations) + 1)}
+                "layer_idxes": np.random.default_rng(numpy_seed()).integers(
+                    0, len(self.augmentations) + 1, (self.num_chains, self.chain_depth))}
 
     def transform_images(self, images, transformation):
         dtype = images.dtype.name
