@@ -9,12 +9,15 @@
 The JAX side runs as one ``jax.jit`` call per check: compiling dominates these tests' time.
 Floating inputs are differentiated unless ``wrt`` says which ones.
 """
+import os
+
 import jax
 import numpy as np
 import pytest
 from resume_reference import run_job, weights
 
 import minikeras as mk
+from minikeras.xla_cpu import native_build
 
 RTOL = 2e-4
 ATOL = 2e-4
@@ -131,3 +134,16 @@ def uninterrupted(tmp_path_factory):
     result = run_job("full", folder)
     assert result.returncode == 0, result.stderr
     return weights(folder / "full.npz")
+
+
+@pytest.fixture
+def minikeras_home(tmp_path, monkeypatch):
+    """An empty ``MINIKERAS_HOME`` (caches of downloads) in ``tmp_path / 'home'``, whose ``native``
+    folder is the real one: the compiled kernels are not built again for the test."""
+    native = native_build.library_directory()
+    os.makedirs(native, exist_ok=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    os.symlink(native, home / "native")
+    monkeypatch.setenv("MINIKERAS_HOME", str(home))
+    return home
