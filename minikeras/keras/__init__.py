@@ -12,7 +12,7 @@ import sys
 
 from minikeras import (  # noqa: F401
     activations, callbacks, constraints, datasets, dtype_policies, initializers, layers, losses, metrics,
-    mixed_precision, models, optimizers, regularizers, saving, utils)
+    mixed_precision, models, optimizers, regularizers, saving, utils, visualization)
 from minikeras.dtype_policies import DTypePolicy, FloatDTypePolicy  # noqa: F401
 from minikeras.keras import backend  # noqa: F401
 from minikeras.keras import config, ops, preprocessing, random, tree  # noqa: F401
@@ -30,7 +30,8 @@ from minikeras.models import Model, Sequential  # noqa: F401
 from minikeras.tape.recompute import recompute_grad as remat  # noqa: F401 - keras.remat: the same contract
 
 for _name in ("activations", "callbacks", "constraints", "datasets", "dtype_policies", "initializers", "layers",
-              "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils"):
+              "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils",
+              "visualization"):
     # ``import minikeras.keras.layers`` / ``from minikeras.keras.layers import Dense`` find the module itself
     sys.modules.setdefault(f"{__name__}.{_name}", globals()[_name])
 del _name
