@@ -7,6 +7,7 @@ from minikeras.utils.split import split_dataset  # noqa: F401
 from minikeras.utils.image_dataset import image_dataset_from_directory  # noqa: F401
 from minikeras.utils.image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: F401
 from minikeras.utils.text_dataset import text_dataset_from_directory  # noqa: F401
+from minikeras.utils.audio_dataset import audio_dataset_from_directory  # noqa: F401
 from minikeras.utils.timeseries import timeseries_dataset_from_array  # noqa: F401
 from minikeras.utils.file_utils import get_file  # noqa: F401
 from minikeras.utils.progbar import Progbar  # noqa: F401
