@@ -89,9 +89,13 @@ class ConvLSTM(RNN):
         """RNN.call's loop for this cell: the input convolutions of all steps, then the scan, as
         one ``call_jax``. Returns ``(output, h, c)``."""
         cell = self.cell
+        # the step runs in the cell's compute dtype (RNN.call gives the states in it), its float32
+        # weights cast by the step as a mixed-precision cell reads them
+        dtype = cell.compute_dtype
+        sequences = cast(sequences, dtype)
         step_shape = (sequences.shape[0],) + tuple(sequences.shape[2:])
-        dp, rdp = cell.dropout_masks(step_shape, states[0].shape, sequences.dtype, training)
-        step, weights = cell.conv_step(), cell.step_weights()
+        dp, rdp = cell.dropout_masks(step_shape, states[0].shape, dtype, training)
+        step, weights = cell.conv_step(), [cast(w, dtype) for w in cell.step_weights()]
         masks = [m for m in (dp, rdp) if m is not None]
         has_dp, has_rdp, has_mask = dp is not None, rdp is not None, mask is not None
         options = dict(go_backwards=self.go_backwards, unroll=self.unroll, return_sequences=self.return_sequences,

@@ -23,6 +23,7 @@ from minikeras.layers.rnn.rnn_gates import on_arrays
 from minikeras.ops.array import concat
 from minikeras.ops.creation import ones
 from minikeras.ops.jax_call import call_jax
+from minikeras.ops.math import cast
 from minikeras.ops.nn import dropout
 from minikeras.saving.registry import register_builtin
 
@@ -220,7 +221,7 @@ class ConvLSTMCell(Layer):
                              f"{self.state_shape(inputs.shape)} for inputs of shape {tuple(inputs.shape)}, received "
                              f"{tuple(h.shape)} and {tuple(c.shape)}")
         dp, rdp = self.dropout_masks(inputs.shape, h.shape, inputs.dtype, training)
-        step, weights = self.conv_step(), self.step_weights()
+        step, weights = self.conv_step(), [cast(w, self.compute_dtype) for w in self.step_weights()]
         masks = [m for m in (dp, rdp) if m is not None]
         has_dp, has_rdp = dp is not None, rdp is not None
 
