@@ -236,3 +236,26 @@ def test_auto_contrast_and_equalization_in_functional_models():
     stretched = L.AutoContrast()(LEVELS)
     np.testing.assert_allclose(model.predict(LEVELS, verbose=0), stretched.numpy(), atol=1e-3)  # no equalizing
     np.testing.assert_allclose(model(LEVELS, training=True).numpy(), L.Equalization()(stretched).numpy(), atol=1e-3)
+
+
+def test_clahe_is_keras_and_works_at_inference():
+    clahe = np.load(os.path.join(HERE, "clahe.npz"))
+    images = clahe["images"]
+    for name, kwargs in {"default": {}, "grid3x2": {"tile_grid_size": (3, 2), "clip_limit": 2.0},
+                         "unclipped": {"tile_grid_size": (2, 2), "clip_limit": 0.0},
+                         "range1": {"value_range": (0, 1), "tile_grid_size": (4, 3)}}.items():
+        scale = np.float32(1 / 255.0 if "value_range" in kwargs else 1.0)
+        layer = L.ContrastLimitedAdaptiveHistogramEqualization(**kwargs)
+        np.testing.assert_allclose(layer(images * scale, training=False).numpy(), clahe[name], atol=1e-4 * scale,
+                                   err_msg=name)
+    channels_first = L.ContrastLimitedAdaptiveHistogramEqualization(data_format="channels_first")
+    np.testing.assert_allclose(channels_first(np.transpose(images, (0, 3, 1, 2))).numpy(),
+                               np.transpose(clahe["default"], (0, 3, 1, 2)), atol=1e-4)
+    layer = L.ContrastLimitedAdaptiveHistogramEqualization((0, 1), 3.0, (4, 6))
+    config = json.loads(json.dumps(layer.get_config()))
+    keras_config = json.loads(str(clahe["config"]))
+    config.pop("dtype"), config.pop("name"), keras_config.pop("name")
+    assert config == keras_config
+    assert type(layer).from_config(layer.get_config()).get_config() == layer.get_config()
+    with pytest.raises(ValueError, match=r"tile_grid_size=\(0, 2\)"):
+        L.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(0, 2))

@@ -64,6 +64,7 @@ from minikeras.layers.preprocessing import (  # noqa: F401
 from minikeras.layers.preprocessing import (  # noqa: F401
     AugMix, AutoContrast, Equalization, RandAugment, RandomColorDegeneration, RandomColorJitter, RandomGrayscale,
     RandomHue, RandomInvert, RandomPosterization, RandomSaturation, RandomSharpness, Solarization)
+from minikeras.layers.preprocessing import ContrastLimitedAdaptiveHistogramEqualization  # noqa: F401
 from minikeras.layers.reshaping.reshaping import Permute, RepeatVector  # noqa: F401
 from minikeras.layers.reshaping.cropping import Cropping1D, Cropping2D, Cropping3D  # noqa: F401
 from minikeras.layers.reshaping.up_sampling import UpSampling1D, UpSampling2D, UpSampling3D  # noqa: F401

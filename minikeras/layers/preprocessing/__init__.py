@@ -7,6 +7,7 @@ from minikeras.layers.preprocessing.image_augment_color import (  # noqa: F401
 from minikeras.layers.preprocessing.image_color_jitter import RandomColorJitter  # noqa: F401
 from minikeras.layers.preprocessing.image_rand_augment import RandAugment  # noqa: F401
 from minikeras.layers.preprocessing.image_aug_mix import AugMix  # noqa: F401
+from minikeras.layers.preprocessing.image_clahe import ContrastLimitedAdaptiveHistogramEqualization  # noqa: F401
 from minikeras.layers.preprocessing.image_geometry import (  # noqa: F401
     RandomFlip, RandomRotation, RandomTranslation, RandomZoom)
 from minikeras.layers.preprocessing.image_shear import RandomShear  # noqa: F401
