@@ -65,6 +65,9 @@ class CallContext(threading.local):
       autocast: None, or an object with ``maybe_cast(variable, tensor)`` that
         ``Variable.value()`` applies to the Tensor it returns (a mixed-precision layer's
         autocast scope). Changed by ``Layer.__call__`` for the layer's call.
+      remat_scopes: the ``keras.RematScope`` blocks entered, innermost last (a layer created
+        inside one rematerializes its call as the innermost says). Changed by ``RematScope``'s
+        ``with`` block (push on entry, pop on exit).
       variable_values: ``{id(variable): value}``, what this thread sees instead of a Variable's
         stored value: an ``mk.function`` trace's placeholders (and values assigned during the
         trace), so that a thread that is not tracing (a dataset's prefetch drawing from
@@ -83,6 +86,7 @@ class CallContext(threading.local):
         self.dtype_policy = None
         self.autocast = None
         self.variable_values = {}
+        self.remat_scopes = []
 
 
 call_state = CallContext()

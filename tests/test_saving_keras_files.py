@@ -215,12 +215,12 @@ def test_more_shared_layers_load_with_kerass_predictions():
 
 def test_a_keras_layer_minikeras_lacks_is_named():
     spec = {"module": "keras", "class_name": "Sequential", "registered_name": None,
-            "config": {"name": "s", "layers": [{"module": "keras.layers", "class_name": "ConvLSTM2D",
+            "config": {"name": "s", "layers": [{"module": "keras.layers", "class_name": "TorchModuleWrapper",
                                                 "registered_name": None,
-                                                "config": {"name": "conv_lstm2d", "filters": 2}}]}}
+                                                "config": {"name": "torch_module_wrapper"}}]}}
     from minikeras.saving.registry import deserialize_keras_object
-    with pytest.raises(ValueError, match=r"Unknown layer class 'ConvLSTM2D': Keras's keras.layers.ConvLSTM2D has "
-                                         r"no minikeras counterpart yet"):
+    with pytest.raises(ValueError, match=r"Unknown layer class 'TorchModuleWrapper': Keras's "
+                                         r"keras.layers.TorchModuleWrapper has no minikeras counterpart yet"):
         deserialize_keras_object(keras_config.from_keras(spec), None, "model")
 
 

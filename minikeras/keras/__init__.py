@@ -28,6 +28,7 @@ from minikeras.symbolic import KerasTensor  # noqa: F401
 from minikeras.saving.model_file import KERAS_VERSION as __version__  # noqa: F401 - the Keras release followed
 from minikeras.models import Model, Sequential  # noqa: F401
 from minikeras.tape.recompute import recompute_grad as remat  # noqa: F401 - keras.remat: the same contract
+from minikeras.layers.remat_scope import RematScope  # noqa: F401
 
 for _name in ("activations", "callbacks", "constraints", "datasets", "dtype_policies", "initializers", "layers",
               "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils",

@@ -10,6 +10,7 @@ from minikeras.dtypes import as_dtype, is_floating, string_refusal
 from minikeras.layers import mask_flow
 from minikeras.layers.autocast import scope_for
 from minikeras.layers.input_spec import assert_input_compatibility
+from minikeras.layers.remat_scope import current_remat_mode, rematerialized
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
@@ -94,6 +95,7 @@ class Layer(Module):
             self.supports_masking = True
         self.activity_regularizer = regularizers.get(activity_regularizer)
         self._losses = []
+        self.remat_mode = current_remat_mode()  # keras.RematScope: decided where the layer is made
 
     def __getattr__(self, name):
         # Only reached for missing attributes: a subclass whose __init__ skipped Layer's.
@@ -367,7 +369,10 @@ class Layer(Module):
             state.autocast = scope_for(self.autocast, self._compute, self._dtype, outer,
                                        vars(self).get("_not_autocast", frozenset()))
         try:
-            outputs = (_converted_call(self) if state.traces else self.call)(inputs, *args, **kwargs)
+            call = _converted_call(self) if state.traces else self.call
+            if vars(self).get("remat_mode") is not None and not state.shape_only:
+                call = rematerialized(self, call, inputs)
+            outputs = call(inputs, *args, **kwargs)
         finally:
             calls.pop()
             state.autocast = outer
