@@ -29,6 +29,7 @@ CASES = {  # the layers of make_conv_lstm_fixtures.py, in minikeras
     "c1d": lambda: L.ConvLSTM1D(2, 3, padding="same", use_bias=False, return_sequences=True, go_backwards=True),
     "c1d_unroll": lambda: L.ConvLSTM1D(3, 2, unroll=True, return_state=True),
     "c3d": lambda: L.ConvLSTM3D(2, 2, padding="valid", return_sequences=True, return_state=True),
+    "bidirectional_c1d": lambda: L.Bidirectional(L.ConvLSTM1D(2, 3, padding="same", return_sequences=True)),
 }
 
 
@@ -213,6 +214,8 @@ def test_config_round_trip_and_keras_names():
     assert again.get_config() == config
     assert (again.filters, again.kernel_size, again.dropout) == (3, (1, 2, 3), 0.25)  # read through the cell
     assert keras.layers.ConvLSTM1D is L.ConvLSTM1D and keras.layers.ConvLSTM3D is L.ConvLSTM3D
+    layer.build((2, 3, 2, 4, 4, 4))  # the kernel's l2 penalty, as Keras's 0.01 * sum(w ** 2)
+    assert_close(float(sum(layer.losses)), 0.01 * np.sum(layer.cell.kernel.numpy() ** 2), rtol=1e-5)
 
 
 @pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
