@@ -21,6 +21,8 @@ CASES = [  # name, input shape, parameters, layers, a layer name near the top
     ("MobileNetV2", (32, 32, 3), 2257984, 155, "out_relu"),
     ("MobileNetV3Small", (32, 32, 3), 939120, 158, "avg_pool"),
     ("MobileNetV3Large", (32, 32, 3), 2996352, 188, "avg_pool"),
+    ("EfficientNetB0", (32, 32, 3), 4049571, 238, "top_activation"),
+    ("EfficientNetB3", (32, 32, 3), 10783535, 385, "top_activation"),
 ]
 
 

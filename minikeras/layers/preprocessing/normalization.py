@@ -132,6 +132,14 @@ class Normalization(Layer):
         self.adapt_variance.assign(np.asarray(total_var, np.float32).reshape(self._mean_and_var_shape))
         self._adapted = True
 
+    def finalize_state(self):
+        """Keras 3's hook: the mean and variance the layer's weights hold now are its statistics,
+        also their initial zeros and ones (then the layer passes inputs through, as Keras's does:
+        the state of an EfficientNet built with ``weights=None``). Without it, adapt or loaded
+        weights, calling an un-adapted layer is an error here."""
+        if self.input_mean is None and self.built:
+            self._adapted = True
+
     def _check_adapt_shape(self, batch):
         expected = self._build_input_shape
         if batch.ndim != len(expected) or any(batch.shape[d] != expected[d] for d in self._keep_axis):
