@@ -302,5 +302,7 @@ def test_bad_input_is_refused_with_the_layer_and_shapes():
         layer(np.ones((2, 3, 5, 5, 1), "float32"), initial_state=[np.zeros((2, 3, 3, 2), "float32")])
     with pytest.raises(ValueError, match="clstm.*mask of shape"):
         layer(np.ones((2, 3, 5, 5, 1), "float32"), mask=np.ones((2, 4), bool))
+    with pytest.raises(ValueError, match="only support static input shapes for the spatial dimension"):
+        L.ConvLSTM2D(2, 3)(mk.Input((3, None, 5, 1)))
     with pytest.raises(ValueError, match="Computed output size would be zero or negative"):
         L.ConvLSTM2D(2, 7)(np.ones((1, 2, 5, 5, 1), "float32"))
