@@ -142,7 +142,7 @@ def test_draws_by_their_ranges():
 
 def test_layers_keep_the_value_range_and_the_grayscale_is_gray():
     rng = np.random.default_rng(1)
-    images = rng.uniform(0, 1, (6, 8, 8, 3)).astype(np.float32)
+    images = rng.uniform(0, 1, (4, 6, 5, 3)).astype(np.float32)  # the shape of the other tests' batches
     for layer in [L.Solarization(0.5, 0.5, value_range=(0, 1)), L.RandomColorDegeneration(1.0, value_range=(0, 1)),
                   L.RandomHue(1.0, value_range=(0, 1)), L.RandomSharpness(1.0, value_range=(0, 1)),
                   L.RandomPosterization(3, value_range=(0, 1)), L.RandomInvert(value_range=(0, 1)),
@@ -259,3 +259,28 @@ def test_clahe_is_keras_and_works_at_inference():
     assert type(layer).from_config(layer.get_config()).get_config() == layer.get_config()
     with pytest.raises(ValueError, match=r"tile_grid_size=\(0, 2\)"):
         L.ContrastLimitedAdaptiveHistogramEqualization(tile_grid_size=(0, 2))
+
+
+@pytest.mark.parametrize("make,transformation", [
+    (lambda: L.RandomSharpness(0.5), {"factor": np.array([0.1, 0.9], np.float32)}),
+    (lambda: L.RandomHue(0.5), {"factor": np.array([0.2, -0.35], np.float32)}),
+    (lambda: L.Solarization(), {"additions": np.full((2, 1, 1, 1), 20.0, np.float32),
+                                "thresholds": np.full((2, 1, 1, 1), 128.0, np.float32)}),
+])
+def test_pixel_gradients_are_jax_grad_of_the_forward(make, transformation):
+    import jax
+    import jax.numpy as jnp
+
+    from minikeras.layers.preprocessing import color_augment_forwards as forwards
+    layer = make()
+    forward = {"RandomSharpness": lambda x: forwards.sharpen(x, transformation["factor"], value_range=(0, 255)),
+               "RandomHue": lambda x: forwards.shift_hue(x, transformation["factor"], value_range=(0, 255)),
+               "Solarization": lambda x: forwards.solarize(x, transformation["additions"], transformation["thresholds"],
+                                                           value_range=(0, 255))}[type(layer).__name__]
+    weights = np.random.default_rng(2).normal(size=X.shape).astype(np.float32)
+    images = mk.Variable(X)
+    with mk.GradientTape() as tape:
+        loss = mk.reduce_sum(layer.transform_images(images.value(), transformation) * weights)
+    expected = jax.grad(lambda x: jnp.sum(forward(x) * weights))(X)
+    assert np.abs(expected).max() > 0.1
+    np.testing.assert_allclose(tape.gradient(loss, images).numpy(), expected, rtol=1e-5, atol=1e-5)
