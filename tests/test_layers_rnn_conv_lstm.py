@@ -122,6 +122,13 @@ def test_keras_test_values():
                  [[0.8774414, 0.8774414], [0.8800861, 0.8800861]]]]
     assert_close(layer(seq).numpy(), np.array(expected), atol=1e-6)
 
+    seq = np.arange(120).reshape((2, 3, 4, 5)).astype("float32") / 10  # conv_lstm1d_test.py, channels first
+    layer = L.ConvLSTM1D(2, 3, data_format="channels_first", kernel_initializer=const(0.01),
+                         recurrent_initializer=const(0.02), bias_initializer=const(0.03))
+    expected = [[[0.40807986, 0.40807986], [0.46421072, 0.46421072]],
+                [[0.80933154, 0.80933154], [0.8233646, 0.8233646]]]
+    assert_close(layer(seq.transpose((0, 1, 3, 2))).numpy(), np.array(expected).transpose((0, 2, 1)), atol=1e-6)
+
 
 def reference_conv_lstm(x, kernel, recurrent, bias, dp=None, rdp=None):
     """Keras 3's ConvLSTM2D ('same' padding, channels last) written directly in jax; with dropout
