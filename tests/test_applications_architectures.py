@@ -18,6 +18,7 @@ CASES = [  # name, input shape, parameters, layers, a layer name near the top
     ("DenseNet121", (32, 32, 3), 7037504, 428, "relu"),
     ("InceptionV3", (75, 75, 3), 21802784, 312, "mixed10"),
     ("Xception", (71, 71, 3), 20861480, 133, "block14_sepconv2_act"),
+    ("MobileNet", (32, 32, 3), 3228864, 87, "conv_pw_13_relu"),
     ("MobileNetV2", (32, 32, 3), 2257984, 155, "out_relu"),
     ("MobileNetV3Small", (32, 32, 3), 939120, 158, "avg_pool"),
     ("MobileNetV3Large", (32, 32, 3), 2996352, 188, "avg_pool"),

@@ -1,13 +1,14 @@
 """``mk.applications`` (``keras.applications``): ImageNet models with Keras 3's constructors, layer
 names and weight files. Ported so far: VGG16/19, ResNet50/101/152 and V2, DenseNet121/169/201,
-InceptionV3, Xception, MobileNetV2, MobileNetV3Small/Large, EfficientNetB0..B7."""
+InceptionV3, Xception, MobileNet, MobileNetV2, MobileNetV3Small/Large, EfficientNetB0..B7."""
 from minikeras.applications import (  # noqa: F401
-    densenet, efficientnet, imagenet_utils, inception_v3, mobilenet_v2, mobilenet_v3, resnet, vgg, xception)
+    densenet, efficientnet, imagenet_utils, inception_v3, mobilenet, mobilenet_v2, mobilenet_v3, resnet, vgg, xception)
 from minikeras.applications.densenet import DenseNet121, DenseNet169, DenseNet201  # noqa: F401
 from minikeras.applications.efficientnet import (  # noqa: F401
     EfficientNetB0, EfficientNetB1, EfficientNetB2, EfficientNetB3, EfficientNetB4, EfficientNetB5, EfficientNetB6,
     EfficientNetB7)
 from minikeras.applications.inception_v3 import InceptionV3  # noqa: F401
+from minikeras.applications.mobilenet import MobileNet  # noqa: F401
 from minikeras.applications.mobilenet_v2 import MobileNetV2  # noqa: F401
 from minikeras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small  # noqa: F401
 from minikeras.applications.resnet import (  # noqa: F401
