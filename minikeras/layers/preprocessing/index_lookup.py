@@ -106,6 +106,11 @@ class IndexLookup(HostLayer):
     def _token_start_index(self):
         return self._oov_start_index() + self.num_oov_indices
 
+    @property
+    def has_input_vocabulary(self):
+        """Whether the vocabulary was given (``vocabulary=``) rather than to be learned by ``adapt``."""
+        return self._has_input_vocabulary
+
     def vocabulary_size(self):
         """The size of the vocabulary, mask and OOV indices included."""
         return len(self._tokens) + self._token_start_index()

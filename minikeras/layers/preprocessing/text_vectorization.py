@@ -175,6 +175,11 @@ class TextVectorization(HostLayer):
         """The vocabulary: '' (padding, index 0), '[UNK]' (index 1), then the tokens."""
         return self._lookup_layer.get_vocabulary(include_special_tokens)
 
+    @property
+    def has_input_vocabulary(self):
+        """Whether the vocabulary was given (``vocabulary=``) rather than to be learned by ``adapt``."""
+        return self._lookup_layer.has_input_vocabulary
+
     def vocabulary_size(self):
         return self._lookup_layer.vocabulary_size()
 
