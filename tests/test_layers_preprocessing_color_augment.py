@@ -284,3 +284,11 @@ def test_pixel_gradients_are_jax_grad_of_the_forward(make, transformation):
     expected = jax.grad(lambda x: jnp.sum(forward(x) * weights))(X)
     assert np.abs(expected).max() > 0.1
     np.testing.assert_allclose(tape.gradient(loss, images).numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_mixed_precision_layers_compute_in_bfloat16():
+    policy = "mixed_bfloat16"
+    for layer in [L.Solarization(0.2, 0.5, dtype=policy), L.RandomColorDegeneration(0.3, dtype=policy),
+                  L.RandomContrast(0.3, dtype=policy), L.RandomBrightness(0.3, dtype=policy),
+                  L.RandomHue(0.3, dtype=policy)]:
+        assert layer(X).dtype == "bfloat16", type(layer).__name__

@@ -29,7 +29,7 @@ def grayscale(images):
 def solarize(images, additions, thresholds, *, value_range):
     """On the 0-255 scale: ``x + addition`` clipped, then inverted (255 - x) from ``threshold`` up."""
     x = jnp.clip(to_range(images, value_range, (0, 255)) + additions, 0, 255)
-    return to_range(jnp.where(x < thresholds, x, 255 - x), (0, 255), value_range)
+    return to_range(jnp.where(x < thresholds, x, 255 - x), (0, 255), value_range).astype(images.dtype)
 
 
 def auto_contrast(images, *, value_range):
@@ -80,6 +80,7 @@ def posterize(images, shift, *, value_range):
 
 def degenerate_color(images, factor, *, value_range):
     """Each image moved towards its grayscale by ``factor`` (batch, 1, 1, 1), clipped."""
+    factor = factor.astype(images.dtype)
     return jnp.clip(images + factor * (grayscale(images) - images), value_range[0], value_range[1])
 
 

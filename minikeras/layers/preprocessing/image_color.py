@@ -39,7 +39,8 @@ class RandomContrast(RandomImageLayer):
     def transform(self, images, training):
         if not training:
             return images
-        factor = Tensor(uniform(self.seed, (images.shape[0], 1, 1, 1), 1.0 - self.factor[0], 1.0 + self.factor[1]))
+        factor = Tensor(uniform(self.seed, (images.shape[0], 1, 1, 1), 1.0 - self.factor[0], 1.0 + self.factor[1])
+                        .astype(images.dtype.name))
         mean = reduce_mean(images, axis=(1, 2), keepdims=True)
         return _clip((images - mean) * factor + mean, self.value_range)
 
@@ -67,7 +68,7 @@ class RandomBrightness(RandomImageLayer):
         if not training:
             return images
         span = float(self.value_range[1] - self.value_range[0])
-        delta = Tensor(uniform(self.seed, (images.shape[0], 1, 1, 1), *self.factor) * span)
+        delta = Tensor((uniform(self.seed, (images.shape[0], 1, 1, 1), *self.factor) * span).astype(images.dtype.name))
         return _clip(images + delta, self.value_range)
 
     def get_config(self):
