@@ -93,6 +93,11 @@ def test_rand_augment_and_aug_mix_compose_as_keras():
     close("AugMix", mix.transform_images(mk.constant(LEVELS), {
         "chain_mixing_weights": np.array([0.5, 0.3, 0.2], np.float32), "weight_sample": np.float32(0.25),
         "layer_idxes": np.array([[none, auto, none], [equal, none, auto], [none, none, none]])}))
+    np.testing.assert_array_equal(L.RandAugment(num_ops=0)(LEVELS).numpy(), LEVELS)
+    kept = mix.transform_images(mk.constant(LEVELS), {"chain_mixing_weights": np.array([0.2, 0.3, 0.5], np.float32),
+                                                      "weight_sample": np.float32(1.0),
+                                                      "layer_idxes": np.array([[auto] * 3] * 3)})
+    np.testing.assert_array_equal(kept.numpy(), LEVELS)
 
 
 @pytest.mark.parametrize("name,make", [
