@@ -31,8 +31,8 @@ def check_weights_argument(weights, include_top, classes):
 
 
 def image_input(input_tensor, input_shape):
-    """The graph's image input: a new Input of ``input_shape``, ``input_tensor`` itself when it
-    is a KerasTensor, or an Input wrapping a concrete tensor."""
+    """The graph's image input: a new Input of ``input_shape``, or ``input_tensor`` itself when it
+    is a KerasTensor (anything else is refused by ``Input(tensor=...)``, as in Keras)."""
     if input_tensor is None:
         return layers.Input(shape=input_shape)
     if not is_symbolic(input_tensor):
