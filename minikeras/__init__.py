@@ -58,6 +58,7 @@ from minikeras import image  # noqa: F401,E402
 from minikeras import io  # noqa: F401,E402
 from minikeras import utils  # noqa: F401,E402
 from minikeras import dtype_policies, mixed_precision  # noqa: F401,E402
+from minikeras import applications  # noqa: F401,E402
 from minikeras import keras  # noqa: F401,E402
 from minikeras.layers import Input  # noqa: F401,E402
 from minikeras import distribute  # noqa: F401,E402

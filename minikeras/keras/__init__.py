@@ -11,7 +11,7 @@ also be imported by name (``from minikeras.keras.layers import Dense``).
 import sys
 
 from minikeras import (  # noqa: F401
-    activations, callbacks, constraints, datasets, dtype_policies, initializers, layers, losses, metrics,
+    activations, applications, callbacks, constraints, datasets, dtype_policies, initializers, layers, losses, metrics,
     mixed_precision, models, optimizers, regularizers, saving, utils, visualization)
 from minikeras.dtype_policies import DTypePolicy, FloatDTypePolicy  # noqa: F401
 from minikeras.keras import backend  # noqa: F401
@@ -30,11 +30,15 @@ from minikeras.models import Model, Sequential  # noqa: F401
 from minikeras.tape.recompute import recompute_grad as remat  # noqa: F401 - keras.remat: the same contract
 from minikeras.layers.remat_scope import RematScope  # noqa: F401
 
-for _name in ("activations", "callbacks", "constraints", "datasets", "dtype_policies", "initializers", "layers",
-              "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving", "utils",
-              "visualization"):
+for _name in ("activations", "applications", "callbacks", "constraints", "datasets", "dtype_policies", "initializers",
+              "layers", "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers", "saving",
+              "utils", "visualization"):
     # ``import minikeras.keras.layers`` / ``from minikeras.keras.layers import Dense`` find the module itself
     sys.modules.setdefault(f"{__name__}.{_name}", globals()[_name])
+for _name in ("densenet", "efficientnet", "imagenet_utils", "inception_v3", "mobilenet", "mobilenet_v2", "mobilenet_v3",
+              "resnet", "resnet50", "resnet_v2", "vgg16", "vgg19", "xception"):
+    # ``from minikeras.keras.applications.resnet50 import preprocess_input``: Keras's module paths
+    sys.modules.setdefault(f"{__name__}.applications.{_name}", getattr(applications, _name))
 del _name
 
 
