@@ -201,3 +201,99 @@ def test_errors():
         FS(features={"f1": FS.integer_hashed(8, output_mode="int")}).get_encoded_features()
     with pytest.raises(ValueError, match="can only be called on a mk.data.Dataset"):
         FS(features=two).adapt([1, 2])
+
+
+SAVED_FEATURES = ("float_2", "float_3", "string_1", "int_1")
+
+
+def test_keras_file_loads_and_saves_back(expected, tmp_path):
+    """Keras 3.15's .keras file of an adapted FeatureSpace loads here (vocabularies, statistics,
+    boundaries) and gives Keras's outputs; saved again and reloaded, it still does."""
+    fs = mk.saving.load_model(os.path.join(FIXTURES, "feature_space.keras"))
+    rows = {k: queries()[k] for k in SAVED_FEATURES}
+    np.testing.assert_allclose(fs(rows).numpy(), expected["saved"], atol=1e-6)
+    fs.save(str(tmp_path / "again.keras"))
+    fs = mk.saving.load_model(str(tmp_path / "again.keras"))
+    np.testing.assert_allclose(fs(rows).numpy(), expected["saved"], atol=1e-6)
+
+
+KERAS_LOADS_OURS = """
+import os, sys
+os.environ.setdefault("KERAS_BACKEND", "jax")
+import json, keras, numpy as np
+fs = keras.saving.load_model(sys.argv[1])
+rows = json.loads(sys.argv[2])
+np.save(sys.argv[3], np.asarray(fs(rows)))
+"""
+
+
+@pytest.mark.skipif(not os.environ.get("MINIKERAS_KERAS_PYTHON"), reason="MINIKERAS_KERAS_PYTHON is unset")
+def test_keras_loads_our_file(expected, tmp_path):
+    import json
+    import subprocess
+
+    data, rows = table(), {k: queries()[k] for k in SAVED_FEATURES}
+    fs = FS(features={"float_2": "float_normalized", "float_3": FS.float_discretized(num_bins=4),
+                      "string_1": "string_categorical", "int_1": FS.integer_categorical(num_oov_indices=2)},
+            crosses=[FS.cross(("string_1", "int_1"), crossing_dim=8)])
+    fs.adapt({k: data[k] for k in SAVED_FEATURES})
+    fs.save(str(tmp_path / "ours.keras"))
+    out = str(tmp_path / "keras_out.npy")
+    subprocess.run([os.environ["MINIKERAS_KERAS_PYTHON"], "-c", KERAS_LOADS_OURS, str(tmp_path / "ours.keras"),
+                    json.dumps(rows), out], check=True, capture_output=True)
+    np.testing.assert_allclose(np.load(out), expected["saved"], atol=1e-6)
+
+
+def test_saving_round_trip_and_functional_model(tmp_path):
+    """Keras's test_saving: outputs equal after save/load and save again; a functional model on
+    get_inputs()/get_encoded_features() predicts the same vectors from a Dataset."""
+    fs = FS(features={"float_1": FS.float(), "float_2": FS.float_normalized(),
+                      "float_3": FS.float_discretized(num_bins=3),
+                      "int_1": FS.integer_categorical(max_tokens=5, num_oov_indices=2),
+                      "int_2": FS.integer_hashed(num_bins=32), "int_3": FS.integer_categorical(max_tokens=5)},
+            crosses=[FS.cross(("float_3", "int_1"), crossing_dim=32), FS.cross(("int_1", "int_2"), crossing_dim=32)])
+    fs.adapt(mk.data.Dataset.from_tensor_slices(table(False)))
+    reference = fs(table(False)).numpy()
+    fs.save(str(tmp_path / "fs.keras"))
+    fs = mk.saving.load_model(str(tmp_path / "fs.keras"))
+    fs.save(str(tmp_path / "fs2.keras"))
+    np.testing.assert_allclose(fs(first_row(table(False))).numpy(), reference[0], atol=1e-6)
+    model = mk.Model(inputs=fs.get_inputs(), outputs=fs.get_encoded_features())
+    predicted = model.predict(mk.data.Dataset.from_tensor_slices(table(False)).batch(4), verbose=0)
+    np.testing.assert_allclose(predicted, reference, atol=1e-6)
+    fs = mk.saving.load_model(str(tmp_path / "fs2.keras"))
+    np.testing.assert_allclose(fs(table(False)).numpy(), reference, atol=1e-6)
+
+
+def test_functional_model_with_strings_fits():
+    """Keras's test_functional_api_sync_processing: a model on the encoded features, strings and
+    crosses of preprocessed features included, fits, evaluates and predicts from Datasets."""
+    fs = full_space()
+    fs.adapt(mk.data.Dataset.from_tensor_slices(table()))
+    model = mk.Model(inputs=fs.get_inputs(), outputs=mk.layers.Dense(1)(fs.get_encoded_features()))
+    model.compile("adam", "mse")
+    labels = np.array([0, 1, 0, 1, 0, 0, 1, 0, 1, 1], np.float32)
+    model.fit(mk.data.Dataset.from_tensor_slices((table(), labels)).batch(4), verbose=0)
+    model.evaluate(mk.data.Dataset.from_tensor_slices((table(), labels)).batch(4), verbose=0)
+    predicted = model.predict(mk.data.Dataset.from_tensor_slices(table()).batch(4), verbose=0)
+    dense = model.layers[-1]
+    kernel, bias = (w.numpy() for w in dense.weights)
+    np.testing.assert_allclose(predicted, fs(table()).numpy() @ kernel + bias, atol=1e-5)
+
+
+def test_dataset_map():
+    """Keras's test_tf_data_async_processing: Dataset.map(fs) before and after batch, and a
+    lambda over (features, label) after batch; a model fits on the encoded vectors."""
+    fs = no_strings_space([("float_3", "int_1"), ("int_1", "int_2")])
+    fs.adapt(mk.data.Dataset.from_tensor_slices(table(False)))
+    want = fs(table(False)).numpy()
+    model = mk.Model(inputs=fs.get_encoded_features(), outputs=mk.layers.Dense(1)(fs.get_encoded_features()))
+    model.compile("adam", "mse")
+    labels = np.array([0, 1, 0, 1, 0, 0, 1, 0, 1, 1], np.float32)
+    rows = mk.data.Dataset.from_tensor_slices(table(False))
+    np.testing.assert_allclose(np.concatenate([b.numpy() for b in rows.map(fs).batch(4)]), want, atol=1e-6)
+    np.testing.assert_allclose(np.concatenate([b.numpy() for b in rows.batch(4).map(fs)]), want, atol=1e-6)
+    labelled = mk.data.Dataset.from_tensor_slices((table(False), labels)).batch(4).map(lambda x, y: (fs(x), y))
+    model.fit(labelled, verbose=0)
+    model.evaluate(labelled, verbose=0)
+    assert model.predict(rows.map(fs).batch(4), verbose=0).shape == (10, 1)

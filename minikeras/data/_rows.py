@@ -7,7 +7,7 @@ import numpy as np
 
 from minikeras.data import _indices, _specs
 from minikeras.data._streams import Stream, Zip
-from minikeras.data._strings import eager_rows, has_strings, spec_from_rows, to_device
+from minikeras.data._strings import eager_rows, runs_on_host, spec_from_rows, to_device
 from minikeras.data._structure import call_on_element, flatten, leaf_names, to_host_array
 
 _UNBATCHED_BLOCK = 1024  # rows gathered at a time when iterating element by element
@@ -99,7 +99,7 @@ class CachedSource(Source):
 def spec_after(source, fns):
     """The spec of ``source``'s rows after ``fns``: traced, or run on the first rows for strings."""
     spec = source.spec()
-    if fns and has_strings(spec):
+    if fns and runs_on_host(spec, fns):
         return spec_from_rows(source.gather(np.arange(min(source.n, 2))), source.treedef, fns)
     for fn in fns:
         spec = _specs.traced(fn, spec)
@@ -108,8 +108,8 @@ def spec_after(source, fns):
 
 def row_function(source, fns):
     """The function applying ``fns`` to a batch of ``source``'s rows: vmapped and compiled for
-    numbers, eager row by row when the rows hold strings."""
-    return eager_rows(fns) if has_strings(source.spec()) else batched_function(fns)
+    numbers, eager row by row when the rows hold strings or a function runs on the host."""
+    return eager_rows(fns) if runs_on_host(source.spec(), fns) else batched_function(fns)
 
 
 def batched_function(fns):

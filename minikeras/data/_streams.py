@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.data import _indices, _specs
-from minikeras.data._strings import has_strings, spec_of_elements, stack_strings
+from minikeras.data._strings import runs_on_host, spec_of_elements, stack_strings
 from minikeras.data._structure import call_on_element, first_dims, flatten
 
 
@@ -80,7 +80,7 @@ class Map(Unary):
 
     def _spec(self):
         spec = self.upstream._spec()
-        if has_strings(spec):
+        if runs_on_host(spec, (self.fn,)):
             return spec_of_elements(itertools.islice(self.upstream._elements(), 2), (self.fn,))
         return _specs.traced(self.fn, spec)
 

@@ -23,6 +23,12 @@ def has_strings(spec):
     return any(s.dtype == string for s in flatten(spec)[0])
 
 
+def runs_on_host(spec, fns):
+    """Whether functions over rows of ``spec`` run eagerly row by row: the rows hold strings, or
+    a function says it computes on the host (``runs_on_host``: a FeatureSpace, a lookup layer)."""
+    return has_strings(spec) or any(getattr(fn, "runs_on_host", False) for fn in fns)
+
+
 def to_device(leaves):
     """``leaves`` with the numeric ones on the device (one transfer) and strings left as they are."""
     numeric = [i for i, leaf in enumerate(leaves) if not is_string_leaf(leaf)]

@@ -3,7 +3,8 @@
 Strings cannot enter a compiled program. In a functional model whose Inputs feed layers that
 compute on the host (``runs_on_host``: ``TextVectorization``, ``StringLookup``, ``Hashing``...),
 ``split_host_prefix`` finds those layers' nodes - each one reads only Inputs or the outputs of
-such nodes - and the tensors the rest of the graph reads from them (the "boundary"). A call of
+such nodes, or is a weightless step (a ``Discretization``) that feeds such a layer - and the
+tensors the rest of the graph reads from them (the "boundary"). A call of
 a model that has host layers of its own in front (a ``Sequential`` starting with
 ``IntegerLookup``) on such tensors is cut in two steps: its ``host_split()``'s ``host_fn`` on
 the host, its device part in the compiled part. fit, evaluate and predict run the host steps on
@@ -76,6 +77,17 @@ def _split_model_node(node):
             SplitStep(model, lambda x: device(x, **node.kwargs), made, node.outputs))
 
 
+def _feeds_host_layer(node, nodes):
+    """Whether ``node`` is a step without trainable weights (a ``Discretization``, a cast) whose
+    output a host layer reads: it runs on the host too, so that the host layer can (a
+    FeatureSpace's cross of a discretized float with a string)."""
+    if list(getattr(node.operation, "trainable_weights", ())):
+        return False
+    made = {id(t) for t in node.output_tensors}
+    return any(getattr(other.operation, "runs_on_host", False) and any(id(t) in made for t in other.input_tensors)
+               for other in nodes)
+
+
 def split_host_prefix(inputs, nodes, outputs):
     """The ``HostSplit`` of a graph (its Input tensors, nodes in order, output tensors), or
     None when no node runs on the host."""
@@ -84,7 +96,7 @@ def split_host_prefix(inputs, nodes, outputs):
     for node in nodes:
         reads_host_values = all(id(t) in available for t in node.input_tensors)
         halves = _split_model_node(node) if reads_host_values else None
-        if getattr(node.operation, "runs_on_host", False) and reads_host_values:
+        if reads_host_values and (getattr(node.operation, "runs_on_host", False) or _feeds_host_layer(node, nodes)):
             host.append(node)
             available.update(id(t) for t in node.output_tensors)
         elif halves is not None:

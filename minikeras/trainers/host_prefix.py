@@ -37,8 +37,9 @@ def model_inputs(model, x):
         return x
     if isinstance(x, Dataset):
         def element(*parts):
-            if len(parts) == 1:
-                return host_fn(parts[0])
+            if len(parts) == 1:  # x alone: several inputs (a tuple) are one x, not (x, y, ...)
+                out = host_fn(parts[0])
+                return (out,) if isinstance(out, tuple) else out
             return (host_fn(parts[0]),) + tuple(parts[1:])
         return x.map(element)
     return host_fn(x)

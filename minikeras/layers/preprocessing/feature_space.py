@@ -158,7 +158,7 @@ def _as_column(value, name):
     return array, False
 
 
-@_register
+@register_builtin("minikeras.utils")  # exported as keras.utils.FeatureSpace, the module Keras's files name
 class FeatureSpace(Layer):
     """One-stop preprocessing and encoding of structured data (Keras 3's ``keras.utils.FeatureSpace``).
 
@@ -439,6 +439,7 @@ class FeatureSpace(Layer):
             if not preprocessor.built and hasattr(preprocessor, "build_from_config") and build_config:
                 preprocessor.build_from_config(build_config)
         self._is_adapted = True
+        self.built = True  # its state comes from the file: saving it again needs no call first
 
     def save(self, filepath):
         """Saves the FeatureSpace to a ``.keras`` file (Keras 3's layout); ``mk.saving.load_model`` reloads it."""
