@@ -77,7 +77,7 @@ def main():
     for name, (make_model, x) in data.items():
         row = [steps_per_second(make_model, x, labels, args.batch, args.steps, args.repeats, None)]
         for count in counts:
-            distribution = mk.distribute.DataParallel(jax.devices()[:count])
+            distribution = mk.distribute.DataParallel(devices=jax.devices()[:count])
             row.append(steps_per_second(make_model, x, labels, args.batch, args.steps, args.repeats, distribution))
         print(f"{name:<26}" + "".join(f"{r:>10.1f}" for r in row))
 

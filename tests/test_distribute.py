@@ -112,7 +112,8 @@ def fit_dense():
     out["predict_diff"] = max_diff([single.predict(X, batch_size=16, verbose=0)],
                                    [multi.predict(X, batch_size=16, verbose=0)])
     program = next(p for p, _ in CALLS if any(v is multi.optimizer.iterations for v in p.variables))
-    out["compilations"] = program.derived_functions[("distributed", dp.mesh)]._cache_size()
+    jitted = [f for key, f in program.derived_functions.items() if key[:2] == ("distributed", dp.mesh)]
+    out["compilations"] = [f._cache_size() for f in jitted]
     before = [v._value for v in program.variables]
     dp.distribute_variables(program.variables)  # already placed: nothing is copied again
     out["values_kept"] = all(a is v._value for a, v in zip(before, program.variables))
@@ -210,9 +211,9 @@ def errors():
         out["custom_step"] = "no error"
     except ValueError as error:
         out["custom_step"] = str(error)
-    for name, devices in [("empty", []), ("twice", ["cpu:0", "cpu:0"]), ("missing", ["cpu:99"])]:
+    for name, devices in [("twice", ["cpu:0", "cpu:0"]), ("missing", ["cpu:99"])]:
         try:
-            mk.distribute.DataParallel(devices)
+            mk.distribute.DataParallel(devices=devices)
             out["devices_" + name] = "no error"
         except ValueError as error:
             out["devices_" + name] = str(error)
@@ -221,7 +222,7 @@ def errors():
 @check
 def global_distribution_and_scopes():
     out = {"default": mk.distribute.get_distribution() is None}
-    two = mk.distribute.DataParallel(jax.devices()[:2])
+    two = mk.distribute.DataParallel(devices=jax.devices()[:2])
     mk.distribute.set_distribution(dp)
     try:
         out["global"] = mk.distribute.get_distribution() is dp
@@ -294,7 +295,7 @@ def test_variables_and_optimizer_slots_replicated_and_stored_back(eight):
     result = _result(eight, "fit_dense")
     assert result["variables_replicated"] and result["generator_replicated"]
     assert result["values_kept"], "placed variable values should not be copied again"
-    assert result["compilations"] == 1
+    assert result["compilations"] == [1]
 
 
 def test_fit_conv_batchnorm_dropout_with_steps_per_execution(eight):
@@ -329,9 +330,8 @@ def test_batch_not_divisible_is_a_clear_error(eight):
         "the error must come before any training"
     assert "batch of 6 samples" in result["custom_step"]
     assert result["dataset_drop_remainder_ok"]
-    assert "at least one device" in result["devices_empty"]
     assert "twice" in result["devices_twice"]
-    assert "no device 'cpu:99'" in result["devices_missing"]
+    assert "Device not found: 'cpu:99'" in result["devices_missing"]
 
 
 def test_set_distribution_and_nested_scopes(eight):
@@ -430,7 +430,8 @@ def test_two_processes_equal_one_process_on_the_full_batch(tmp_path):
 # -- one device, in this process ----------------------------------------------------------------
 def test_data_parallel_on_one_device_fits_and_places():
     dp = mk.distribute.DataParallel()
-    assert dp.num_devices == len(jax.devices()) and "DataParallel(devices=" in repr(dp)
+    assert dp.num_devices == len(jax.devices())
+    assert repr(dp) == f"<DataParallel device_mesh=<DeviceMesh shape=({len(jax.devices())},), axis_names=['batch']>>"
     mk.random.set_seed(0)
     model = mk.Sequential([mk.Input((3,)), mk.layers.Dense(2)])
     model.compile("sgd", "mse", distribution=dp)

@@ -104,7 +104,7 @@ def to_process_local(array, distribution):
         return array
     sharding = array.sharding
     spec = tuple(sharding.spec) if isinstance(sharding, NamedSharding) else ()
-    if spec and spec[0] == "batch" and all(p is None for p in spec[1:]):
+    if spec and spec[0] == distribution.batch_dim_name and all(p is None for p in spec[1:]):
         rows = {}
         for shard in array.addressable_shards:
             rows.setdefault(shard.index[0].start or 0, shard.data)

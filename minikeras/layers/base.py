@@ -376,6 +376,10 @@ class Layer(Module):
         finally:
             calls.pop()
             state.autocast = outer
+        if state.traces and not state.shape_only:
+            distribution = _context.distribution()
+            if distribution is not None:  # a layout map may name "<layer name>/output" (keras.distribution)
+                outputs = distribution.place_layer_output(self.name, outputs)
         if self.activity_regularizer is not None and not state.shape_only:
             self._add_activity_losses(outputs)
         if previous_mask is not None or self._computes_masks:

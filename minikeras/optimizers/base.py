@@ -14,6 +14,7 @@ slots created on the first trace become ordinary lifted Variables.
 """
 import numbers
 import warnings
+import weakref
 
 import jax.numpy as jnp
 import numpy as np
@@ -29,6 +30,19 @@ from minikeras.optimizers.validation import GradientDTypeError, check_variables,
 from minikeras.programs.function import Function
 from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable, to_array
+
+# slot id -> (weak slot, weak reference variable): which variable each slot made by
+# ``add_variable_from_reference`` belongs to (a distribution places a slot like its variable)
+_slot_references = {}
+
+
+def slot_reference(variable):
+    """The Variable that ``variable`` is an optimizer slot of (``add_variable_from_reference``'s
+    ``reference_variable``), or None when it is not such a slot (or that Variable is gone)."""
+    entry = _slot_references.get(id(variable))
+    if entry is None or entry[0]() is not variable:
+        return None
+    return entry[1]()
 
 
 def _python_float(value, what):
@@ -150,8 +164,11 @@ class Optimizer(GradientTransforms):
         e.g. ``dense_kernel_momentum`` with path ``adam/dense_kernel_momentum``."""
         prefix = getattr(reference_variable, "path", None) or reference_variable.name
         full_name = str(prefix).replace("/", "_").replace(":", "_") + "_" + (name or "var")
-        return self.add_variable(reference_variable.shape, initializer=initializer, dtype=reference_variable.dtype,
+        slot = self.add_variable(reference_variable.shape, initializer=initializer, dtype=reference_variable.dtype,
                                  name=full_name)
+        _slot_references[id(slot)] = (weakref.ref(slot), weakref.ref(reference_variable))
+        weakref.finalize(slot, _slot_references.pop, id(slot), None)
+        return slot
 
     def add_optimizer_variables(self, trainable_variables, name, initializer="zeros"):
         """One slot per variable (a list); with a list of names, a tuple of such lists, created

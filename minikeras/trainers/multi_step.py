@@ -118,12 +118,14 @@ def _gather_scan_of(program, batch_size, shuffled):
 
 def _scan_of(program, state_sharding=None):
     """The scan loop of ``program`` over stacked batches; with ``state_sharding``
-    (mk.distribute), its final state is constrained to that sharding."""
+    (mk.distribute: a sharding, or a tuple of one per assigned Variable), its final state is
+    constrained to it."""
     def build():
         def run(assigned_values, readonly_values, stacked):
             outs, final = _scan_steps(program, assigned_values, readonly_values, stacked, list)
-            if state_sharding is not None:
-                final = [jax.lax.with_sharding_constraint(v, state_sharding) for v in final]
+            if state_sharding is not None:  # one sharding for all, or one per assigned Variable
+                shardings = state_sharding if isinstance(state_sharding, tuple) else (state_sharding,) * len(final)
+                final = [jax.lax.with_sharding_constraint(v, s) for v, s in zip(final, shardings)]
             return outs, final
         return jit(run)
     return _cached_loop(program, state_sharding, build)

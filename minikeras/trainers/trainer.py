@@ -14,7 +14,7 @@ import numpy as np
 from minikeras import losses, metrics as metrics_module, optimizers
 from minikeras.backend import max_epochs
 from minikeras.callbacks import CallbackList, ProgbarLogger
-from minikeras.distribute import DataParallel, get_distribution
+from minikeras.distribute import Distribution, get_distribution
 from minikeras.module import tracked_items
 from minikeras.ops.random import numpy_seed
 from minikeras.ops.reduce import reduce_sum
@@ -67,8 +67,9 @@ class Trainer:
           run_eagerly / jit_compile: ``jit_compile=False`` (or ``run_eagerly=True``) runs steps eagerly,
             for debugging.
           steps_per_execution: run this many training steps in one compiled call.
-          distribution: a ``mk.distribute.DataParallel``: the compiled steps of this model run on its
-            devices (batches split, weights replicated). None: the global one, if set.
+          distribution: a ``keras.distribution.DataParallel`` or ``ModelParallel``: the compiled steps
+            of this model run on its devices (batches split; weights replicated, or split as its
+            layout map says). None: the global one, if set.
           auto_scale_loss: under the 'mixed_float16' policy, wrap the optimizer in a
             ``LossScaleOptimizer`` (as Keras 3).
         """
@@ -547,8 +548,8 @@ class Trainer:
 
 
 def _check_distribution(distribution):
-    if distribution is not None and not isinstance(distribution, DataParallel):
-        raise TypeError(f"distribution must be a mk.distribute.DataParallel or None, received "
+    if distribution is not None and not isinstance(distribution, Distribution):
+        raise TypeError(f"distribution must be a keras.distribution.DataParallel or ModelParallel, or None; received "
                         f"{type(distribution).__name__}")
     return distribution
 

@@ -1,0 +1,62 @@
+"""Keras 3's ``LayoutMap``: variable (and layer output) paths to ``TensorLayout``s, by regex."""
+import collections.abc
+import re
+
+from minikeras.distribute.mesh import TensorLayout
+
+
+class LayoutMap(collections.abc.MutableMapping):
+    """A dict from path patterns to ``TensorLayout``s, read with Keras 3's rules.
+
+    ``layout_map[path]`` is the layout stored under ``path`` itself, else the one of the only key
+    that matches the whole path as a regular expression (``re.fullmatch``), else None. A path
+    that two or more keys match is a ValueError (Keras's rule: no "first match wins"). Values
+    may be given as tuples of axis names, made into ``TensorLayout``s on this map's mesh.
+
+    Keys are matched against ``variable.path`` (``"d1/kernel"``; list them with
+    ``[v.path for v in model.variables]``) and, for layer outputs, ``"<layer name>/output"``.
+
+    >>> layout_map = keras.distribution.LayoutMap(mesh)
+    >>> layout_map[".*dense.*kernel"] = (None, "model")
+    >>> layout_map["dense_1/kernel"].axes
+    (None, 'model')
+    """
+
+    def __init__(self, device_mesh):
+        self._layout_map = collections.OrderedDict()
+        self._device_mesh = device_mesh
+
+    def __getitem__(self, key):
+        if key in self._layout_map:
+            return self._layout_map[key]
+        matching = [pattern for pattern in self._layout_map if re.fullmatch(pattern, key)]
+        if len(matching) > 1:
+            raise ValueError(f"Path '{key}' matches multiple layout specification keys: {matching}. Please make sure "
+                             "each tensor/variable path only matches at most one layout specification key in the "
+                             "LayoutMap.")
+        return self._layout_map[matching[0]] if matching else None
+
+    def __setitem__(self, key, layout):
+        if key in self._layout_map:
+            raise ValueError(f"{key} already exist in the LayoutMap with value {self._layout_map[key]}. Please make "
+                             "sure to not use duplicated keys.")
+        if isinstance(layout, tuple):
+            layout = TensorLayout(axes=layout, device_mesh=None)
+        if not isinstance(layout, TensorLayout):
+            raise ValueError(f"{layout} should be a TensorLayout type, got {type(layout)}")
+        if layout.device_mesh is None and self._device_mesh is not None:
+            layout.device_mesh = self._device_mesh
+        self._layout_map[key] = layout
+
+    def __delitem__(self, key):
+        return self._layout_map.pop(key)
+
+    def __len__(self):
+        return len(self._layout_map)
+
+    def __iter__(self):
+        return iter(self._layout_map)
+
+    @property
+    def device_mesh(self):
+        return self._device_mesh
