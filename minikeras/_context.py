@@ -52,9 +52,9 @@ class CallContext(threading.local):
       shape_only: how many abstract evaluations of a layer call (``compute_output_shape``, a
         call on KerasTensors) are in progress: they leave the losses alone. Changed by
         ``evaluating_shapes``.
-      distributions: the ``mk.distribute.DataParallel`` objects entered with ``with``,
-        innermost last (``distribution`` below reads them). Changed by ``DataParallel``'s ``with``
-        block (push on entry, pop on exit).
+      distributions: the ``mk.distribute`` distributions (``DataParallel``, ``ModelParallel``)
+        entered with ``with``, innermost last (``distribution`` below reads them). Changed by
+        ``Distribution``'s ``with`` block (push on entry, pop on exit).
       probes: the names of the probing evaluations in progress (``"element_shapes"``:
         ``TensorArray.element_shapes_probe``; ``"loop_body"``: autograph's probe of a loop
         body). Changed by ``probing``.
@@ -102,7 +102,7 @@ class Execution:
     Attributes:
       run_functions_eagerly: ``mk.config.run_functions_eagerly(True)`` is in effect: every
         ``mk.function`` (and ``fit``'s step) runs its Python function eagerly.
-      distribution: the ``mk.distribute.DataParallel`` set with ``set_distribution``, or None;
+      distribution: the ``mk.distribute`` distribution set with ``set_distribution``, or None;
         a thread's ``with`` scope overrides it (``distribution()``).
     """
 
