@@ -13,7 +13,6 @@ be imported.
 import argparse
 import importlib
 import os
-import resource
 import sys
 
 
@@ -36,21 +35,12 @@ def main(argv=None):
         print(f"unavailable {error}", flush=True)
         return
     import keras_io_models
+    from worker_protocol import serve
     model, x, y = keras_io_models.build(args.kind, keras, args.batch_size, args.steps)
-    print(f"ready {description}, a process of its own", flush=True)
-    for line in sys.stdin:
-        command = line.strip()
-        if command == "quit":
-            break
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        if command in ("first", "run"):
-            n = args.batch_size if command == "first" else len(x)
-            model.fit(x[:n], y[:n], batch_size=args.batch_size, epochs=1, verbose=0, shuffle=False)
-        else:
-            print(f"error unknown command {command!r}", flush=True)
-            continue
-        print(f"done {resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before}", flush=True)
-
+    serve(f"{description}, a process of its own",
+          lambda: model.fit(x[:args.batch_size], y[:args.batch_size], batch_size=args.batch_size, epochs=1,
+                            verbose=0, shuffle=False),
+          lambda: model.fit(x, y, batch_size=args.batch_size, epochs=1, verbose=0, shuffle=False))
 
 if __name__ == "__main__":
     main()

@@ -8,7 +8,6 @@ answered by ``done <minor page faults>``; ``unavailable <reason>`` without Tenso
 """
 import argparse
 import os
-import resource
 import sys
 
 
@@ -26,6 +25,7 @@ def main(argv=None):
         print(f"unavailable {error}", flush=True)
         return
     from resnet20_model import resnet20
+    from worker_protocol import serve
     data = np.load(args.data)
     images, labels = tf.constant(data["x"]), tf.constant(data["y"])
     image_size = int(images.shape[1])
@@ -42,21 +42,13 @@ def main(argv=None):
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
-    print(f"ready TensorFlow {tf.__version__}, @tf.function step, its default allocator", flush=True)
-    for line in sys.stdin:
-        command = line.strip()
-        if command == "quit":
-            break
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        if command in ("first", "run"):
-            for _ in range(1 if command == "first" else args.steps):
-                loss = step(images, labels)
-            loss.numpy()
-        else:
-            print(f"error unknown command {command!r}", flush=True)
-            continue
-        print(f"done {resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before}", flush=True)
+    def run():
+        for _ in range(args.steps):
+            loss = step(images, labels)
+        loss.numpy()
 
+    serve(f"TensorFlow {tf.__version__}, @tf.function step, its default allocator",
+          lambda: step(images, labels).numpy(), run)
 
 if __name__ == "__main__":
     main()

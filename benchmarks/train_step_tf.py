@@ -17,11 +17,6 @@ import os
 import sys
 
 
-def minor_faults():
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", choices=["classic", "simple"], required=True)
@@ -30,6 +25,7 @@ def main(argv=None):
     parser.add_argument("--policy", default=None, help="a dtype policy (mixed_bfloat16) for TensorFlow's model")
     args = parser.parse_args(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from worker_protocol import serve
     try:
         import numpy as np
         import tf_reference
@@ -41,23 +37,13 @@ def main(argv=None):
     batches = tf_reference.as_tensors([(x[i:i + args.batch_size], y[i:i + args.batch_size])
                                        for i in range(0, len(x), args.batch_size)])
     step = tf_reference.tape_step(args.kind, args.policy)
-    print(f"ready TensorFlow {tf_reference.tf.__version__}, @tf.function step, its default allocator", flush=True)
-    for line in sys.stdin:
-        command = line.strip()
-        if command == "quit":
-            break
-        before = minor_faults()
-        if command == "first":
-            step(*batches[0]).numpy()
-        elif command == "run":
-            for images, labels in batches:
-                loss = step(images, labels)
-            loss.numpy()
-        else:
-            print(f"error unknown command {command!r}", flush=True)
-            continue
-        print(f"done {minor_faults() - before}", flush=True)
+    def run():
+        for images, labels in batches:
+            loss = step(images, labels)
+        loss.numpy()
 
+    serve(f"TensorFlow {tf_reference.tf.__version__}, @tf.function step, its default allocator",
+          lambda: step(*batches[0]).numpy(), run)
 
 if __name__ == "__main__":
     main()

@@ -34,12 +34,6 @@ def simple_cnn(nn):
         nn.Flatten(), nn.Dropout(0.5), nn.Linear(64 * 5 * 5, 10))
 
 
-def minor_faults():
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kind", choices=["classic", "simple"], required=True)
@@ -48,6 +42,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--compile", action="store_true", help="torch.compile the model (default: eager)")
     args = parser.parse_args(argv)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from worker_protocol import serve
     try:
         import numpy as np
         import torch
@@ -74,24 +70,13 @@ def main(argv=None):
         optimizer.step()
         return loss
 
-    print(f"ready torch {torch.__version__}, {torch.get_num_threads()} threads, "
-          f"{'torch.compile' if args.compile else 'eager'}", flush=True)
-    for line in sys.stdin:
-        command = line.strip()
-        if command == "quit":
-            break
-        before = minor_faults()
-        if command == "first":
-            step(*batches[0]).item()
-        elif command == "run":
-            for images, labels in batches:
-                loss = step(images, labels)
-            loss.item()  # eager CPU PyTorch is synchronous; .item() makes that explicit
-        else:
-            print(f"error unknown command {command!r}", flush=True)
-            continue
-        print(f"done {minor_faults() - before}", flush=True)
+    def run():
+        for images, labels in batches:
+            loss = step(images, labels)
+        loss.item()  # eager CPU PyTorch is synchronous; .item() makes that explicit
 
+    serve(f"torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"{'torch.compile' if args.compile else 'eager'}", lambda: step(*batches[0]).item(), run)
 
 if __name__ == "__main__":
     main()
