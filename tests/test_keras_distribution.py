@@ -205,8 +205,12 @@ def spec(variable):
 def max_diff(a, b):
     return max(float(np.max(np.abs(np.asarray(p) - np.asarray(q)))) for p, q in zip(a, b))
 
+SINGLE = []  # single-device training, the reference, made once
+
 def parity(distribution, steps_per_execution=1):
-    single, h1 = fit()
+    if not SINGLE:
+        SINGLE.append(fit())
+    single, h1 = SINGLE[0]
     multi, h2 = fit(distribution, steps_per_execution)
     return multi, {"loss_single": h1["loss"], "loss": h2["loss"], "acc_single": h1["accuracy"], "acc": h2["accuracy"],
                    "weight_diff": max_diff(single.get_weights(), multi.get_weights()),
@@ -250,6 +254,11 @@ def model_parallel():
         model.fit(X[:5], Y[:5], batch_size=5, verbose=0)
     except ValueError as error:
         out["odd_batch"] = str(error)
+    for name, shape in [("uneven", (6, 10)), ("rank", (16,))]:
+        try:
+            mp.get_variable_layout(mk.Variable(np.zeros(shape, "float32"), name="d1/kernel"))
+        except ValueError as error:
+            out[name] = str(error)
     return out
 
 @check
@@ -427,6 +436,13 @@ def test_model_parallel_places_named_layer_outputs(eight):
 def test_model_parallel_batch_must_split_over_its_replicas(eight):
     message = _result(eight, "model_parallel")["odd_batch"]
     assert "batch of 5 samples" in message and "2 model replicas" in message and "'data'" in message
+
+
+def test_model_parallel_layouts_that_do_not_fit_are_clear_errors(eight):
+    result = _result(eight, "model_parallel")
+    assert "'d1/kernel' splits dimension 1 of its shape (6, 10) over the 4 devices of mesh axis 'model'" in \
+        result["uneven"]
+    assert "has 2 axes, but the variable has shape (16,)" in result["rank"]
 
 
 def test_data_parallel_from_keras_arguments(eight):

@@ -57,6 +57,13 @@ class ModelParallel(Distribution):
             if len(layout.axes) != len(variable.shape):
                 raise ValueError(f"ModelParallel: the layout {layout.axes} for '{path}' has {len(layout.axes)} axes, "
                                  f"but the variable has shape {tuple(variable.shape)}")
+            sizes = dict(zip(self.device_mesh.axis_names, self.device_mesh.shape))
+            for dim, (axis, size) in enumerate(zip(layout.axes, variable.shape)):
+                if axis is not None and size % sizes[axis]:
+                    raise ValueError(
+                        f"ModelParallel: the layout {layout.axes} for '{path}' splits dimension {dim} of its shape "
+                        f"{tuple(variable.shape)} over the {sizes[axis]} devices of mesh axis {axis!r}, but {size} is "
+                        f"not a multiple of {sizes[axis]}; change the layer's size or the layout map's key")
             return layout
         return super().get_variable_layout(variable)
 
