@@ -21,7 +21,7 @@ import optax
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import CpuSteal, StepWorker, block, cpu_model, interleaved  # noqa: E402
 from resnet20_model import resnet20  # noqa: E402
-from train_step import gemm_flops_per_second  # noqa: E402
+from train_step import gemm_flops_per_second, mk_tape_step  # noqa: E402
 
 import minikeras as mk  # noqa: E402
 
@@ -37,21 +37,6 @@ def training_flops_per_sample(model):
         out_positions = int(np.prod(layer.output.shape[1:-1])) if len(layer.output.shape) > 2 else 1
         macs.append(out_positions * int(np.prod(layer.kernel.shape)))
     return 6 * sum(macs) - 2 * macs[0]
-
-
-def mk_tape_step(model):
-    optimizer = mk.optimizers.Adam(1e-3)
-    loss_fn = mk.losses.SparseCategoricalCrossentropy(from_logits=True)
-
-    @mk.function
-    def step(images, labels):
-        with mk.GradientTape() as tape:
-            loss = loss_fn(labels, model(images, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-
-    return step
 
 
 # -- the hand-written jax step --------------------------------------------------------------------
@@ -138,7 +123,7 @@ def measure(batch, image_size, blocks, steps, repeats, tf_python):
     labels = rng.integers(0, 10, batch).astype(np.int32)
     mk.utils.set_random_seed(0)
     tape_model, fit_model = resnet20(mk, image_size, blocks), resnet20(mk, image_size, blocks)
-    tape = mk_tape_step(tape_model)
+    tape = mk_tape_step(tape_model, from_logits=True)
     fit_model.compile(optimizer=mk.optimizers.Adam(1e-3),
                       loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
     fit_x, fit_y = np.concatenate([images] * steps), np.concatenate([labels] * steps)

@@ -156,10 +156,11 @@ def jax_step(kind, model, compiler_options=None):
     return jax.jit(step, compiler_options=compiler_options), [params, optimizer.init(params), jax.random.key(0)]
 
 
-def mk_tape_step(model):
-    """The TF 2 tutorial's custom step on ``model`` (Adam 1e-3), compiled with ``mk.function``."""
+def mk_tape_step(model, from_logits=False):
+    """The TF 2 tutorial's custom step on ``model`` (Adam 1e-3), compiled with ``mk.function``;
+    ``from_logits``: the model outputs logits rather than probabilities."""
     optimizer = mk.optimizers.Adam(1e-3)
-    loss_fn = mk.losses.SparseCategoricalCrossentropy()
+    loss_fn = mk.losses.SparseCategoricalCrossentropy(from_logits=from_logits)
 
     @mk.function
     def tape_step(images, labels):
