@@ -15,6 +15,7 @@ weight after weight, one draw per weight, by the weight's last name part:
     depthwise_kernel           normal * sqrt(1 / (kh * kw))
     gamma                      uniform(0.2, 0.8)
     moving_variance, variance  uniform(0.5, 1.5)
+    count                      an int64 in [1, 1000)  (Normalization's sample count)
     anything else              normal * 0.1  (bias, beta, moving_mean, mean, ...)
 
 so that activations keep a scale near one through the deep stacks and the comparison of
@@ -34,6 +35,8 @@ def _draw(rng, weight_name, shape):
         return (rng.standard_normal(shape) * np.sqrt(1.0 / (shape[0] * shape[1]))).astype("float32")
     if short == "gamma":
         return rng.uniform(0.2, 0.8, shape).astype("float32")
+    if short == "count":
+        return rng.integers(1, 1000, shape).astype("int64")
     if short in ("moving_variance", "variance"):
         return rng.uniform(0.5, 1.5, shape).astype("float32")
     return (rng.standard_normal(shape) * 0.1).astype("float32")
