@@ -289,3 +289,430 @@ def test_sequential_model():
     x = tf.ones((1, 100, 100, 3))
     features = feature_extractor(x)
     assert tuple(features.shape) == (1, 46, 46, 32)
+
+
+# -- guides/making_new_layers_and_models_via_subclassing.py ---------------------------------
+@needs_mnist
+def test_making_new_layers_and_models_via_subclassing():
+    """Making new layers and models via subclassing. Shrunk: the VAE trains on 256 MNIST
+    images for one epoch each way (custom loop, then fit) instead of 60,000 for two. The
+    Sampling layer draws with keras.random.normal and a SeedGenerator, as the guide's Keras 3
+    version does (keras.backend.random_normal was tf.keras's); ``tf.zeros(1, 1)`` (TensorFlow
+    reads the second 1 as its float32 enum) is written ``tf.zeros((1, 1))``. Left out: nothing
+    else; the ResNet block is prose in the guide."""
+    class Linear(keras.layers.Layer):
+        def __init__(self, units=32, input_dim=32):
+            super().__init__()
+            self.w = self.add_weight(shape=(input_dim, units), initializer="random_normal",
+                                     trainable=True)
+            self.b = self.add_weight(shape=(units,), initializer="zeros", trainable=True)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    x = tf.ones((2, 2))
+    linear_layer = Linear(4, 2)
+    y = linear_layer(x)
+    assert tuple(y.shape) == (2, 4)
+    assert linear_layer.weights == [linear_layer.w, linear_layer.b]
+
+    class ComputeSum(keras.layers.Layer):
+        def __init__(self, input_dim):
+            super().__init__()
+            self.total = self.add_weight(initializer="zeros", shape=(input_dim,), trainable=False)
+
+        def call(self, inputs):
+            self.total.assign_add(tf.reduce_sum(inputs, axis=0))
+            return self.total
+
+    x = tf.ones((2, 2))
+    my_sum = ComputeSum(2)
+    y = my_sum(x)
+    np.testing.assert_array_equal(y.numpy(), [2.0, 2.0])
+    y = my_sum(x)
+    np.testing.assert_array_equal(y.numpy(), [4.0, 4.0])
+    assert len(my_sum.weights) == 1 and len(my_sum.non_trainable_weights) == 1
+    assert my_sum.trainable_weights == []
+
+    class Linear(keras.layers.Layer):  # noqa: F811 - the guide redefines it step by step
+        def __init__(self, units=32):
+            super().__init__()
+            self.units = units
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units),
+                                     initializer="random_normal", trainable=True)
+            self.b = self.add_weight(shape=(self.units,), initializer="random_normal",
+                                     trainable=True)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    linear_layer = Linear(32)
+    y = linear_layer(x)
+    assert tuple(y.shape) == (2, 32)
+
+    class MLPBlock(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.linear_1 = Linear(32)
+            self.linear_2 = Linear(32)
+            self.linear_3 = Linear(1)
+
+        def call(self, inputs):
+            x = self.linear_1(inputs)
+            x = tf.nn.relu(x)
+            x = self.linear_2(x)
+            x = tf.nn.relu(x)
+            return self.linear_3(x)
+
+    mlp = MLPBlock()
+    y = mlp(tf.ones(shape=(3, 64)))
+    assert len(mlp.weights) == 6 and len(mlp.trainable_weights) == 6
+
+    class ActivityRegularizationLayer(keras.layers.Layer):
+        def __init__(self, rate=1e-2):
+            super().__init__()
+            self.rate = rate
+
+        def call(self, inputs):
+            self.add_loss(self.rate * tf.reduce_mean(inputs))
+            return inputs
+
+    class OuterLayer(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.activity_reg = ActivityRegularizationLayer(1e-2)
+
+        def call(self, inputs):
+            return self.activity_reg(inputs)
+
+    layer = OuterLayer()
+    assert len(layer.losses) == 0
+    _ = layer(tf.zeros((1, 1)))
+    assert len(layer.losses) == 1
+    _ = layer(tf.zeros((1, 1)))
+    assert len(layer.losses) == 1
+
+    class OuterLayerWithKernelRegularizer(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(32, kernel_regularizer=keras.regularizers.l2(1e-3))
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+    layer = OuterLayerWithKernelRegularizer()
+    _ = layer(tf.zeros((1, 1)))
+    assert len(layer.losses) == 1
+    kernel = np.asarray(layer.dense.kernel.numpy())
+    np.testing.assert_allclose(float(layer.losses[0]), 1e-3 * np.sum(kernel ** 2), rtol=1e-5)
+
+    inputs = keras.Input(shape=(3,))
+    outputs = ActivityRegularizationLayer()(inputs)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(np.random.random((2, 3)), np.random.random((2, 3)), verbose=0)
+    model.compile(optimizer="adam")
+    history = model.fit(np.random.random((2, 3)), np.random.random((2, 3)), verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+    class Linear(keras.layers.Layer):  # noqa: F811
+        def __init__(self, units=32, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units),
+                                     initializer="random_normal", trainable=True)
+            self.b = self.add_weight(shape=(self.units,), initializer="random_normal",
+                                     trainable=True)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+        def get_config(self):
+            config = super().get_config()
+            config.update({"units": self.units})
+            return config
+
+    layer = Linear(64)
+    config = layer.get_config()
+    assert config["units"] == 64 and "name" in config
+    new_layer = Linear.from_config(config)
+    assert new_layer.units == 64
+
+    class CustomDropout(keras.layers.Layer):
+        def __init__(self, rate, **kwargs):
+            super().__init__(**kwargs)
+            self.rate = rate
+
+        def call(self, inputs, training=False):
+            if training:
+                return tf.nn.dropout(inputs, rate=self.rate)
+            return inputs
+
+    ones = tf.ones((4, 8))
+    np.testing.assert_array_equal(CustomDropout(0.5)(ones).numpy(), np.ones((4, 8)))
+    assert set(np.unique(CustomDropout(0.5)(ones, training=True).numpy())) <= {0.0, 2.0}
+
+    class Sampling(layers.Layer):
+        """Uses (z_mean, z_log_var) to sample z, the vector encoding a digit."""
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.seed_generator = keras.random.SeedGenerator(1337)
+
+        def call(self, inputs):
+            z_mean, z_log_var = inputs
+            batch = tf.shape(z_mean)[0]
+            dim = tf.shape(z_mean)[1]
+            epsilon = keras.random.normal(shape=(batch, dim), seed=self.seed_generator)
+            return z_mean + tf.exp(0.5 * z_log_var) * epsilon
+
+    class Encoder(layers.Layer):
+        def __init__(self, latent_dim=32, intermediate_dim=64, name="encoder", **kwargs):
+            super().__init__(name=name, **kwargs)
+            self.dense_proj = layers.Dense(intermediate_dim, activation="relu")
+            self.dense_mean = layers.Dense(latent_dim)
+            self.dense_log_var = layers.Dense(latent_dim)
+            self.sampling = Sampling()
+
+        def call(self, inputs):
+            x = self.dense_proj(inputs)
+            z_mean = self.dense_mean(x)
+            z_log_var = self.dense_log_var(x)
+            z = self.sampling((z_mean, z_log_var))
+            return z_mean, z_log_var, z
+
+    class Decoder(layers.Layer):
+        def __init__(self, original_dim, intermediate_dim=64, name="decoder", **kwargs):
+            super().__init__(name=name, **kwargs)
+            self.dense_proj = layers.Dense(intermediate_dim, activation="relu")
+            self.dense_output = layers.Dense(original_dim, activation="sigmoid")
+
+        def call(self, inputs):
+            x = self.dense_proj(inputs)
+            return self.dense_output(x)
+
+    class VariationalAutoEncoder(keras.Model):
+        def __init__(self, original_dim, intermediate_dim=64, latent_dim=32,
+                     name="autoencoder", **kwargs):
+            super().__init__(name=name, **kwargs)
+            self.original_dim = original_dim
+            self.encoder = Encoder(latent_dim=latent_dim, intermediate_dim=intermediate_dim)
+            self.decoder = Decoder(original_dim, intermediate_dim=intermediate_dim)
+
+        def call(self, inputs):
+            z_mean, z_log_var, z = self.encoder(inputs)
+            reconstructed = self.decoder(z)
+            kl_loss = -0.5 * tf.reduce_mean(z_log_var - tf.square(z_mean) - tf.exp(z_log_var) + 1)
+            self.add_loss(kl_loss)
+            return reconstructed
+
+    original_dim = 784
+    vae = VariationalAutoEncoder(original_dim, 64, 32)
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+    mse_loss_fn = keras.losses.MeanSquaredError()
+    loss_metric = keras.metrics.Mean()
+
+    (x_train, _), _ = mnist_slice(256, 0)
+    x_train = x_train.reshape(256, 784).astype("float32") / 255
+    train_dataset = tf.data.Dataset.from_tensor_slices(x_train)
+    train_dataset = train_dataset.shuffle(buffer_size=1024).batch(64)
+
+    losses = []
+    for step, x_batch_train in enumerate(train_dataset):
+        with tf.GradientTape() as tape:
+            reconstructed = vae(x_batch_train)
+            loss = mse_loss_fn(x_batch_train, reconstructed)
+            loss += sum(vae.losses)
+        grads = tape.gradient(loss, vae.trainable_weights)
+        optimizer.apply_gradients(zip(grads, vae.trainable_weights))
+        loss_metric(loss)
+        losses.append(float(loss))
+    assert step == 3 and np.all(np.isfinite(losses)) and losses[-1] < losses[0]
+    assert np.isfinite(float(loss_metric.result()))
+
+    vae = VariationalAutoEncoder(784, 64, 32)
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+    vae.compile(optimizer, loss=keras.losses.MeanSquaredError())
+    history = vae.fit(x_train, x_train, epochs=1, batch_size=64, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+
+# -- guides/writing_your_own_callbacks.py ---------------------------------------------------
+@needs_mnist
+def test_writing_your_own_callbacks(capsys):
+    """Writing your own callbacks. Shrunk: 256 MNIST images instead of 1000, 6 epochs of the
+    learning-rate schedule instead of 15 (its steps moved to epochs 1, 3, 5). Written as the
+    guide's Keras 3 version: np.inf, optimizer.learning_rate read and assigned."""
+    def get_model():
+        model = keras.Sequential()
+        model.add(keras.layers.Dense(1, input_dim=784))
+        model.compile(
+            optimizer=keras.optimizers.RMSprop(learning_rate=0.1),
+            loss="mean_squared_error",
+            metrics=["mean_absolute_error"],
+        )
+        return model
+
+    (x_train, y_train), (x_test, y_test) = mnist_slice(256, 256)
+    x_train = x_train.reshape(-1, 784).astype("float32") / 255.0
+    x_test = x_test.reshape(-1, 784).astype("float32") / 255.0
+
+    calls = []
+
+    class CustomCallback(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            calls.append(("train_begin", sorted(logs.keys())))
+
+        def on_train_end(self, logs=None):
+            calls.append(("train_end", sorted(logs.keys())))
+
+        def on_epoch_begin(self, epoch, logs=None):
+            calls.append(("epoch_begin", sorted(logs.keys())))
+
+        def on_epoch_end(self, epoch, logs=None):
+            calls.append(("epoch_end", sorted(logs.keys())))
+
+        def on_test_begin(self, logs=None):
+            calls.append(("test_begin", sorted(logs.keys())))
+
+        def on_test_end(self, logs=None):
+            calls.append(("test_end", sorted(logs.keys())))
+
+        def on_predict_begin(self, logs=None):
+            calls.append(("predict_begin", sorted(logs.keys())))
+
+        def on_predict_end(self, logs=None):
+            calls.append(("predict_end", sorted(logs.keys())))
+
+        def on_train_batch_begin(self, batch, logs=None):
+            calls.append(("train_batch_begin", batch))
+
+        def on_train_batch_end(self, batch, logs=None):
+            calls.append(("train_batch_end", batch, sorted(logs.keys())))
+
+        def on_test_batch_begin(self, batch, logs=None):
+            calls.append(("test_batch_begin", batch))
+
+        def on_test_batch_end(self, batch, logs=None):
+            calls.append(("test_batch_end", batch, sorted(logs.keys())))
+
+        def on_predict_batch_begin(self, batch, logs=None):
+            calls.append(("predict_batch_begin", batch))
+
+        def on_predict_batch_end(self, batch, logs=None):
+            calls.append(("predict_batch_end", batch, sorted(logs.keys())))
+
+    model = get_model()
+    model.fit(x_train, y_train, batch_size=64, epochs=1, verbose=0, validation_split=0.5,
+              callbacks=[CustomCallback()])
+    metrics = ["loss", "mean_absolute_error"]
+    assert calls[0] == ("train_begin", [])
+    assert calls[1] == ("epoch_begin", [])
+    assert calls[2:6] == [("train_batch_begin", 0), ("train_batch_end", 0, metrics),
+                          ("train_batch_begin", 1), ("train_batch_end", 1, metrics)]
+    assert calls[6] == ("test_begin", [])
+    assert calls[-3] == ("test_end", metrics)
+    assert calls[-2] == ("epoch_end", metrics + ["val_" + m for m in metrics])
+    assert calls[-1][0] == "train_end"
+    calls.clear()
+    res = model.evaluate(x_test, y_test, batch_size=128, verbose=0, callbacks=[CustomCallback()])
+    assert [c[0] for c in calls] == ["test_begin"] + ["test_batch_begin", "test_batch_end"] * 2 + [
+        "test_end"]
+    calls.clear()
+    res = model.predict(x_test, batch_size=128, callbacks=[CustomCallback()], verbose=0)
+    assert res.shape == (256, 1)
+    assert [c[0] for c in calls] == ["predict_begin"] + [
+        "predict_batch_begin", "predict_batch_end"] * 2 + ["predict_end"]
+    assert calls[2] == ("predict_batch_end", 0, ["outputs"])
+
+    class LossAndErrorPrintingCallback(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            print("For batch {}, loss is {:7.2f}.".format(batch, logs["loss"]))
+
+        def on_test_batch_end(self, batch, logs=None):
+            print("For batch {}, loss is {:7.2f}.".format(batch, logs["loss"]))
+
+        def on_epoch_end(self, epoch, logs=None):
+            print("The average loss for epoch {} is {:7.2f} "
+                  "and mean absolute error is {:7.2f}.".format(
+                      epoch, logs["loss"], logs["mean_absolute_error"]))
+
+    capsys.readouterr()
+    model = get_model()
+    model.fit(x_train, y_train, batch_size=128, epochs=2, verbose=0,
+              callbacks=[LossAndErrorPrintingCallback()])
+    res = model.evaluate(x_test, y_test, batch_size=128, verbose=0,
+                         callbacks=[LossAndErrorPrintingCallback()])
+    printed = capsys.readouterr().out
+    assert printed.count("For batch") == 6 and printed.count("The average loss for epoch") == 2
+
+    class EarlyStoppingAtMinLoss(keras.callbacks.Callback):
+        def __init__(self, patience=0):
+            super().__init__()
+            self.patience = patience
+            self.best_weights = None
+
+        def on_train_begin(self, logs=None):
+            self.wait = 0
+            self.stopped_epoch = 0
+            self.best = np.inf
+
+        def on_epoch_end(self, epoch, logs=None):
+            current = logs.get("loss")
+            if np.less(current, self.best):
+                self.best = current
+                self.wait = 0
+                self.best_weights = self.model.get_weights()
+            else:
+                self.wait += 1
+                if self.wait >= self.patience:
+                    self.stopped_epoch = epoch
+                    self.model.stop_training = True
+                    print("Restoring model weights from the end of the best epoch.")
+                    self.model.set_weights(self.best_weights)
+
+        def on_train_end(self, logs=None):
+            if self.stopped_epoch > 0:
+                print("Epoch %05d: early stopping" % (self.stopped_epoch + 1))
+
+    model = get_model()
+    stopper = EarlyStoppingAtMinLoss()
+    history = model.fit(x_train, y_train, batch_size=64, steps_per_epoch=4, epochs=30, verbose=0,
+                        callbacks=[LossAndErrorPrintingCallback(), stopper])
+    # RMSprop at 0.1 on raw digit labels overshoots: the loss stops falling within a few epochs.
+    assert stopper.stopped_epoch > 0 and len(history.history["loss"]) == stopper.stopped_epoch + 1
+    for weight, best in zip(model.get_weights(), stopper.best_weights):
+        np.testing.assert_array_equal(weight, best)
+
+    class CustomLearningRateScheduler(keras.callbacks.Callback):
+        def __init__(self, schedule):
+            super().__init__()
+            self.schedule = schedule
+
+        def on_epoch_begin(self, epoch, logs=None):
+            if not hasattr(self.model.optimizer, "learning_rate"):
+                raise ValueError('Optimizer must have a "learning_rate" attribute.')
+            lr = self.model.optimizer.learning_rate
+            scheduled_lr = self.schedule(epoch, lr)
+            self.model.optimizer.learning_rate = scheduled_lr
+            seen.append(float(np.array(self.model.optimizer.learning_rate)))
+
+    LR_SCHEDULE = [(1, 0.05), (3, 0.01), (5, 0.005)]
+
+    def lr_schedule(epoch, lr):
+        if epoch < LR_SCHEDULE[0][0] or epoch > LR_SCHEDULE[-1][0]:
+            return lr
+        for i in range(len(LR_SCHEDULE)):
+            if epoch == LR_SCHEDULE[i][0]:
+                return LR_SCHEDULE[i][1]
+        return lr
+
+    seen = []
+    model = get_model()
+    model.fit(x_train, y_train, batch_size=64, steps_per_epoch=4, epochs=6, verbose=0,
+              callbacks=[LossAndErrorPrintingCallback(), CustomLearningRateScheduler(lr_schedule)])
+    np.testing.assert_allclose(seen, [0.1, 0.05, 0.05, 0.01, 0.01, 0.005], rtol=1e-6)

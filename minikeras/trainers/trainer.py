@@ -512,7 +512,8 @@ class Trainer:
         for i, batch in enumerate(data.epoch(None)):
             callback_list.on_predict_batch_begin(i)
             outputs.append(self._run("predict", [batch]))
-            callback_list.on_predict_batch_end(i, {})
+            # Keras hands each batch's outputs to the callbacks under "outputs".
+            callback_list.on_predict_batch_end(i, {"outputs": outputs[-1]})
         callback_list.on_predict_end()
         if not outputs:
             raise ValueError("predict received no data")
