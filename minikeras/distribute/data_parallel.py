@@ -77,3 +77,7 @@ class DataParallel(Distribution):
     def num_model_replicas(self):
         """Every device holds a copy of the model."""
         return len(self.devices)
+
+    def variable_sharding(self, variable):
+        """Every Variable is replicated."""
+        return self.replicated_sharding

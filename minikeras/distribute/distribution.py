@@ -15,6 +15,8 @@ A batch whose size the mesh's batch axis does not divide is an error, not padded
 a masked loss would still change BatchNormalization's statistics and the metrics, so results
 would silently differ from single-device training.
 """
+import weakref
+
 import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
@@ -59,6 +61,7 @@ class Distribution:
             raise ValueError(f"{type(self).__name__}: none of its {len(self.devices)} devices belongs to this process "
                              f"(process {me}); every process must own some of the devices")
         self._local_batch_shards = _local_coordinates(self.mesh, batch_dim_name, me)
+        self._variable_shardings = {}  # id(variable) -> (weak variable, its NamedSharding)
 
     # -- Keras 3's properties ----------------------------------------------------------------
     @property
@@ -115,11 +118,17 @@ class Distribution:
         return relayout.place_outputs(outputs, layout.backend_layout)
 
     def variable_sharding(self, variable):
-        """The ``NamedSharding`` ``variable`` is kept with."""
+        """The ``NamedSharding`` ``variable`` is kept with: its layout, decided the first time it
+        is asked for (as Keras decides it when the variable is created) and kept."""
+        entry = self._variable_shardings.get(id(variable))
+        if entry is not None and entry[0]() is variable:
+            return entry[1]
         layout = self.get_variable_layout(variable)
-        if all(axis is None for axis in layout.axes):
-            return self.replicated_sharding
-        return layout.backend_layout
+        sharding = (self.replicated_sharding if all(axis is None for axis in layout.axes) else
+                    layout.backend_layout)
+        self._variable_shardings[id(variable)] = (weakref.ref(variable), sharding)
+        weakref.finalize(variable, self._variable_shardings.pop, id(variable), None)
+        return sharding
 
     def __repr__(self):
         return f"<{type(self).__name__} device_mesh={self._device_mesh}>"
