@@ -4,7 +4,8 @@
     opt.apply_gradients(zip(grads, model.trainable_variables))
 
 ``get('adamw')`` builds one by name (any case: 'sgd', 'adam', 'adamw', 'adagrad', 'adadelta',
-'adamax', 'nadam', 'rmsprop', 'adafactor', 'ftrl', 'lamb', 'lion'); ``mk.optimizers.schedules``
+'adamax', 'nadam', 'rmsprop', 'adafactor', 'ftrl', 'lamb', 'lion', 'muon', 'schedulefreeadamw');
+``mk.optimizers.schedules``
 holds learning-rate schedules.
 """
 from minikeras.optimizers import schedules  # noqa: F401
@@ -18,12 +19,15 @@ from minikeras.optimizers.base import Optimizer
 from minikeras.optimizers.ftrl import Ftrl
 from minikeras.optimizers.lamb import Lamb
 from minikeras.optimizers.lion import Lion
+from minikeras.optimizers.muon import Muon
 from minikeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from minikeras.optimizers.nadam import Nadam
 from minikeras.optimizers.rmsprop import RMSprop
+from minikeras.optimizers.schedule_free_adamw import ScheduleFreeAdamW
 from minikeras.optimizers.sgd import SGD
 
-_CLASSES = (SGD, Adam, AdamW, Adagrad, Adadelta, Adamax, Nadam, RMSprop, Adafactor, Ftrl, Lamb, Lion)
+_CLASSES = (SGD, Adam, AdamW, Adagrad, Adadelta, Adamax, Nadam, RMSprop, Adafactor, Ftrl, Lamb, Lion, Muon,
+            ScheduleFreeAdamW)
 _BY_NAME = {cls.__name__.lower(): cls for cls in _CLASSES + (LossScaleOptimizer,)}
 
 
@@ -60,4 +64,5 @@ def get(identifier):
 
 
 __all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "Nadam",
-           "RMSprop", "Adafactor", "Ftrl", "Lamb", "Lion", "schedules", "get", "serialize", "deserialize"]
+           "RMSprop", "Adafactor", "Ftrl", "Lamb", "Lion", "Muon",
+           "ScheduleFreeAdamW", "schedules", "get", "serialize", "deserialize"]
