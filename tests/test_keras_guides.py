@@ -716,3 +716,341 @@ def test_writing_your_own_callbacks(capsys):
     model.fit(x_train, y_train, batch_size=64, steps_per_epoch=4, epochs=6, verbose=0,
               callbacks=[LossAndErrorPrintingCallback(), CustomLearningRateScheduler(lr_schedule)])
     np.testing.assert_allclose(seen, [0.1, 0.05, 0.05, 0.01, 0.01, 0.005], rtol=1e-6)
+
+
+# -- guides/custom_train_step_in_tensorflow.py ----------------------------------------------
+@needs_mnist
+def test_custom_train_step_in_tensorflow():
+    """Customizing what happens in fit() with TensorFlow (the TF-backend guide; tf is
+    minikeras here). Shrunk: 256 random rows instead of 1000, one epoch each; the GAN's
+    convolutions 64/128 wide become 8/16, its latent size 128 becomes 16, and it trains on
+    3 batches of 256 MNIST digits instead of 100 of 70,000."""
+    class CustomModel(keras.Model):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred)
+            trainable_vars = self.trainable_variables
+            gradients = tape.gradient(loss, trainable_vars)
+            self.optimizer.apply(gradients, trainable_vars)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = keras.Input(shape=(32,))
+    outputs = keras.layers.Dense(1)(inputs)
+    model = CustomModel(inputs, outputs)
+    model.compile(optimizer="adam", loss="mse", metrics=["mae"])
+    x = np.random.random((256, 32))
+    y = np.random.random((256, 1))
+    history = model.fit(x, y, epochs=1, verbose=0)
+    assert sorted(history.history) == ["loss", "mae"]
+
+    class CustomModel(keras.Model):  # noqa: F811 - the guide redefines it step by step
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.loss_tracker = keras.metrics.Mean(name="loss")
+            self.mae_metric = keras.metrics.MeanAbsoluteError(name="mae")
+            self.loss_fn = keras.losses.MeanSquaredError()
+
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.loss_fn(y, y_pred)
+            trainable_vars = self.trainable_variables
+            gradients = tape.gradient(loss, trainable_vars)
+            self.optimizer.apply(gradients, trainable_vars)
+            self.loss_tracker.update_state(loss)
+            self.mae_metric.update_state(y, y_pred)
+            return {"loss": self.loss_tracker.result(), "mae": self.mae_metric.result()}
+
+        @property
+        def metrics(self):
+            return [self.loss_tracker, self.mae_metric]
+
+    inputs = keras.Input(shape=(32,))
+    outputs = keras.layers.Dense(1)(inputs)
+    model = CustomModel(inputs, outputs)
+    model.compile(optimizer="adam")
+    history = model.fit(x, y, epochs=2, verbose=0)
+    assert sorted(history.history) == ["loss", "mae"]
+    # The metrics are reset each epoch: epoch 2's mean is its own, below epoch 1's.
+    assert history.history["loss"][1] < history.history["loss"][0]
+
+    class CustomModel(keras.Model):  # noqa: F811
+        def train_step(self, data):
+            if len(data) == 3:
+                x, y, sample_weight = data
+            else:
+                sample_weight = None
+                x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(y=y, y_pred=y_pred, sample_weight=sample_weight)
+            trainable_vars = self.trainable_variables
+            gradients = tape.gradient(loss, trainable_vars)
+            self.optimizer.apply(gradients, trainable_vars)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred, sample_weight=sample_weight)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = keras.Input(shape=(32,))
+    outputs = keras.layers.Dense(1)(inputs)
+    model = CustomModel(inputs, outputs)
+    model.compile(optimizer="adam", loss="mse", metrics=["mae"])
+    sw = np.random.random((256, 1))
+    history = model.fit(x, y, sample_weight=sw, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+    class CustomModel(keras.Model):  # noqa: F811
+        def test_step(self, data):
+            x, y = data
+            y_pred = self(x, training=False)
+            loss = self.compute_loss(y=y, y_pred=y_pred)
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    inputs = keras.Input(shape=(32,))
+    outputs = keras.layers.Dense(1)(inputs)
+    model = CustomModel(inputs, outputs)
+    model.compile(loss="mse", metrics=["mae"])
+    loss, mae = model.evaluate(x, y, verbose=0)
+    predicted = model.predict(x, verbose=0)
+    np.testing.assert_allclose(loss, np.mean((predicted - y) ** 2), rtol=1e-4)
+    np.testing.assert_allclose(mae, np.mean(np.abs(predicted - y)), rtol=1e-4)
+
+    discriminator = keras.Sequential(
+        [
+            keras.Input(shape=(28, 28, 1)),
+            layers.Conv2D(8, (3, 3), strides=(2, 2), padding="same"),
+            layers.LeakyReLU(negative_slope=0.2),
+            layers.Conv2D(16, (3, 3), strides=(2, 2), padding="same"),
+            layers.LeakyReLU(negative_slope=0.2),
+            layers.GlobalMaxPooling2D(),
+            layers.Dense(1),
+        ],
+        name="discriminator",
+    )
+    latent_dim = 16
+    generator = keras.Sequential(
+        [
+            keras.Input(shape=(latent_dim,)),
+            layers.Dense(7 * 7 * 16),
+            layers.LeakyReLU(negative_slope=0.2),
+            layers.Reshape((7, 7, 16)),
+            layers.Conv2DTranspose(16, (4, 4), strides=(2, 2), padding="same"),
+            layers.LeakyReLU(negative_slope=0.2),
+            layers.Conv2DTranspose(16, (4, 4), strides=(2, 2), padding="same"),
+            layers.LeakyReLU(negative_slope=0.2),
+            layers.Conv2D(1, (7, 7), padding="same", activation="sigmoid"),
+        ],
+        name="generator",
+    )
+
+    class GAN(keras.Model):
+        def __init__(self, discriminator, generator, latent_dim):
+            super().__init__()
+            self.discriminator = discriminator
+            self.generator = generator
+            self.latent_dim = latent_dim
+            self.d_loss_tracker = keras.metrics.Mean(name="d_loss")
+            self.g_loss_tracker = keras.metrics.Mean(name="g_loss")
+            self.seed_generator = keras.random.SeedGenerator(1337)
+
+        @property
+        def metrics(self):
+            return [self.d_loss_tracker, self.g_loss_tracker]
+
+        def compile(self, d_optimizer, g_optimizer, loss_fn):
+            super().compile()
+            self.d_optimizer = d_optimizer
+            self.g_optimizer = g_optimizer
+            self.loss_fn = loss_fn
+
+        def train_step(self, real_images):
+            if isinstance(real_images, tuple):
+                real_images = real_images[0]
+            batch_size = tf.shape(real_images)[0]
+            random_latent_vectors = keras.random.normal(
+                shape=(batch_size, self.latent_dim), seed=self.seed_generator)
+            generated_images = self.generator(random_latent_vectors)
+            combined_images = tf.concat([generated_images, real_images], axis=0)
+            labels = tf.concat([tf.ones((batch_size, 1)), tf.zeros((batch_size, 1))], axis=0)
+            labels += 0.05 * keras.random.uniform(tf.shape(labels), seed=self.seed_generator)
+            with tf.GradientTape() as tape:
+                predictions = self.discriminator(combined_images)
+                d_loss = self.loss_fn(labels, predictions)
+            grads = tape.gradient(d_loss, self.discriminator.trainable_weights)
+            self.d_optimizer.apply(grads, self.discriminator.trainable_weights)
+            random_latent_vectors = keras.random.normal(
+                shape=(batch_size, self.latent_dim), seed=self.seed_generator)
+            misleading_labels = tf.zeros((batch_size, 1))
+            with tf.GradientTape() as tape:
+                predictions = self.discriminator(self.generator(random_latent_vectors))
+                g_loss = self.loss_fn(misleading_labels, predictions)
+            grads = tape.gradient(g_loss, self.generator.trainable_weights)
+            self.g_optimizer.apply(grads, self.generator.trainable_weights)
+            self.d_loss_tracker.update_state(d_loss)
+            self.g_loss_tracker.update_state(g_loss)
+            return {"d_loss": self.d_loss_tracker.result(), "g_loss": self.g_loss_tracker.result()}
+
+    batch_size = 64
+    (x_train, _), (x_test, _) = mnist_slice(192, 64)
+    all_digits = np.concatenate([x_train, x_test])
+    all_digits = all_digits.astype("float32") / 255.0
+    all_digits = np.reshape(all_digits, (-1, 28, 28, 1))
+    dataset = tf.data.Dataset.from_tensor_slices(all_digits)
+    dataset = dataset.shuffle(buffer_size=1024).batch(batch_size)
+
+    gan = GAN(discriminator=discriminator, generator=generator, latent_dim=latent_dim)
+    gan.compile(
+        d_optimizer=keras.optimizers.Adam(learning_rate=0.0003),
+        g_optimizer=keras.optimizers.Adam(learning_rate=0.0003),
+        loss_fn=keras.losses.BinaryCrossentropy(from_logits=True),
+    )
+    before = [w.numpy().copy() for w in generator.trainable_weights]
+    history = gan.fit(dataset.take(3), epochs=1, verbose=0)
+    assert sorted(history.history) == ["d_loss", "g_loss"]
+    assert all(np.isfinite(v[0]) for v in history.history.values())
+    assert all(not np.array_equal(b, w.numpy()) for b, w in zip(before, generator.trainable_weights))
+
+
+# -- guides/understanding_masking_and_padding.py --------------------------------------------
+def test_understanding_masking_and_padding():
+    """Understanding masking & padding. Shrunk: the LSTM models are only built (as in the
+    guide) and the TemporalSoftmax model runs on 4 sequences of 12 steps instead of 32 of 100.
+    The guide's final call ``model(tokens, array)`` fails in Keras 3.15 too (the array lands
+    on ``training``); the test checks that error and calls ``model(tokens)``."""
+    raw_inputs = [
+        [711, 632, 71],
+        [73, 8, 3215, 55, 927],
+        [83, 91, 1, 645, 1253, 927],
+    ]
+    padded_inputs = tf.keras.preprocessing.sequence.pad_sequences(raw_inputs, padding="post")
+    np.testing.assert_array_equal(padded_inputs, [[711, 632, 71, 0, 0, 0], [73, 8, 3215, 55, 927, 0],
+                                                  [83, 91, 1, 645, 1253, 927]])
+    expected_mask = padded_inputs != 0
+
+    embedding = layers.Embedding(input_dim=5000, output_dim=16, mask_zero=True)
+    masked_output = embedding(padded_inputs)
+    np.testing.assert_array_equal(np.asarray(masked_output._keras_mask), expected_mask)
+
+    masking_layer = layers.Masking()
+    unmasked_embedding = tf.cast(tf.tile(tf.expand_dims(padded_inputs, axis=-1), [1, 1, 10]), tf.float32)
+    masked_embedding = masking_layer(unmasked_embedding)
+    np.testing.assert_array_equal(np.asarray(masked_embedding._keras_mask), expected_mask)
+
+    model = keras.Sequential(
+        [layers.Embedding(input_dim=5000, output_dim=16, mask_zero=True), layers.LSTM(32)]
+    )
+    inputs = keras.Input(shape=(None,), dtype="int32")
+    x = layers.Embedding(input_dim=5000, output_dim=16, mask_zero=True)(inputs)
+    outputs = layers.LSTM(32)(x)
+    model = keras.Model(inputs, outputs)
+
+    class MyLayer(layers.Layer):
+        def __init__(self, **kwargs):
+            super(MyLayer, self).__init__(**kwargs)
+            self.embedding = layers.Embedding(input_dim=5000, output_dim=16, mask_zero=True)
+            self.lstm = layers.LSTM(32)
+
+        def call(self, inputs):
+            x = self.embedding(inputs)
+            mask = self.embedding.compute_mask(inputs)
+            output = self.lstm(x, mask=mask)
+            return output
+
+    layer = MyLayer()
+    x = np.random.random((32, 10)) * 100
+    x = x.astype("int32")
+    assert tuple(layer(x).shape) == (32, 32)
+
+    class TemporalSplit(keras.layers.Layer):
+        """Split the input tensor into 2 tensors along the time dimension."""
+
+        def call(self, inputs):
+            return tf.split(inputs, 2, axis=1)
+
+        def compute_mask(self, inputs, mask=None):
+            if mask is None:
+                return None
+            return tf.split(mask, 2, axis=1)
+
+    first_half, second_half = TemporalSplit()(masked_embedding)
+    np.testing.assert_array_equal(np.asarray(first_half._keras_mask), expected_mask[:, :3])
+    np.testing.assert_array_equal(np.asarray(second_half._keras_mask), expected_mask[:, 3:])
+
+    class CustomEmbedding(keras.layers.Layer):
+        def __init__(self, input_dim, output_dim, mask_zero=False, **kwargs):
+            super(CustomEmbedding, self).__init__(**kwargs)
+            self.input_dim = input_dim
+            self.output_dim = output_dim
+            self.mask_zero = mask_zero
+
+        def build(self, input_shape):
+            self.embeddings = self.add_weight(shape=(self.input_dim, self.output_dim),
+                                              initializer="random_normal", dtype="float32")
+
+        def call(self, inputs):
+            return tf.nn.embedding_lookup(self.embeddings, inputs)
+
+        def compute_mask(self, inputs, mask=None):
+            if not self.mask_zero:
+                return None
+            return tf.not_equal(inputs, 0)
+
+    layer = CustomEmbedding(10, 32, mask_zero=True)
+    x = np.random.random((3, 10)) * 9
+    x = x.astype("int32")
+    y = layer(x)
+    mask = layer.compute_mask(x)
+    np.testing.assert_array_equal(np.asarray(mask), x != 0)
+    np.testing.assert_array_equal(np.asarray(y._keras_mask), x != 0)
+
+    class MyActivation(keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super(MyActivation, self).__init__(**kwargs)
+            self.supports_masking = True
+
+        def call(self, inputs):
+            return tf.nn.relu(inputs)
+
+    inputs = keras.Input(shape=(None,), dtype="int32")
+    x = layers.Embedding(input_dim=5000, output_dim=16, mask_zero=True)(inputs)
+    x = MyActivation()(x)
+    assert x._keras_mask is not None  # "Mask found"
+    outputs = layers.LSTM(32)(x)
+    model = keras.Model(inputs, outputs)
+
+    class TemporalSoftmax(keras.layers.Layer):
+        def call(self, inputs, mask=None):
+            broadcast_float_mask = tf.expand_dims(tf.cast(mask, "float32"), -1)
+            inputs_exp = tf.exp(inputs) * broadcast_float_mask
+            inputs_sum = tf.reduce_sum(inputs * broadcast_float_mask, axis=1, keepdims=True)
+            return inputs_exp / inputs_sum
+
+    inputs = keras.Input(shape=(None,), dtype="int32")
+    x = layers.Embedding(input_dim=10, output_dim=32, mask_zero=True)(inputs)
+    x = layers.Dense(1)(x)
+    outputs = TemporalSoftmax()(x)
+    model = keras.Model(inputs, outputs)
+    tokens = np.random.randint(0, 10, size=(4, 12))
+    # The guide's last line passes a second array, which lands on ``training``: Keras 3.15
+    # raises this same TypeError on it, so the model is called on the tokens alone.
+    with pytest.raises(TypeError, match="multiple values for argument 'training'"):
+        model(tokens, np.random.random((4, 12, 1)))
+    y = model(tokens)
+    assert tuple(y.shape) == (4, 12, 1)
+    np.testing.assert_array_equal(np.asarray(y)[tokens == 0], 0.0)  # masked steps drop out
