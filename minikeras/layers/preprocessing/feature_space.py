@@ -310,8 +310,10 @@ class FeatureSpace(Layer):
         if not isinstance(dataset, Dataset):
             raise ValueError("`adapt()` can only be called on a mk.data.Dataset or a dict of arrays/lists. "
                              f"Received instead: {dataset!r} (of type {type(dataset).__name__})")
-        for name in self._list_adaptable_preprocessors():
-            self.preprocessors[name].adapt(_column_batches(dataset, name))
+        names = self._list_adaptable_preprocessors()
+        columns = _column_batches(dataset, names)
+        for name in names:
+            self.preprocessors[name].adapt(iter(columns[name]))  # batches, not one array
         self._is_adapted = True
         self.get_encoded_features()  # finishes building: the encoders and the concatenation
         self.built = True
@@ -452,23 +454,23 @@ def _squeeze_first(x):
     return x[0] if isinstance(x, Tensor) else np.asarray(x)[0]
 
 
-def _column_batches(dataset, name):
-    """The batches of feature ``name`` of ``dataset`` as NumPy arrays of shape (batch, 1)."""
-    first = None
-    for element in dataset.take(1):
-        first = host_array(element[name])
-    if first is None:
-        return
-    batched = first.ndim > 0
-    rows = []
+def _column_batches(dataset, names):
+    """``{name: [batches of shape (batch, 1)]}`` for the features ``names`` of ``dataset``, read in
+    one pass (Keras reads the dataset once per feature; a pipeline with maps of its own would run
+    them that many times): rows are grouped in batches of 32, batches kept as they come."""
+    out = {name: [] for name in names}
+    rows = {name: [] for name in names}
     for element in dataset:
-        column = host_array(element[name])
-        if batched:
-            yield column[:, None] if column.ndim == 1 else column
-            continue
-        rows.append(column)
-        if len(rows) == 32:
-            yield np.stack(rows)[:, None]
-            rows = []
-    if rows:
-        yield np.stack(rows)[:, None]
+        for name in names:
+            column = host_array(element[name])
+            if column.ndim > 0:
+                out[name].append(column[:, None] if column.ndim == 1 else column)
+                continue
+            rows[name].append(column)
+            if len(rows[name]) == 32:
+                out[name].append(np.stack(rows[name])[:, None])
+                rows[name] = []
+    for name in names:
+        if rows[name]:
+            out[name].append(np.stack(rows[name])[:, None])
+    return out
