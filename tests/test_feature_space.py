@@ -297,3 +297,18 @@ def test_dataset_map():
     model.fit(labelled, verbose=0)
     model.evaluate(labelled, verbose=0)
     assert model.predict(rows.map(fs).batch(4), verbose=0).shape == (10, 1)
+
+
+def test_host_part_takes_weightless_steps_feeding_a_host_layer():
+    """A functional model crossing a Discretization's output with a string: the Discretization
+    runs on the host with the cross (model.host_split()), and predict takes raw columns."""
+    ages, colours = mk.Input(shape=(1,), name="age"), mk.Input(shape=(1,), dtype="string", name="colour")
+    bins = mk.layers.Discretization(bin_boundaries=[30.0, 50.0])
+    cross = mk.layers.HashedCrossing(num_bins=8, output_mode="one_hot")
+    model = mk.Model({"age": ages, "colour": colours}, mk.layers.Dense(1)(cross([bins(ages), colours])))
+    host_fn, device_model = model.host_split()
+    assert bins not in device_model.part_layers and cross not in device_model.part_layers
+    raw = {"age": [25.0, 40.0, 70.0], "colour": ["red", "blue", "red"]}
+    crossed = cross([bins(np.array(raw["age"])[:, None]), np.array(raw["colour"], object)[:, None]]).numpy()
+    kernel, bias = (w.numpy() for w in model.layers[-1].weights)
+    np.testing.assert_allclose(model.predict(raw, verbose=0), crossed @ kernel + bias, atol=1e-6)
