@@ -201,6 +201,11 @@ def test_errors():
         FS(features={"f1": FS.integer_hashed(8, output_mode="int")}).get_encoded_features()
     with pytest.raises(ValueError, match="can only be called on a mk.data.Dataset"):
         FS(features=two).adapt([1, 2])
+    labelled = mk.data.Dataset.from_tensor_slices(({"f1": [1, 2], "f2": [3, 4]}, [0, 1]))
+    with pytest.raises(ValueError, match="without labels; received elements of type tuple"):
+        FS(features=two).adapt(labelled)
+    with pytest.raises(ValueError, match=r"lack the features \['f2'\]"):
+        FS(features=two).adapt({"f1": [1, 2]})
 
 
 SAVED_FEATURES = ("float_2", "float_3", "string_1", "int_1")

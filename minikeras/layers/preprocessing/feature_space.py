@@ -461,6 +461,13 @@ def _column_batches(dataset, names):
     out = {name: [] for name in names}
     rows = {name: [] for name in names}
     for element in dataset:
+        if not isinstance(element, dict):
+            raise ValueError("FeatureSpace.adapt() expects a Dataset of dicts of features, without labels; received "
+                             f"elements of type {type(element).__name__}: map it first, e.g. ds.map(lambda x, y: x)")
+        missing = [name for name in names if name not in element]
+        if missing:
+            raise ValueError(f"FeatureSpace.adapt(): the dataset's dicts lack the features {missing} (they have "
+                             f"{sorted(element)})")
         for name in names:
             column = host_array(element[name])
             if column.ndim > 0:
