@@ -103,3 +103,15 @@ def test_normalization_finalize_state_keeps_initial_statistics():
     layer.finalize_state()
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_allclose(np.asarray(layer(x)), x)
+
+
+def test_input_tensor_after_other_layers_keeps_them_in_the_model():
+    """As Keras 3.15.1 builds it: the model starts at the source Input, the Rescaling in front is
+    one of its layers, and with no input_shape the name carries Keras's 'None' resolution."""
+    images = mk.Input((64, 80, 3))
+    scaled = mk.layers.Rescaling(1.0)(images)
+    model = mk.applications.MobileNetV2(weights=None, include_top=False, input_tensor=scaled)
+    assert model.name == "mobilenetv2_1.00_None"
+    assert model.input_shape == (None, 64, 80, 3)
+    assert model.output_shape == (None, 2, 3, 1280)
+    assert len(model.layers) == 155
