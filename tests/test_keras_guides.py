@@ -1089,3 +1089,202 @@ def test_customizing_saving_and_serialization(tmp_path, monkeypatch):
     restored_model = keras.models.load_model("custom_assets_model.keras")
     np.testing.assert_allclose(restored_model(x), y, rtol=1e-6)
     np.testing.assert_string_equal(restored_model.layers[0].vocab, "Mary had a little lamb.")
+
+
+# -- guides/writing_a_custom_training_loop_in_tensorflow.py ---------------------------------
+@needs_mnist
+def test_writing_a_custom_training_loop_in_tensorflow():
+    """Writing a training loop from scratch in TensorFlow (tf is minikeras, tf.function is
+    mk.function). Shrunk: 256 MNIST training and 64 validation images instead of 50,000 and
+    10,000, one epoch per loop instead of 2-3. Left out: the closing DCGAN loop (the GAN of
+    the custom-train-step guide above runs the same steps inside fit)."""
+    def get_model():
+        inputs = keras.Input(shape=(784,), name="digits")
+        x1 = keras.layers.Dense(64, activation="relu")(inputs)
+        x2 = keras.layers.Dense(64, activation="relu")(x1)
+        outputs = keras.layers.Dense(10, name="predictions")(x2)
+        return keras.Model(inputs=inputs, outputs=outputs)
+
+    model = get_model()
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    batch_size = 32
+    (x_train, y_train), (x_test, y_test) = mnist_slice(320, 64)
+    x_train = np.reshape(x_train, (-1, 784)).astype("float32") / 255
+    x_val = x_train[-64:]
+    y_val = y_train[-64:]
+    x_train = x_train[:-64]
+    y_train = y_train[:-64]
+    train_dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))
+    train_dataset = train_dataset.shuffle(buffer_size=1024).batch(batch_size)
+    val_dataset = tf.data.Dataset.from_tensor_slices((x_val, y_val))
+    val_dataset = val_dataset.batch(batch_size)
+
+    losses = []
+    for step, (x_batch_train, y_batch_train) in enumerate(train_dataset):
+        with tf.GradientTape() as tape:
+            logits = model(x_batch_train, training=True)
+            loss_value = loss_fn(y_batch_train, logits)
+        grads = tape.gradient(loss_value, model.trainable_weights)
+        optimizer.apply(grads, model.trainable_weights)
+        losses.append(float(loss_value))
+    assert step == 7 and losses[-1] < losses[0]
+
+    model = get_model()
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+    train_acc_metric = keras.metrics.SparseCategoricalAccuracy()
+    val_acc_metric = keras.metrics.SparseCategoricalAccuracy()
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss_value = loss_fn(y, logits)
+        grads = tape.gradient(loss_value, model.trainable_weights)
+        optimizer.apply(grads, model.trainable_weights)
+        train_acc_metric.update_state(y, logits)
+        return loss_value
+
+    @tf.function
+    def test_step(x, y):
+        val_logits = model(x, training=False)
+        val_acc_metric.update_state(y, val_logits)
+
+    losses = [float(train_step(x, y)) for x, y in train_dataset]
+    assert losses[-1] < losses[0]
+    train_acc = train_acc_metric.result()
+    assert 0.0 < float(train_acc) <= 1.0
+    train_acc_metric.reset_state()
+    assert float(train_acc_metric.result()) == 0.0
+    for x_batch_val, y_batch_val in val_dataset:
+        test_step(x_batch_val, y_batch_val)
+    val_acc = val_acc_metric.result()
+    predicted = np.argmax(np.asarray(model(x_val)), axis=-1)
+    np.testing.assert_allclose(float(val_acc), np.mean(predicted == y_val), atol=1e-6)
+    assert optimizer.iterations.numpy() == 8
+
+    class ActivityRegularizationLayer(keras.layers.Layer):
+        def call(self, inputs):
+            self.add_loss(1e-2 * tf.reduce_sum(inputs))
+            return inputs
+
+    inputs = keras.Input(shape=(784,), name="digits")
+    x = keras.layers.Dense(64, activation="relu")(inputs)
+    x = ActivityRegularizationLayer()(x)
+    x = keras.layers.Dense(64, activation="relu")(x)
+    outputs = keras.layers.Dense(10, name="predictions")(x)
+    model = keras.Model(inputs=inputs, outputs=outputs)
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3)
+
+    @tf.function
+    def train_step(x, y):  # noqa: F811 - the guide redefines it
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss_value = loss_fn(y, logits)
+            loss_value += sum(model.losses)
+        grads = tape.gradient(loss_value, model.trainable_weights)
+        optimizer.apply(grads, model.trainable_weights)
+        train_acc_metric.update_state(y, logits)
+        return loss_value
+
+    x_batch, y_batch = x_train[:32], y_train[:32]
+    hidden = np.maximum(x_batch @ np.asarray(model.layers[1].kernel.numpy())
+                        + np.asarray(model.layers[1].bias.numpy()), 0)
+    expected = float(loss_fn(y_batch, model(x_batch))) + 1e-2 * hidden.sum()
+    np.testing.assert_allclose(float(train_step(x_batch, y_batch)), expected, rtol=1e-4)
+
+
+# -- guides/working_with_rnns.py ------------------------------------------------------------
+@needs_mnist
+def test_working_with_rnns():
+    """Working with RNNs. Shrunk: the MNIST-rows LSTM trains on 256 images (validation on 64)
+    for one epoch, 32 units instead of 64; the stateful paragraphs are 4 samples instead of 20.
+    Left out: the CuDNN talk (no GPU kernels here; tf.device("CPU:0") and the matplotlib plot
+    are dropped) and the closing nested-input cell section."""
+    model = keras.Sequential()
+    model.add(layers.Embedding(input_dim=1000, output_dim=64))
+    model.add(layers.LSTM(128))
+    model.add(layers.Dense(10))
+    assert tuple(model(np.zeros((2, 7), "int32")).shape) == (2, 10)
+
+    model = keras.Sequential()
+    model.add(layers.Embedding(input_dim=1000, output_dim=64))
+    model.add(layers.GRU(256, return_sequences=True))
+    model.add(layers.SimpleRNN(128))
+    model.add(layers.Dense(10))
+    assert tuple(model(np.zeros((2, 7), "int32")).shape) == (2, 10)
+
+    encoder_vocab = 1000
+    decoder_vocab = 2000
+    encoder_input = layers.Input(shape=(None,))
+    encoder_embedded = layers.Embedding(input_dim=encoder_vocab, output_dim=64)(encoder_input)
+    output, state_h, state_c = layers.LSTM(64, return_state=True, name="encoder")(encoder_embedded)
+    encoder_state = [state_h, state_c]
+    decoder_input = layers.Input(shape=(None,))
+    decoder_embedded = layers.Embedding(input_dim=decoder_vocab, output_dim=64)(decoder_input)
+    decoder_output = layers.LSTM(64, name="decoder")(decoder_embedded, initial_state=encoder_state)
+    output = layers.Dense(10)(decoder_output)
+    model = keras.Model([encoder_input, decoder_input], output)
+    model.summary()
+    assert tuple(model([np.ones((2, 5)), np.ones((2, 3))]).shape) == (2, 10)
+
+    paragraph1 = np.random.random((4, 10, 50)).astype(np.float32)
+    paragraph2 = np.random.random((4, 10, 50)).astype(np.float32)
+    paragraph3 = np.random.random((4, 10, 50)).astype(np.float32)
+    lstm_layer = layers.LSTM(64, stateful=True)
+    first = lstm_layer(paragraph1)
+    output = lstm_layer(paragraph2)
+    output = lstm_layer(paragraph3)
+    lstm_layer.reset_states()
+    np.testing.assert_allclose(np.asarray(lstm_layer(paragraph1)), np.asarray(first), rtol=1e-5, atol=1e-6)
+
+    lstm_layer = layers.LSTM(64, stateful=True)
+    output = lstm_layer(paragraph1)
+    output = lstm_layer(paragraph2)
+    existing_state = lstm_layer.states
+    new_lstm_layer = layers.LSTM(64)
+    new_output = new_lstm_layer(paragraph3, initial_state=existing_state)
+    assert tuple(new_output.shape) == (4, 64)
+
+    model = keras.Sequential()
+    model.add(layers.Bidirectional(layers.LSTM(64, return_sequences=True), input_shape=(5, 10)))
+    model.add(layers.Bidirectional(layers.LSTM(32)))
+    model.add(layers.Dense(10))
+    model.summary()
+    assert tuple(model.output_shape) == (None, 10)
+
+    batch_size = 64
+    input_dim = 28
+    units = 32
+    output_size = 10
+
+    def build_model(allow_cudnn_kernel=True):
+        if allow_cudnn_kernel:
+            lstm_layer = keras.layers.LSTM(units, input_shape=(None, input_dim))
+        else:
+            lstm_layer = keras.layers.RNN(keras.layers.LSTMCell(units), input_shape=(None, input_dim))
+        return keras.models.Sequential(
+            [lstm_layer, keras.layers.BatchNormalization(), keras.layers.Dense(output_size)])
+
+    (x_train, y_train), (x_test, y_test) = mnist_slice(256, 64)
+    x_train, x_test = x_train / 255.0, x_test / 255.0
+    sample, sample_label = x_train[0], y_train[0]
+
+    model = build_model(allow_cudnn_kernel=True)
+    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  optimizer="sgd", metrics=["accuracy"])
+    history = model.fit(x_train, y_train, validation_data=(x_test, y_test), batch_size=batch_size,
+                        epochs=1, verbose=0)
+    assert np.isfinite(history.history["val_loss"][0])
+
+    noncudnn_model = build_model(allow_cudnn_kernel=False)
+    noncudnn_model.set_weights(model.get_weights())
+    # RNN(LSTMCell) computes what LSTM computes, from the same weights.
+    np.testing.assert_allclose(noncudnn_model.predict(x_test, verbose=0), model.predict(x_test, verbose=0),
+                               rtol=1e-4, atol=1e-5)
+
+    cpu_model = build_model(allow_cudnn_kernel=True)
+    cpu_model.set_weights(model.get_weights())
+    result = tf.argmax(cpu_model.predict_on_batch(tf.expand_dims(sample, 0)), axis=1)
+    assert result.numpy().shape == (1,) and 0 <= int(result.numpy()[0]) < 10
+    print("Predicted result is: %s, target result is: %s" % (result.numpy(), sample_label))
