@@ -287,8 +287,8 @@ def test_functional_model_with_strings_fits():
 
 
 def test_dataset_map():
-    """Keras's test_tf_data_async_processing: Dataset.map(fs) before and after batch, and a
-    lambda over (features, label) after batch; a model fits on the encoded vectors."""
+    """Keras's test_tf_data_async_processing: Dataset.map(fs) and a lambda over (features, label)
+    calling it, before and after batch; a model fits on the encoded vectors."""
     fs = no_strings_space([("float_3", "int_1"), ("int_1", "int_2")])
     fs.adapt(mk.data.Dataset.from_tensor_slices(table(False)))
     want = fs(table(False)).numpy()
@@ -298,9 +298,11 @@ def test_dataset_map():
     rows = mk.data.Dataset.from_tensor_slices(table(False))
     np.testing.assert_allclose(np.concatenate([b.numpy() for b in rows.map(fs).batch(4)]), want, atol=1e-6)
     np.testing.assert_allclose(np.concatenate([b.numpy() for b in rows.batch(4).map(fs)]), want, atol=1e-6)
-    labelled = mk.data.Dataset.from_tensor_slices((table(False), labels)).batch(4).map(lambda x, y: (fs(x), y))
-    model.fit(labelled, verbose=0)
-    model.evaluate(labelled, verbose=0)
+    labelled = mk.data.Dataset.from_tensor_slices((table(False), labels))
+    before = labelled.map(lambda x, y: (fs(x), y)).batch(4)  # traced with vmap, then run row by row
+    np.testing.assert_allclose(np.concatenate([x.numpy() for x, _ in before]), want, atol=1e-6)
+    model.fit(before, verbose=0)
+    model.evaluate(labelled.batch(4).map(lambda x, y: (fs(x), y)), verbose=0)
     assert model.predict(rows.map(fs).batch(4), verbose=0).shape == (10, 1)
 
 

@@ -9,6 +9,7 @@ from minikeras.data import _indices, _specs
 from minikeras.data._streams import Stream, Zip
 from minikeras.data._strings import eager_rows, runs_on_host, spec_from_rows, to_device
 from minikeras.data._structure import call_on_element, flatten, leaf_names, to_host_array
+from minikeras.data.host_calls import HostOnlyCall, with_host_fallback
 
 _UNBATCHED_BLOCK = 1024  # rows gathered at a time when iterating element by element
 
@@ -101,15 +102,20 @@ def spec_after(source, fns):
     spec = source.spec()
     if fns and runs_on_host(spec, fns):
         return spec_from_rows(source.gather(np.arange(min(source.n, 2))), source.treedef, fns)
-    for fn in fns:
-        spec = _specs.traced(fn, spec)
+    try:
+        for fn in fns:
+            spec = _specs.traced(fn, spec)
+    except HostOnlyCall:
+        return spec_from_rows(source.gather(np.arange(min(source.n, 2))), source.treedef, fns)
     return spec
 
 
 def row_function(source, fns):
     """The function applying ``fns`` to a batch of ``source``'s rows: vmapped and compiled for
     numbers, eager row by row when the rows hold strings or a function runs on the host."""
-    return eager_rows(fns) if runs_on_host(source.spec(), fns) else batched_function(fns)
+    if runs_on_host(source.spec(), fns):
+        return eager_rows(fns)
+    return with_host_fallback(batched_function(fns), eager_rows(fns))
 
 
 def batched_function(fns):
@@ -124,6 +130,8 @@ def batched_function(fns):
         for fn in fns:
             try:
                 batch = jax.vmap(functools.partial(call_on_element, fn))(batch)
+            except HostOnlyCall:
+                raise  # row_function's fallback runs the functions eagerly instead
             except Exception as error:  # noqa: BLE001 - re-raised with context
                 raise _map_error(fn, error) from error
         return batch

@@ -10,6 +10,7 @@ import jax
 import numpy as np
 
 from minikeras.data._structure import call_on_element, flatten
+from minikeras.data.host_calls import HostOnlyCall
 from minikeras.tensor_spec import TensorSpec
 
 _PLACEHOLDER_SIZES = (7919, 7907)  # two primes unlikely to be real sizes
@@ -53,6 +54,8 @@ def traced(fn, spec):
     try:
         outs = [jax.eval_shape(lambda e: call_on_element(fn, e), _structs(spec, size))
                 for size in _PLACEHOLDER_SIZES]
+    except HostOnlyCall:
+        raise  # the caller works the spec out from rows run eagerly
     except Exception as error:  # noqa: BLE001 - re-raised with what was being done
         name = getattr(fn, "__name__", type(fn).__name__)
         raise TypeError(f"Dataset: cannot work out the element_spec after the function {name}: tracing it on "

@@ -15,6 +15,7 @@ import numpy as np
 from minikeras.data import _indices, _specs
 from minikeras.data._strings import runs_on_host, spec_of_elements, stack_strings
 from minikeras.data._structure import call_on_element, first_dims, flatten
+from minikeras.data.host_calls import HostOnlyCall
 
 
 class Stream:
@@ -82,7 +83,10 @@ class Map(Unary):
         spec = self.upstream._spec()
         if runs_on_host(spec, (self.fn,)):
             return spec_of_elements(itertools.islice(self.upstream._elements(), 2), (self.fn,))
-        return _specs.traced(self.fn, spec)
+        try:
+            return _specs.traced(self.fn, spec)
+        except HostOnlyCall:
+            return spec_of_elements(itertools.islice(self.upstream._elements(), 2), (self.fn,))
 
     def _elements(self):
         for element in self.upstream._elements():

@@ -9,6 +9,7 @@ import jax
 import numpy as np
 
 from minikeras.data._structure import call_on_element, flatten
+from minikeras.data.host_calls import marked_for_host
 from minikeras.dtypes import string
 from minikeras.tensor_spec import TensorSpec
 
@@ -25,8 +26,8 @@ def has_strings(spec):
 
 def runs_on_host(spec, fns):
     """Whether functions over rows of ``spec`` run eagerly row by row: the rows hold strings, or
-    a function says it computes on the host (``runs_on_host``: a FeatureSpace, a lookup layer)."""
-    return has_strings(spec) or any(getattr(fn, "runs_on_host", False) for fn in fns)
+    a function says it computes on the host (``host_calls``: a FeatureSpace)."""
+    return has_strings(spec) or marked_for_host(fns)
 
 
 def to_device(leaves):

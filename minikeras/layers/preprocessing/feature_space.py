@@ -13,11 +13,14 @@ or returned by name (``'dict'``), as Keras 3.15's FeatureSpace does.
 
 Strings and lookups run on the host (``HostLayer``), so a FeatureSpace is called eagerly: on a
 dict of Python lists, NumPy arrays or Tensors, batched (rank 1 or ``(batch, 1)``) or one row
-(scalars). ``Dataset.map(fs)`` applies it row by row on the host (``runs_on_host``).
+(scalars). ``Dataset.map(fs)``, or a map function that calls it, applies it row by row on the
+host (``minikeras.data.host_calls``).
 """
 import numpy as np
 
+from minikeras.backend import is_tracer
 from minikeras.data.dataset import Dataset
+from minikeras.data.host_calls import HostOnlyCall
 from minikeras.layers.base import Layer
 from minikeras.layers.core.input_layer import Input
 from minikeras.layers.preprocessing.category_encoding import CategoryEncoding
@@ -402,6 +405,8 @@ class FeatureSpace(Layer):
         if not isinstance(data, dict):
             raise ValueError(f"A FeatureSpace can only be called with a dict. Received: data={data!r} (of type "
                              f"{type(data).__name__})")
+        if any(_is_traced(v) for v in data.values()):
+            raise HostOnlyCall(f"FeatureSpace '{self.name}' computes on the host and was called on traced values")
         if any(isinstance(v, KerasTensor) for v in data.values()):
             preprocessed = self._preprocess_features(data)
             return self._merge_features(preprocessed, self._cross_features(preprocessed))
@@ -446,6 +451,11 @@ class FeatureSpace(Layer):
     def save(self, filepath):
         """Saves the FeatureSpace to a ``.keras`` file (Keras 3's layout); ``mk.saving.load_model`` reloads it."""
         save_model(self, filepath)
+
+
+def _is_traced(value):
+    """Whether ``value`` is an abstract value of a jax trace (a map function traced with vmap)."""
+    return is_tracer(value._value) if isinstance(value, Tensor) else is_tracer(value)
 
 
 def _squeeze_first(x):
