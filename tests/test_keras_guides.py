@@ -1288,3 +1288,172 @@ def test_working_with_rnns():
     result = tf.argmax(cpu_model.predict_on_batch(tf.expand_dims(sample, 0)), axis=1)
     assert result.numpy().shape == (1,) and 0 <= int(result.numpy()[0]) < 10
     print("Predicted result is: %s, target result is: %s" % (result.numpy(), sample_label))
+
+
+# -- guides/functional_api.py ---------------------------------------------------------------
+@needs_mnist
+def test_functional_api(tmp_path, monkeypatch):
+    """The Functional API, up to the toy ResNet. Shrunk: MNIST cut to 320/64 images for one
+    epoch; the ticket model's 1280 rows become 64 (bodies of 20 words, LSTM widths 16/8); the
+    toy ResNet's CIFAR-10 (a download) becomes 96 generated uint8 32x32x3 images with labels
+    0-9, its convolutions 32/64 wide become 8/16. The model is saved to "path_to_my_model.keras"
+    (Keras 3 needs the .keras suffix; the stored guide predates it). Left out: plot_model's
+    pictures, and the guide's later sections (shared layers, layer-graph feature extraction,
+    custom layers in the functional API)."""
+    monkeypatch.chdir(tmp_path)
+    inputs = keras.Input(shape=(784,))
+    img_inputs = keras.Input(shape=(32, 32, 3))
+    assert tuple(inputs.shape) == (None, 784) and inputs.dtype == "float32"
+    assert tuple(img_inputs.shape) == (None, 32, 32, 3)
+    dense = layers.Dense(64, activation="relu")
+    x = dense(inputs)
+    x = layers.Dense(64, activation="relu")(x)
+    outputs = layers.Dense(10)(x)
+    model = keras.Model(inputs=inputs, outputs=outputs, name="mnist_model")
+    model.summary()
+
+    (x_train, y_train), (x_test, y_test) = mnist_slice(320, 64)
+    x_train = x_train.reshape(320, 784).astype("float32") / 255
+    x_test = x_test.reshape(64, 784).astype("float32") / 255
+    model.compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  optimizer=keras.optimizers.RMSprop(), metrics=["accuracy"])
+    history = model.fit(x_train, y_train, batch_size=64, epochs=1, validation_split=0.2, verbose=0)
+    assert set(history.history) == {"loss", "accuracy", "val_loss", "val_accuracy"}
+    test_scores = model.evaluate(x_test, y_test, verbose=0)
+    assert len(test_scores) == 2
+
+    model.save("path_to_my_model.keras")
+    del model
+    model = keras.models.load_model("path_to_my_model.keras")
+    np.testing.assert_allclose(model.evaluate(x_test, y_test, verbose=0), test_scores, rtol=1e-5)
+
+    encoder_input = keras.Input(shape=(28, 28, 1), name="img")
+    x = layers.Conv2D(16, 3, activation="relu")(encoder_input)
+    x = layers.Conv2D(32, 3, activation="relu")(x)
+    x = layers.MaxPooling2D(3)(x)
+    x = layers.Conv2D(32, 3, activation="relu")(x)
+    x = layers.Conv2D(16, 3, activation="relu")(x)
+    encoder_output = layers.GlobalMaxPooling2D()(x)
+    encoder = keras.Model(encoder_input, encoder_output, name="encoder")
+    x = layers.Reshape((4, 4, 1))(encoder_output)
+    x = layers.Conv2DTranspose(16, 3, activation="relu")(x)
+    x = layers.Conv2DTranspose(32, 3, activation="relu")(x)
+    x = layers.UpSampling2D(3)(x)
+    x = layers.Conv2DTranspose(16, 3, activation="relu")(x)
+    decoder_output = layers.Conv2DTranspose(1, 3, activation="relu")(x)
+    autoencoder = keras.Model(encoder_input, decoder_output, name="autoencoder")
+    autoencoder.summary()
+    assert tuple(encoder.output_shape) == (None, 16)
+    assert tuple(autoencoder.output_shape) == (None, 28, 28, 1)
+
+    encoder_input = keras.Input(shape=(28, 28, 1), name="original_img")
+    x = layers.Conv2D(16, 3, activation="relu")(encoder_input)
+    x = layers.Conv2D(32, 3, activation="relu")(x)
+    x = layers.MaxPooling2D(3)(x)
+    x = layers.Conv2D(32, 3, activation="relu")(x)
+    x = layers.Conv2D(16, 3, activation="relu")(x)
+    encoder_output = layers.GlobalMaxPooling2D()(x)
+    encoder = keras.Model(encoder_input, encoder_output, name="encoder")
+    decoder_input = keras.Input(shape=(16,), name="encoded_img")
+    x = layers.Reshape((4, 4, 1))(decoder_input)
+    x = layers.Conv2DTranspose(16, 3, activation="relu")(x)
+    x = layers.Conv2DTranspose(32, 3, activation="relu")(x)
+    x = layers.UpSampling2D(3)(x)
+    x = layers.Conv2DTranspose(16, 3, activation="relu")(x)
+    decoder_output = layers.Conv2DTranspose(1, 3, activation="relu")(x)
+    decoder = keras.Model(decoder_input, decoder_output, name="decoder")
+    autoencoder_input = keras.Input(shape=(28, 28, 1), name="img")
+    encoded_img = encoder(autoencoder_input)
+    decoded_img = decoder(encoded_img)
+    autoencoder = keras.Model(autoencoder_input, decoded_img, name="autoencoder")
+    autoencoder.summary()
+    images = x_test[:2].reshape(2, 28, 28, 1)
+    np.testing.assert_allclose(np.asarray(autoencoder(images)), np.asarray(decoder(encoder(images))), rtol=1e-5)
+
+    def get_model():
+        inputs = keras.Input(shape=(128,))
+        outputs = layers.Dense(1)(inputs)
+        return keras.Model(inputs, outputs)
+
+    model1 = get_model()
+    model2 = get_model()
+    model3 = get_model()
+    inputs = keras.Input(shape=(128,))
+    y1 = model1(inputs)
+    y2 = model2(inputs)
+    y3 = model3(inputs)
+    outputs = layers.average([y1, y2, y3])
+    ensemble_model = keras.Model(inputs=inputs, outputs=outputs)
+    probe = np.random.random((3, 128)).astype("float32")
+    expected = np.mean([np.asarray(m(probe)) for m in (model1, model2, model3)], axis=0)
+    np.testing.assert_allclose(np.asarray(ensemble_model(probe)), expected, rtol=1e-5)
+
+    num_tags = 12
+    num_words = 10000
+    num_departments = 4
+    title_input = keras.Input(shape=(None,), name="title")
+    body_input = keras.Input(shape=(None,), name="body")
+    tags_input = keras.Input(shape=(num_tags,), name="tags")
+    title_features = layers.Embedding(num_words, 64)(title_input)
+    body_features = layers.Embedding(num_words, 64)(body_input)
+    title_features = layers.LSTM(16)(title_features)
+    body_features = layers.LSTM(8)(body_features)
+    x = layers.concatenate([title_features, body_features, tags_input])
+    priority_pred = layers.Dense(1, name="priority")(x)
+    department_pred = layers.Dense(num_departments, name="department")(x)
+    model = keras.Model(inputs=[title_input, body_input, tags_input],
+                        outputs=[priority_pred, department_pred])
+    model.compile(
+        optimizer=keras.optimizers.RMSprop(1e-3),
+        loss=[keras.losses.BinaryCrossentropy(from_logits=True),
+              keras.losses.CategoricalCrossentropy(from_logits=True)],
+        loss_weights=[1.0, 0.2],
+    )
+    model.compile(
+        optimizer=keras.optimizers.RMSprop(1e-3),
+        loss={"priority": keras.losses.BinaryCrossentropy(from_logits=True),
+              "department": keras.losses.CategoricalCrossentropy(from_logits=True)},
+        loss_weights={"priority": 1.0, "department": 0.2},
+    )
+    title_data = np.random.randint(num_words, size=(64, 10))
+    body_data = np.random.randint(num_words, size=(64, 20))
+    tags_data = np.random.randint(2, size=(64, num_tags)).astype("float32")
+    priority_targets = np.random.random(size=(64, 1))
+    dept_targets = np.random.randint(2, size=(64, num_departments))
+    history = model.fit({"title": title_data, "body": body_data, "tags": tags_data},
+                        {"priority": priority_targets, "department": dept_targets},
+                        epochs=1, batch_size=32, verbose=0)
+    assert {"loss", "priority_loss", "department_loss"} <= set(history.history)
+    logs = history.history
+    np.testing.assert_allclose(logs["loss"][0], logs["priority_loss"][0] + 0.2 * logs["department_loss"][0],
+                               rtol=1e-4)
+
+    inputs = keras.Input(shape=(32, 32, 3), name="img")
+    x = layers.Conv2D(8, 3, activation="relu")(inputs)
+    x = layers.Conv2D(16, 3, activation="relu")(x)
+    block_1_output = layers.MaxPooling2D(3)(x)
+    x = layers.Conv2D(16, 3, activation="relu", padding="same")(block_1_output)
+    x = layers.Conv2D(16, 3, activation="relu", padding="same")(x)
+    block_2_output = layers.add([x, block_1_output])
+    x = layers.Conv2D(16, 3, activation="relu", padding="same")(block_2_output)
+    x = layers.Conv2D(16, 3, activation="relu", padding="same")(x)
+    block_3_output = layers.add([x, block_2_output])
+    x = layers.Conv2D(16, 3, activation="relu")(block_3_output)
+    x = layers.GlobalAveragePooling2D()(x)
+    x = layers.Dense(256, activation="relu")(x)
+    x = layers.Dropout(0.5)(x)
+    outputs = layers.Dense(10)(x)
+    model = keras.Model(inputs, outputs, name="toy_resnet")
+    model.summary()
+
+    rng = np.random.default_rng(0)  # keras.datasets.cifar10.load_data() -> generated, same dtypes
+    x_train = rng.integers(0, 256, (96, 32, 32, 3)).astype("uint8")
+    y_train = rng.integers(0, 10, (96, 1)).astype("uint8")
+    x_train = x_train.astype("float32") / 255.0
+    y_train = keras.utils.to_categorical(y_train, 10)
+    assert y_train.shape == (96, 10)
+    model.compile(optimizer=keras.optimizers.RMSprop(1e-3),
+                  loss=keras.losses.CategoricalCrossentropy(from_logits=True), metrics=["acc"])
+    history = model.fit(x_train[:1000], y_train[:1000], batch_size=64, epochs=1, validation_split=0.2,
+                        verbose=0)
+    assert np.isfinite(history.history["val_loss"][0]) and "val_acc" in history.history
