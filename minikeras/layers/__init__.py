@@ -82,6 +82,7 @@ from minikeras.layers.normalization.group_normalization import GroupNormalizatio
 from minikeras.layers.normalization.rms_normalization import RMSNormalization  # noqa: F401
 from minikeras.layers.normalization.unit_normalization import UnitNormalization  # noqa: F401
 from minikeras.layers.normalization.spectral_normalization import SpectralNormalization  # noqa: F401
+from minikeras.layers.serialization import deserialize, serialize  # noqa: F401
 from minikeras.saving.registry import register_builtin_namespace
 
 # Every public layer class is minikeras's own in a .keras file (module "minikeras.layers").
