@@ -18,6 +18,8 @@ from minikeras.keras import backend  # noqa: F401
 from minikeras.keras import config, distribution, ops, preprocessing, random, tree  # noqa: F401
 from minikeras.device import device  # noqa: F401
 from minikeras.initializers import Initializer  # noqa: F401
+from minikeras.keras.function import Function  # noqa: F401
+from minikeras.keras.operation import Operation  # noqa: F401
 from minikeras.keras.variable import Variable  # noqa: F401
 from minikeras.layers import Input, InputSpec, Layer  # noqa: F401
 from minikeras.losses import Loss  # noqa: F401
