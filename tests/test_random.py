@@ -120,3 +120,15 @@ def test_generator_state_is_a_non_trainable_variable():
     before = generator.numpy().copy()
     mk.random.normal((1,))
     assert not np.array_equal(before, generator.numpy())
+
+
+def test_gamma_shapes_and_moments_as_tf_random_gamma():
+    # TensorFlow 2.21: shape + broadcast(alpha, beta).shape
+    assert mk.random.gamma([4], 0.2).shape == (4,)
+    assert mk.random.gamma([2, 3], [1.0, 2.0], beta=[[1.0], [2.0], [3.0]]).shape == (2, 3, 3, 2)
+    mk.random.set_seed(3)
+    draws = np.asarray(mk.random.gamma([20000], [0.5, 3.0], beta=[2.0, 0.5]))
+    alpha, rate = np.array([0.5, 3.0]), np.array([2.0, 0.5])
+    np.testing.assert_allclose(draws.mean(0), alpha / rate, rtol=0.05)
+    np.testing.assert_allclose(draws.var(0), alpha / rate**2, rtol=0.1)
+    assert np.all(np.isnan(np.asarray(mk.random.gamma([2], -1.0))))  # TensorFlow gives NaN too

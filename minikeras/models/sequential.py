@@ -97,8 +97,10 @@ class Sequential(Model):
                 layer.built = True
             if prefix < len(self._layers):
                 self._split_parts(prefix)[1]._trace_shapes(shape)
-        else:
+        elif None not in tuple(input_shape)[1:]:
             self._trace_shapes(input_shape)
+        # With a free size past the batch (audio of any length) the layers are built by the
+        # symbolic graph below, as Keras does: a stand-in size of 1 would be too short for them.
         self._functional = self._graph(input_shape)
         self.built = True
 

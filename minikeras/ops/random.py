@@ -156,6 +156,21 @@ def uniform(shape, minval=0, maxval=None, dtype=None, seed=None, name=None):
     return u * (maxval - minval) + minval
 
 
+def gamma(shape, alpha, beta=None, dtype=None, seed=None, name=None):
+    """Samples of Gamma(``alpha``, rate ``beta``) as ``tf.random.gamma`` draws them: the result
+    has shape ``shape + broadcast(alpha, beta).shape`` (one ``shape``-sized draw per pair of
+    parameters), mean ``alpha / beta`` and variance ``alpha / beta**2``; ``beta`` None is 1.
+    A draw, not differentiable in ``alpha`` or ``beta``; a parameter <= 0 gives NaN, as in TensorFlow.
+
+    Example: ``g1 = gamma([n], 0.2); g2 = gamma([n], 0.2); g1 / (g1 + g2)`` is Beta(0.2, 0.2)."""
+    dtype = _float_dtype(dtype, "gamma")
+    alpha = jnp.asarray(to_array(alpha), dtype)
+    rate = jnp.ones((), dtype) if beta is None else jnp.asarray(to_array(beta), dtype)
+    out_shape = tuple(shape_argument(shape)) + jnp.broadcast_shapes(alpha.shape, rate.shape)
+    draws = jax.random.gamma(next_key(seed), jnp.broadcast_to(alpha, out_shape), out_shape, dtype)
+    return Tensor(draws / rate)
+
+
 def _affine(z, scale, shift):
     if isinstance(scale, (int, float)) and isinstance(shift, (int, float)):
         if scale == 1.0 and shift == 0.0:
