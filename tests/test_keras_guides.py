@@ -1457,3 +1457,126 @@ def test_functional_api(tmp_path, monkeypatch):
     history = model.fit(x_train[:1000], y_train[:1000], batch_size=64, epochs=1, validation_split=0.2,
                         verbose=0)
     assert np.isfinite(history.history["val_loss"][0]) and "val_acc" in history.history
+
+
+# -- guides/preprocessing_layers.py ---------------------------------------------------------
+def test_preprocessing_layers():
+    """Working with preprocessing layers, up to text as token indices. Shrunk: CIFAR-10 (a
+    download) becomes 32 generated uint8 32x32x3 images with uint8 labels; the hashing data
+    are 1000 integers instead of 10,000. Changed for time: the augmented images train a small
+    Conv2D classifier for one step instead of ResNet50 (ResNet50 itself is covered by the
+    applications tests). minikeras refuses Hashing's ``salt=1337`` (no keyed SipHash), so the
+    hashing recipe runs unsalted. Left out: the recipes after the text-to-indices one."""
+    data = np.array([[0.1, 0.2, 0.3], [0.8, 0.9, 1.0], [1.5, 1.6, 1.7]])
+    layer = layers.Normalization()
+    layer.adapt(data)
+    normalized_data = layer(data)
+    assert "%.2f" % normalized_data.numpy().mean() in ("0.00", "-0.00")
+    assert "%.2f" % normalized_data.numpy().std() == "1.00"
+
+    data = [
+        "ξεῖν᾽, ἦ τοι μὲν ὄνειροι ἀμήχανοι ἀκριτόμυθοι",
+        "γίγνοντ᾽, οὐδέ τι πάντα τελείεται ἀνθρώποισι.",
+        "δοιαὶ γάρ τε πύλαι ἀμενηνῶν εἰσὶν ὀνείρων:",
+        "αἱ μὲν γὰρ κεράεσσι τετεύχαται, αἱ δ᾽ ἐλέφαντι:",
+        "τῶν οἳ μέν κ᾽ ἔλθωσι διὰ πριστοῦ ἐλέφαντος,",
+        "οἵ ῥ᾽ ἐλεφαίρονται, ἔπε᾽ ἀκράαντα φέροντες:",
+        "οἱ δὲ διὰ ξεστῶν κεράων ἔλθωσι θύραζε,",
+        "οἵ ῥ᾽ ἔτυμα κραίνουσι, βροτῶν ὅτε κέν τις ἴδηται.",
+    ]
+    layer = layers.TextVectorization()
+    layer.adapt(data)
+    vectorized_text = layer(data)
+    assert vectorized_text.shape[0] == 8 and int(np.min(np.asarray(vectorized_text)[:, 0])) >= 2
+
+    vocab = ["a", "b", "c", "d"]
+    data = tf.constant([["a", "c", "d"], ["d", "z", "b"]])
+    layer = layers.StringLookup(vocabulary=vocab)
+    vectorized_data = layer(data)
+    np.testing.assert_array_equal(np.asarray(vectorized_data), [[1, 3, 4], [4, 0, 2]])
+
+    data_augmentation = keras.Sequential(
+        [layers.RandomFlip("horizontal"), layers.RandomRotation(0.1), layers.RandomZoom(0.1)])
+    rng = np.random.default_rng(0)  # keras.datasets.cifar10.load_data() -> generated, same dtypes
+    x_train = rng.integers(0, 256, (32, 32, 32, 3)).astype("uint8")
+    y_train = rng.integers(0, 10, (32, 1)).astype("uint8")
+    input_shape = x_train.shape[1:]
+    classes = 10
+    train_dataset = tf.data.Dataset.from_tensor_slices((x_train, y_train))
+    train_dataset = train_dataset.batch(16).map(lambda x, y: (data_augmentation(x), y))
+    inputs = keras.Input(shape=input_shape)
+    x = layers.Rescaling(1.0 / 255)(inputs)
+    outputs = keras.Sequential([layers.Conv2D(8, 3, strides=2, activation="relu"),
+                                layers.GlobalAveragePooling2D(), layers.Dense(classes, activation="softmax")])(x)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="rmsprop", loss="sparse_categorical_crossentropy")
+    history = model.fit(train_dataset, steps_per_epoch=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+    x_train = x_train.reshape((len(x_train), -1))
+    input_shape = x_train.shape[1:]
+    normalizer = layers.Normalization()
+    normalizer.adapt(x_train)
+    np.testing.assert_allclose(np.asarray(normalizer.mean).reshape(-1), x_train.mean(axis=0), rtol=1e-4)
+    inputs = keras.Input(shape=input_shape)
+    x = normalizer(inputs)
+    outputs = layers.Dense(classes, activation="softmax")(x)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    history = model.fit(x_train, y_train, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+    data = tf.constant([["a"], ["b"], ["c"], ["b"], ["c"], ["a"]])
+    lookup = layers.StringLookup(output_mode="one_hot")
+    lookup.adapt(data)
+    test_data = tf.constant([["a"], ["b"], ["c"], ["d"], ["e"], [""]])
+    encoded_data = lookup(test_data)
+    # index 0 is the out-of-vocabulary slot; the adapted vocabulary is in frequency order
+    vocabulary = lookup.get_vocabulary()
+    assert vocabulary[0] == "[UNK]" and sorted(vocabulary[1:]) == ["a", "b", "c"]
+    expected = np.eye(4)[[vocabulary.index(v) if v in vocabulary else 0 for v in "abcde"] + [0]]
+    np.testing.assert_array_equal(np.asarray(encoded_data), expected)
+
+    data = tf.constant([[10], [20], [20], [10], [30], [0]])
+    lookup = layers.IntegerLookup(output_mode="one_hot")
+    lookup.adapt(data)
+    test_data = tf.constant([[10], [10], [20], [50], [60], [0]])
+    encoded_data = lookup(test_data)
+    vocabulary = lookup.get_vocabulary()
+    assert vocabulary[0] == -1
+    expected = np.eye(len(vocabulary))[[vocabulary.index(v) if v in vocabulary else 0
+                                        for v in (10, 10, 20, 50, 60, 0)]]
+    np.testing.assert_array_equal(np.asarray(encoded_data), expected)
+
+    data = np.random.randint(0, 100000, size=(1000, 1))
+    # minikeras has no keyed (salted) SipHash: it refuses the guide's salt=1337 by name.
+    with pytest.raises(ValueError, match="salt"):
+        layers.Hashing(num_bins=64, salt=1337)
+    hasher = layers.Hashing(num_bins=64)
+    encoder = layers.CategoryEncoding(num_tokens=64, output_mode="multi_hot")
+    encoded_data = encoder(hasher(data))
+    assert tuple(encoded_data.shape) == (1000, 64)
+
+    adapt_data = tf.constant([
+        "The Brain is wider than the Sky",
+        "For put them side by side",
+        "The one the other will contain",
+        "With ease and You beside",
+    ])
+    text_vectorizer = layers.TextVectorization(output_mode="int")
+    text_vectorizer.adapt(adapt_data)
+    encoded = text_vectorizer(["The Brain is deeper than the sea"]).numpy()
+    vocabulary = text_vectorizer.get_vocabulary()
+    assert vocabulary[:2] == ["", "[UNK]"] and vocabulary[2] == "the"
+    np.testing.assert_array_equal(encoded[0, [0, 3, 5]], [2, 1, 2])  # "the", "deeper" (unknown), "the"
+    inputs = keras.Input(shape=(None,), dtype="int64")
+    x = layers.Embedding(input_dim=text_vectorizer.vocabulary_size(), output_dim=16)(inputs)
+    x = layers.GRU(8)(x)
+    outputs = layers.Dense(1)(x)
+    model = keras.Model(inputs, outputs)
+    train_dataset = tf.data.Dataset.from_tensor_slices(
+        (["The Brain is deeper than the sea", "for if they are held Blue to Blue"], [1, 0]))
+    train_dataset = train_dataset.batch(2).map(lambda x, y: (text_vectorizer(x), y))
+    model.compile(optimizer="rmsprop", loss="mse")
+    history = model.fit(train_dataset, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
