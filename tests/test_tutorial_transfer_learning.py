@@ -1,6 +1,5 @@
-"""The "Transfer learning and fine-tuning" tutorials' code, renamed (``tf`` -> ``mk``,
-``tf.keras.applications`` -> ``minikeras.applications``) and run at tiny sizes, and what they claim
-checked:
+"""The "Transfer learning and fine-tuning" tutorials' code, renamed (``tf`` -> ``mk``) and run at tiny
+sizes, and what they claim checked:
 
 - TensorFlow's tutorial (tensorflow/docs, site/en/tutorials/images/transfer_learning.ipynb):
   cats and dogs (here a synthetic image folder: "cats" reddish, "dogs" bluish, 32x32 instead of
@@ -19,7 +18,6 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras import applications
 
 IMG_SIZE = (32, 32)
 BATCH_SIZE = 8
@@ -72,10 +70,10 @@ def tutorial(tmp_path_factory):
         mk.keras.layers.RandomFlip('horizontal'),
         mk.keras.layers.RandomRotation(0.2),
     ])
-    preprocess_input = applications.mobilenet_v2.preprocess_input
+    preprocess_input = mk.keras.applications.mobilenet_v2.preprocess_input
 
     IMG_SHAPE = IMG_SIZE + (3,)
-    base_model = applications.MobileNetV2(input_shape=IMG_SHAPE, include_top=False, weights=None, alpha=0.35)
+    base_model = mk.keras.applications.MobileNetV2(input_shape=IMG_SHAPE, include_top=False, weights=None, alpha=0.35)
     image_batch, label_batch = next(iter(train_dataset))
     feature_batch = base_model(image_batch)
     base_model.trainable = False
