@@ -1580,3 +1580,123 @@ def test_preprocessing_layers():
     model.compile(optimizer="rmsprop", loss="mse")
     history = model.fit(train_dataset, verbose=0)
     assert np.isfinite(history.history["loss"][0])
+
+
+# -- guides/training_with_built_in_methods.py -----------------------------------------------
+@needs_mnist
+def test_training_with_built_in_methods():
+    """Training & evaluation with the built-in methods, up to losses added by layers. Shrunk:
+    256 MNIST training, 64 validation and 64 test images instead of 50,000/10,000/10,000, one
+    epoch per fit. The metric resets with ``reset_state`` (Keras 3's name; the stored guide
+    spells tf.keras's ``reset_states``). Left out: ``add_metric`` (gone from Keras 3) and the
+    sections after it (sample weights, datasets, callbacks are covered by the other guides)."""
+    inputs = keras.Input(shape=(784,), name="digits")
+    x = layers.Dense(64, activation="relu", name="dense_1")(inputs)
+    x = layers.Dense(64, activation="relu", name="dense_2")(x)
+    outputs = layers.Dense(10, activation="softmax", name="predictions")(x)
+    model = keras.Model(inputs=inputs, outputs=outputs)
+
+    (x_train, y_train), (x_test, y_test) = mnist_slice(320, 64)
+    x_train = x_train.reshape(320, 784).astype("float32") / 255
+    x_test = x_test.reshape(64, 784).astype("float32") / 255
+    y_train = y_train.astype("float32")
+    y_test = y_test.astype("float32")
+    x_val = x_train[-64:]
+    y_val = y_train[-64:]
+    x_train = x_train[:-64]
+    y_train = y_train[:-64]
+
+    model.compile(optimizer=keras.optimizers.RMSprop(), loss=keras.losses.SparseCategoricalCrossentropy(),
+                  metrics=[keras.metrics.SparseCategoricalAccuracy()])
+    history = model.fit(x_train, y_train, batch_size=64, epochs=1, validation_data=(x_val, y_val), verbose=0)
+    assert set(history.history) == {"loss", "sparse_categorical_accuracy", "val_loss",
+                                    "val_sparse_categorical_accuracy"}
+    results = model.evaluate(x_test, y_test, batch_size=128, verbose=0)
+    predictions = model.predict(x_test[:3], verbose=0)
+    assert predictions.shape == (3, 10)
+    np.testing.assert_allclose(results[1], np.mean(np.argmax(model.predict(x_test, verbose=0), -1) == y_test),
+                               atol=1e-6)
+
+    def get_uncompiled_model():
+        inputs = keras.Input(shape=(784,), name="digits")
+        x = layers.Dense(64, activation="relu", name="dense_1")(inputs)
+        x = layers.Dense(64, activation="relu", name="dense_2")(x)
+        outputs = layers.Dense(10, activation="softmax", name="predictions")(x)
+        return keras.Model(inputs=inputs, outputs=outputs)
+
+    def custom_mean_squared_error(y_true, y_pred):
+        return tf.math.reduce_mean(tf.square(y_true - y_pred))
+
+    model = get_uncompiled_model()
+    model.compile(optimizer=keras.optimizers.Adam(), loss=custom_mean_squared_error)
+    y_train_one_hot = tf.one_hot(y_train, depth=10)
+    history = model.fit(x_train, y_train_one_hot, batch_size=64, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+
+    class CustomMSE(keras.losses.Loss):
+        def __init__(self, regularization_factor=0.1, name="custom_mse"):
+            super().__init__(name=name)
+            self.regularization_factor = regularization_factor
+
+        def call(self, y_true, y_pred):
+            mse = tf.math.reduce_mean(tf.square(y_true - y_pred))
+            reg = tf.math.reduce_mean(tf.square(0.5 - y_pred))
+            return mse + reg * self.regularization_factor
+
+    model = get_uncompiled_model()
+    model.compile(optimizer=keras.optimizers.Adam(), loss=CustomMSE())
+    y_pred = model.predict(x_val, verbose=0)
+    one_hot = np.eye(10)[y_val.astype(int)]
+    expected = np.mean((one_hot - y_pred) ** 2) + 0.1 * np.mean((0.5 - y_pred) ** 2)
+    np.testing.assert_allclose(model.evaluate(x_val, one_hot, verbose=0), expected, rtol=1e-4)
+
+    class CategoricalTruePositives(keras.metrics.Metric):
+        def __init__(self, name="categorical_true_positives", **kwargs):
+            super(CategoricalTruePositives, self).__init__(name=name, **kwargs)
+            self.true_positives = self.add_weight(name="ctp", initializer="zeros")
+
+        def update_state(self, y_true, y_pred, sample_weight=None):
+            y_pred = tf.reshape(tf.argmax(y_pred, axis=1), shape=(-1, 1))
+            values = tf.cast(y_true, "int32") == tf.cast(y_pred, "int32")
+            values = tf.cast(values, "float32")
+            if sample_weight is not None:
+                sample_weight = tf.cast(sample_weight, "float32")
+                values = tf.multiply(values, sample_weight)
+            self.true_positives.assign_add(tf.reduce_sum(values))
+
+        def result(self):
+            return self.true_positives
+
+        def reset_state(self):
+            self.true_positives.assign(0.0)
+
+    model = get_uncompiled_model()
+    model.compile(optimizer=keras.optimizers.RMSprop(learning_rate=1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(), metrics=[CategoricalTruePositives()])
+    history = model.fit(x_train, y_train, batch_size=64, epochs=1, verbose=0)
+    assert "categorical_true_positives" in history.history
+    _, true_positives = model.evaluate(x_val, y_val.reshape(-1, 1), verbose=0)
+    predicted = np.argmax(model.predict(x_val, verbose=0), axis=1)
+    # (batch, 1) labels against (batch, 1) predictions: one count per correct sample
+    assert true_positives == np.sum(predicted == y_val)
+
+    class ActivityRegularizationLayer(layers.Layer):
+        def call(self, inputs):
+            self.add_loss(tf.reduce_sum(inputs) * 0.1)
+            return inputs
+
+    inputs = keras.Input(shape=(784,), name="digits")
+    x = layers.Dense(64, activation="relu", name="dense_1")(inputs)
+    x = ActivityRegularizationLayer()(x)
+    x = layers.Dense(64, activation="relu", name="dense_2")(x)
+    outputs = layers.Dense(10, name="predictions")(x)
+    model = keras.Model(inputs=inputs, outputs=outputs)
+    model.compile(optimizer=keras.optimizers.RMSprop(learning_rate=1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    before = model.evaluate(x_val, y_val, batch_size=64, verbose=0)  # one batch: the loss adds its whole sum
+    hidden = np.maximum(x_val @ np.asarray(model.get_layer("dense_1").kernel.numpy())
+                        + np.asarray(model.get_layer("dense_1").bias.numpy()), 0)
+    ce = float(keras.losses.SparseCategoricalCrossentropy(from_logits=True)(y_val, model.predict(x_val, verbose=0)))
+    np.testing.assert_allclose(before, ce + 0.1 * hidden.sum(), rtol=1e-3)  # the displayed loss is much higher
+    history = model.fit(x_train, y_train, batch_size=64, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
