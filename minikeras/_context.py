@@ -68,6 +68,10 @@ class CallContext(threading.local):
       remat_scopes: the ``keras.RematScope`` blocks entered, innermost last (a layer created
         inside one rematerializes its call as the innermost says). Changed by ``RematScope``'s
         ``with`` block (push on entry, pop on exit).
+      name_scopes: the ``keras.name_scope`` blocks entered, outermost first (each with
+        ``name`` and ``override_parent``); ``name_scope_path()`` joins them into the prefix of
+        the paths of Variables and layer weights created now. Changed by ``name_scope``'s
+        ``with`` block (push on entry, pop on exit).
       variable_values: ``{id(variable): value}``, what this thread sees instead of a Variable's
         stored value: an ``mk.function`` trace's placeholders (and values assigned during the
         trace), so that a thread that is not tracing (a dataset's prefetch drawing from
@@ -87,6 +91,7 @@ class CallContext(threading.local):
         self.autocast = None
         self.variable_values = {}
         self.remat_scopes = []
+        self.name_scopes = []
 
 
 call_state = CallContext()
@@ -114,6 +119,17 @@ class Execution:
 
 
 execution = Execution()
+
+
+def name_scope_path():
+    """The path of this thread's ``keras.name_scope`` blocks ("outer/inner"; "" outside
+    every block): an ``override_parent`` replaces the path before its own name, as Keras's."""
+    parts = []
+    for scope in call_state.name_scopes:
+        if scope.override_parent is not None:
+            parts = [part for part in scope.override_parent.split("/") if part]
+        parts.append(scope.name)
+    return "/".join(parts)
 
 
 def distribution(state=None):

@@ -396,7 +396,8 @@ class Variable(_Described):
         self.trainable = bool(trainable)
         self.constraint = constraint  # applied by optimizers after each update, as TF's and Keras's
         self.name = name or "Variable"
-        self.path = self.name
+        scope = _context.name_scope_path()  # keras.name_scope's blocks
+        self.path = f"{scope}/{self.name}" if scope else self.name
         self._uid = next(_variable_counter)
         traces = _context.call_state.traces
         if traces:

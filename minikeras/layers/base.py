@@ -251,7 +251,10 @@ class Layer(Module):
         init = initializers.get(initializer)
         variable = Variable(lambda: to_array(init(shape, dtype=dtype), dtype), trainable=trainable and self.trainable,
                             name=name or "variable", dtype=dtype, constraint=constraints.get(constraint))
-        variable.path = f"{self.name}/{variable.name}"
+        if vars(self).get("_parent_path") is None:  # where keras.name_scope puts the layer: fixed at its first weight
+            self._parent_path = _context.name_scope_path()
+        parent = vars(self)["_parent_path"]
+        variable.path = f"{parent}/{self.name}/{variable.name}" if parent else f"{self.name}/{variable.name}"
         self.declared_weights().append((variable, bool(trainable)))
         if not autocast:
             self._read_in_own_dtype([variable])
