@@ -616,3 +616,195 @@ def test_mixup_two_shuffled_datasets(tmp_path, monkeypatch):
     _, test_acc = model.evaluate(test_ds, verbose=0)
     assert_trains(history.history["loss"])
     assert 0 <= test_acc <= 1
+
+
+# -- vision/convmixer.py (Keras 3: keras.optimizers.AdamW, a .weights.h5 checkpoint) -----------
+def test_convmixer(tmp_path):
+    import minikeras as tf  # the example: import tensorflow as tf
+
+    learning_rate = 0.001
+    weight_decay = 0.0001
+    batch_size = 32  # 128 in the example
+    num_epochs = 3  # 10 in the example
+
+    # keras.datasets.cifar10.load_data() -> generated uint8 (n, 32, 32, 3) images, (n, 1) labels
+    rng = np.random.default_rng(0)
+    y_all = rng.integers(0, 10, (192, 1)).astype("uint8")
+    x_all = rng.integers(0, 60, (192, 32, 32, 3)).astype("uint8")
+    for i, label in enumerate(y_all[:, 0]):
+        x_all[i, 3 * label:3 * label + 3] = 255
+    (x_train, y_train), (x_test, y_test) = (x_all[:160], y_all[:160]), (x_all[160:], y_all[160:])
+    val_split = 0.2  # 0.1 in the example
+    val_indices = int(len(x_train) * val_split)
+    new_x_train, new_y_train = x_train[val_indices:], y_train[val_indices:]
+    x_val, y_val = x_train[:val_indices], y_train[:val_indices]
+
+    image_size = 32
+    auto = tf.data.AUTOTUNE
+    data_augmentation = keras.Sequential(
+        [layers.RandomCrop(image_size, image_size), layers.RandomFlip("horizontal")],
+        name="data_augmentation",
+    )
+
+    def make_datasets(images, labels, is_train=False):
+        dataset = tf.data.Dataset.from_tensor_slices((images, labels))
+        if is_train:
+            dataset = dataset.shuffle(batch_size * 10)
+        dataset = dataset.batch(batch_size)
+        if is_train:
+            dataset = dataset.map(lambda x, y: (data_augmentation(x), y), num_parallel_calls=auto)
+        return dataset.prefetch(auto)
+
+    train_dataset = make_datasets(new_x_train, new_y_train, is_train=True)
+    val_dataset = make_datasets(x_val, y_val)
+    test_dataset = make_datasets(x_test, y_test)
+
+    def activation_block(x):
+        x = layers.Activation("gelu")(x)
+        return layers.BatchNormalization()(x)
+
+    def conv_stem(x, filters: int, patch_size: int):
+        x = layers.Conv2D(filters, kernel_size=patch_size, strides=patch_size)(x)
+        return activation_block(x)
+
+    def conv_mixer_block(x, filters: int, kernel_size: int):
+        x0 = x
+        x = layers.Conv2D(filters, kernel_size=kernel_size, groups=filters, padding="same")(x)
+        x = layers.Add()([activation_block(x), x0])
+        x = layers.Conv2D(filters, kernel_size=1)(x)
+        x = activation_block(x)
+        return x
+
+    def get_conv_mixer_256_8(image_size=32, filters=256, depth=8, kernel_size=5, patch_size=2,
+                             num_classes=10):
+        inputs = keras.Input((image_size, image_size, 3))
+        x = layers.Rescaling(scale=1.0 / 255)(inputs)
+        x = conv_stem(x, filters, patch_size)
+        for _ in range(depth):
+            x = conv_mixer_block(x, filters, kernel_size)
+        x = layers.GlobalAvgPool2D()(x)
+        outputs = layers.Dense(num_classes, activation="softmax")(x)
+        return keras.Model(inputs, outputs)
+
+    def run_experiment(model):
+        optimizer = keras.optimizers.AdamW(learning_rate=learning_rate, weight_decay=weight_decay)
+        model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy",
+                      metrics=["accuracy"])
+        checkpoint_filepath = str(tmp_path / "checkpoint.weights.h5")  # "/tmp/checkpoint" there
+        checkpoint_callback = keras.callbacks.ModelCheckpoint(
+            checkpoint_filepath, monitor="val_accuracy", save_best_only=True,
+            save_weights_only=True)
+        history = model.fit(train_dataset, validation_data=val_dataset, epochs=num_epochs,
+                            callbacks=[checkpoint_callback], verbose=0)
+        model.load_weights(checkpoint_filepath)
+        _, accuracy = model.evaluate(test_dataset, verbose=0)
+        return history, model, accuracy
+
+    # ConvMixer-256/8 in the example; 16 filters and depth 2 here, kernel and patch sizes as there
+    conv_mixer_model = get_conv_mixer_256_8(filters=16, depth=2)
+    history, conv_mixer_model, accuracy = run_experiment(conv_mixer_model)
+    assert_trains(history.history["loss"])
+    assert 0 <= accuracy <= 1
+
+    # The visualisation's look-ups: the patch embedding is layer 2, the depthwise kernels 5x5
+    patch_embeddings = conv_mixer_model.layers[2].get_weights()[0]
+    assert patch_embeddings.shape == (2, 2, 3, 16)
+    depthwise = [i for i, layer in enumerate(conv_mixer_model.layers)
+                 if isinstance(layer, layers.Conv2D) and layer.get_config()["kernel_size"] == (5, 5)]
+    assert len(depthwise) == 2
+    assert conv_mixer_model.layers[depthwise[0]].get_weights()[0].shape == (5, 5, 1, 16)
+
+
+# -- structured_data/collaborative_filtering_movielens.py ---------------------------------------
+def test_collaborative_filtering_movielens():
+    import minikeras as tf  # the example: import tensorflow as tf
+
+    # pd.read_csv(ratings.csv) -> generated (userId, movieId, rating) rows with the CSV's sparse
+    # ids and half-star ratings; a user's taste times a movie's kind decides the rating
+    rng = np.random.default_rng(0)
+    user_ids_raw = rng.choice(np.arange(1, 1000), 40, replace=False)
+    movie_ids_raw = rng.choice(np.arange(1, 200000), 60, replace=False)
+    taste, kind = rng.choice([-1, 1], 40), rng.choice([-1, 1], 60)
+    rows = [(u, m) for u in range(40) for m in range(60) if rng.random() < 0.5]
+    user_col = np.array([user_ids_raw[u] for u, _ in rows])
+    movie_col = np.array([movie_ids_raw[m] for _, m in rows])
+    rating_col = np.array([3.0 + 1.5 * taste[u] * kind[m] + 0.5 * rng.integers(-1, 2)
+                           for u, m in rows])
+
+    # The example's pandas preprocessing, on NumPy columns
+    user_ids = list(dict.fromkeys(user_col.tolist()))
+    user2user_encoded = {x: i for i, x in enumerate(user_ids)}
+    movie_ids = list(dict.fromkeys(movie_col.tolist()))
+    movie2movie_encoded = {x: i for i, x in enumerate(movie_ids)}
+    movie_encoded2movie = {i: x for i, x in enumerate(movie_ids)}
+    user = np.array([user2user_encoded[x] for x in user_col])
+    movie = np.array([movie2movie_encoded[x] for x in movie_col])
+    num_users = len(user2user_encoded)
+    num_movies = len(movie_encoded2movie)
+    rating = rating_col.astype(np.float32)
+    min_rating = min(rating)
+    max_rating = max(rating)
+
+    order = np.random.default_rng(42).permutation(len(rating))  # df.sample(frac=1)
+    x = np.stack([user, movie], axis=1)[order]
+    y = ((rating - min_rating) / (max_rating - min_rating))[order]
+    train_indices = int(0.9 * len(y))
+    x_train, x_test, y_train, y_test = (x[:train_indices], x[train_indices:], y[:train_indices],
+                                        y[train_indices:])
+
+    EMBEDDING_SIZE = 8  # 50 in the example
+
+    class RecommenderNet(keras.Model):
+        def __init__(self, num_users, num_movies, embedding_size, min_rating, max_rating,
+                     **kwargs):
+            super(RecommenderNet, self).__init__(**kwargs)
+            self.num_users = num_users
+            self.num_movies = num_movies
+            self.embedding_size = embedding_size
+            self.min_rating = min_rating
+            self.max_rating = max_rating
+            self.user_embedding = layers.Embedding(
+                num_users, embedding_size, embeddings_initializer="he_normal",
+                embeddings_regularizer=keras.regularizers.l2(1e-6))
+            self.user_bias = layers.Embedding(num_users, 1)
+            self.movie_embedding = layers.Embedding(
+                num_movies, embedding_size, embeddings_initializer="he_normal",
+                embeddings_regularizer=keras.regularizers.l2(1e-6))
+            self.movie_bias = layers.Embedding(num_movies, 1)
+
+        def call(self, inputs):
+            user_vector = self.user_embedding(inputs[:, 0])
+            user_bias = self.user_bias(inputs[:, 0])
+            movie_vector = self.movie_embedding(inputs[:, 1])
+            movie_bias = self.movie_bias(inputs[:, 1])
+            dot_user_movie = layers.Dot(axes=1)([user_vector, movie_vector])
+            x = dot_user_movie + user_bias + movie_bias
+            x = tf.nn.sigmoid(x)
+            return x
+
+    inputs = layers.Input(shape=(2,))
+    model = RecommenderNet(num_users, num_movies, EMBEDDING_SIZE, min_rating, max_rating)
+    outputs = model(inputs)
+    assert tuple(outputs.shape) == (None, 1)
+    opt = keras.optimizers.Adam(learning_rate=0.01)  # Adam(lr=0.001): Keras 3 takes learning_rate
+    model.compile(loss=tf.keras.losses.BinaryCrossentropy(), optimizer=opt)
+    history = model.fit(x=x_train, y=y_train, batch_size=128, epochs=5, verbose=0,
+                        validation_data=(x_test, y_test))
+    assert_trains(history.history["loss"])
+    assert_trains(history.history["val_loss"])
+    assert len(model.losses) == 2  # the two embeddings' l2 penalties
+
+    # Top recommendations for one user among the movies they have not rated
+    user_id = user_col[0]
+    movies_watched_by_user = movie_col[user_col == user_id]
+    movies_not_watched = list(set(movie_ids) - set(movies_watched_by_user.tolist()))
+    movies_not_watched = [[movie2movie_encoded.get(x)] for x in movies_not_watched]
+    user_encoder = user2user_encoded.get(user_id)
+    # [[user_id]] in the example: the raw id, past the embedding's rows; Keras 3's version encodes
+    user_movie_array = np.hstack(([[user_encoder]] * len(movies_not_watched), movies_not_watched))
+    ratings = model.predict(user_movie_array, verbose=0).flatten()
+    assert ratings.shape == (len(movies_not_watched),)
+    assert np.all((ratings > 0) & (ratings < 1))
+    top_ratings_indices = ratings.argsort()[-10:][::-1]
+    recommended_movie_ids = [movie_encoded2movie.get(x) for x in top_ratings_indices]
+    assert len(recommended_movie_ids) == 10
