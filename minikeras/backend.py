@@ -15,7 +15,8 @@ import numpy as np
 from jax.export import is_symbolic_dim
 
 _FLOATX = np.dtype("float32")
-_SETTINGS = {"image_data_format": "channels_last",
+DEFAULT_EPSILON = 1e-7  # Keras's
+_SETTINGS = {"image_data_format": "channels_last", "epsilon": DEFAULT_EPSILON,
              # Keras's debugging caps on fit's epochs and every epoch's steps (KERAS_MAX_EPOCHS, ...)
              "max_epochs": int(os.environ["KERAS_MAX_EPOCHS"]) if os.environ.get("KERAS_MAX_EPOCHS") else None,
              "max_steps_per_epoch": (int(os.environ["KERAS_MAX_STEPS_PER_EPOCH"])
@@ -57,10 +58,30 @@ def set_floatx(dtype):
 
 
 def epsilon():
-    """The fuzz factor Keras adds to avoid dividing by zero (``keras.config.epsilon()``): 1e-7,
-    the constant minikeras's losses, metrics and layers use (there is no ``set_epsilon``: they
-    do not read a setting)."""
-    return 1e-7
+    """The fuzz factor Keras adds to avoid dividing by zero and clips probabilities with
+    (``keras.config.epsilon()``): 1e-7 unless ``set_epsilon`` changed it.
+
+    The losses, metrics, ops (``keras.ops.normalize``...), constraints and layers that use
+    Keras's epsilon read it when they are called, as Keras 3 does. A program compiled before a
+    change (an ``mk.function`` trace, ``fit``'s train step) keeps the epsilon it was traced
+    with, as Keras's jitted functions do: trace again (a new ``compile``) to use the new one."""
+    return _SETTINGS["epsilon"]
+
+
+def set_epsilon(value):
+    """Sets the fuzz factor ``epsilon()`` returns (``keras.config.set_epsilon``), e.g. 1e-3.
+
+    Raises:
+      TypeError: ``value`` is not a real number (a bool, a string, None...).
+    """
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise TypeError(f"set_epsilon expects a real number such as 1e-7, received {value!r} of type "
+                        f"{type(value).__name__}")
+    try:
+        _SETTINGS["epsilon"] = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"set_epsilon expects a real number such as 1e-7, received {value!r} of type "
+                        f"{type(value).__name__}") from None
 
 
 def image_data_format():

@@ -5,7 +5,7 @@
 A constraint maps a weight to its projection; the optimizer assigns ``constraint(weight)`` to
 each constrained weight after every update (``Layer.add_weight(constraint=...)`` sets
 ``variable.constraint``), inside the compiled update as Keras 3 does. The norms are over
-``axis`` (default 0: each column of a Dense kernel), with Keras's epsilon 1e-7 below them:
+``axis`` (default 0: each column of a Dense kernel), with Keras's ``epsilon()`` below them:
 ``MaxNorm`` rescales columns whose norm exceeds ``max_value``, ``MinMaxNorm`` moves the norm
 ``rate`` of the way into ``[min_value, max_value]``, ``UnitNorm`` divides by the norm,
 ``NonNeg`` sets negative entries to zero.

@@ -7,7 +7,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.backend import epsilon, floatx, image_data_format, set_floatx, set_image_data_format  # noqa: F401
+from minikeras.backend import (  # noqa: F401
+    epsilon,
+    floatx,
+    image_data_format,
+    set_epsilon,
+    set_floatx,
+    set_image_data_format,
+)
 from minikeras.dtypes import standardize_dtype
 from minikeras.keras.config import backend  # noqa: F401
 from minikeras.module import clear_session, unique_name
@@ -45,5 +52,5 @@ def get_uid(prefix=""):
 
 
 __all__ = ["backend", "clear_session", "epsilon", "floatx", "get_uid", "image_data_format", "is_float_dtype",
-           "is_int_dtype", "is_keras_tensor", "result_type", "set_floatx", "set_image_data_format",
+           "is_int_dtype", "is_keras_tensor", "result_type", "set_epsilon", "set_floatx", "set_image_data_format",
            "standardize_dtype"]

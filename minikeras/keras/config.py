@@ -17,7 +17,12 @@ tracebacks, so ``enable_traceback_filtering`` says so once and changes nothing. 
 attention kernel: ``disable_flash_attention`` is what minikeras does anyway, and
 ``enable_flash_attention`` refuses.
 
-Not here: ``set_epsilon`` (minikeras's losses and metrics use the constant 1e-7).
+``epsilon``/``set_epsilon``: the fuzz factor (1e-7 by default) that the losses, metrics, ops
+(``keras.ops.normalize``, the cross-entropies...), constraints and layers that use Keras's
+epsilon read when called, as Keras 3 does (not the optimizers' or layers' own ``epsilon``
+arguments). A compiled program (an ``mk.function`` trace, ``fit``'s train step made before the
+change) keeps the epsilon it was traced with, as Keras's jitted functions do: ``compile`` again
+to use a new one.
 """
 import warnings
 
@@ -27,6 +32,7 @@ from minikeras.backend import (  # noqa: F401
     image_data_format,
     max_epochs,
     max_steps_per_epoch,
+    set_epsilon,
     set_floatx,
     set_image_data_format,
     set_max_epochs,

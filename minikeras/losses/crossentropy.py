@@ -2,13 +2,14 @@
 
 With ``from_logits=True`` they work on log-probabilities computed stably (log-sigmoid,
 log-softmax), so logits of +-1e4 give finite losses and gradients. Probabilities are clipped to
-[1e-7, 1 - 1e-7] first, as Keras does.
+[epsilon(), 1 - epsilon()] first (``keras.config.epsilon()``, read at each call), as Keras does.
 """
 import warnings
 
 import numpy as np
 
 from minikeras.activations import log_softmax
+from minikeras.backend import DEFAULT_EPSILON, epsilon
 from minikeras.errors import InvalidArgumentError
 from minikeras.losses.base import (
     Loss,
@@ -23,11 +24,10 @@ from minikeras.ops.math import cast, log, log_sigmoid, maximum, minimum, not_equ
 from minikeras.ops.nn_losses import sparse_categorical_crossentropy_of_probabilities
 from minikeras.ops.reduce import reduce_mean, reduce_sum
 
-EPSILON = 1e-7
-
 
 def _clip_probabilities(p):
-    return minimum(maximum(p, EPSILON), 1.0 - EPSILON)
+    eps = epsilon()
+    return minimum(maximum(p, eps), 1.0 - eps)
 
 
 def _same_shape(name, y_true, y_pred, hint=""):
@@ -111,8 +111,9 @@ def _sparse_crossentropy(y_true, y_pred, from_logits, ignore_class, axis, name):
         # A uniform row where labels are ignored keeps the forward and backward passes finite.
         y_pred = where(expand_dims(valid, axis), y_pred, 1.0)
     labels = y_true if y_true.dtype.kind in "iu" else cast(y_true, "int32")
-    if not from_logits and axis == y_pred.ndim - 1:
-        losses = sparse_categorical_crossentropy_of_probabilities(labels, y_pred)  # one op (ops.nn_losses)
+    if not from_logits and axis == y_pred.ndim - 1 and epsilon() == DEFAULT_EPSILON:
+        # one op (ops.nn_losses), whose native kernels clip with the default epsilon
+        losses = sparse_categorical_crossentropy_of_probabilities(labels, y_pred)
     else:
         target = one_hot(labels, num_classes, axis=axis, dtype=y_pred.dtype)
         losses = -reduce_sum(target * _log_probabilities(y_pred, from_logits, axis), axis=axis)

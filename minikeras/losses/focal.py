@@ -3,6 +3,7 @@
 with Keras 3's formulas and defaults. Each function returns one loss per sample."""
 import warnings
 
+from minikeras.backend import epsilon
 from minikeras.losses.base import LossFunctionWrapper, to_float_tensor, to_tensor
 from minikeras.ops.array import one_hot
 from minikeras.ops.clip import clip_by_value
@@ -10,8 +11,6 @@ from minikeras.ops.elementwise import cast
 from minikeras.ops.math import log, pow as _pow, sigmoid
 from minikeras.ops.nn_losses import softmax
 from minikeras.ops.reduce import reduce_mean, reduce_sum
-
-EPSILON = 1e-7  # Keras's backend.epsilon()
 
 
 def _prepare(y_true, y_pred):
@@ -28,7 +27,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if from_logits:
         y_pred = sigmoid(y_pred)
-    p = clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+    p = clip_by_value(y_pred, epsilon(), 1.0 - epsilon())
     bce = -(y_true * log(p) + (1.0 - y_true) * log(1.0 - p))
     p_t = y_true * y_pred + (1.0 - y_true) * (1.0 - y_pred)
     focal_bce = _pow(1.0 - p_t, gamma) * bce
@@ -40,7 +39,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
 def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
                                    axis=-1):
     """``sum(alpha * (1 - p)^gamma * -y * log(p), axis)`` over probabilities ``p`` rescaled to
-    sum to 1 and clipped to [1e-7, 1 - 1e-7]."""
+    sum to 1 and clipped to [epsilon(), 1 - epsilon()]."""
     if isinstance(axis, bool):
         raise ValueError(f"`axis` must be of type `int`. Received: axis={axis} of type {type(axis)}")
     y_true, y_pred = _prepare(y_true, y_pred)
@@ -53,7 +52,7 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
     if from_logits:
         y_pred = softmax(y_pred, axis=axis)
     output = y_pred / reduce_sum(y_pred, axis=axis, keepdims=True)
-    output = clip_by_value(output, EPSILON, 1.0 - EPSILON)
+    output = clip_by_value(output, epsilon(), 1.0 - epsilon())
     cce = -y_true * log(output)
     return reduce_sum(alpha * _pow(1.0 - output, gamma) * cce, axis=axis)
 

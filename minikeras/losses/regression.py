@@ -3,6 +3,7 @@ Poisson, cosine similarity and KL divergence.
 
 Each function returns one loss per sample, the mean (or sum) over the last axis, as Keras's.
 """
+from minikeras.backend import epsilon
 from minikeras.losses.base import (
     LossFunctionWrapper,
     check_compatible,
@@ -12,8 +13,6 @@ from minikeras.losses.base import (
 )
 from minikeras.ops.math import abs as _abs, log, maximum, minimum, rsqrt, softplus, square, where
 from minikeras.ops.reduce import reduce_mean, reduce_sum
-
-EPSILON = 1e-7  # Keras's backend.epsilon()
 
 
 def _prepare(name, y_true, y_pred):
@@ -37,9 +36,9 @@ def mean_absolute_error(y_true, y_pred):
 
 
 def mean_absolute_percentage_error(y_true, y_pred):
-    """``100 * mean(abs((y_true - y_pred) / max(abs(y_true), 1e-7)), axis=-1)``."""
+    """``100 * mean(abs((y_true - y_pred) / max(abs(y_true), epsilon())), axis=-1)``."""
     y_true, y_pred = _prepare("mean_absolute_percentage_error", y_true, y_pred)
-    diff = _abs((y_true - y_pred) / maximum(_abs(y_true), EPSILON))
+    diff = _abs((y_true - y_pred) / maximum(_abs(y_true), epsilon()))
     return 100.0 * reduce_mean(diff, axis=-1)
 
 
@@ -55,18 +54,20 @@ def huber(y_true, y_pred, delta=1.0):
 
 
 def kl_divergence(y_true, y_pred):
-    """``sum(y_true * log(y_true / y_pred), axis=-1)``, both clipped to [1e-7, 1]."""
+    """``sum(y_true * log(y_true / y_pred), axis=-1)``, both clipped to [epsilon(), 1]."""
     y_true, y_pred = _prepare("kl_divergence", y_true, y_pred)
-    y_true = minimum(maximum(y_true, EPSILON), 1.0)
-    y_pred = minimum(maximum(y_pred, EPSILON), 1.0)
+    eps = epsilon()
+    y_true = minimum(maximum(y_true, eps), 1.0)
+    y_pred = minimum(maximum(y_pred, eps), 1.0)
     return reduce_sum(y_true * log(y_true / y_pred), axis=-1)
 
 
 def mean_squared_logarithmic_error(y_true, y_pred):
-    """``mean(square(log(y_pred + 1) - log(y_true + 1)), axis=-1)``, both at least 1e-7."""
+    """``mean(square(log(y_pred + 1) - log(y_true + 1)), axis=-1)``, both at least epsilon()."""
     y_true, y_pred = _prepare("mean_squared_logarithmic_error", y_true, y_pred)
-    first_log = log(maximum(y_pred, EPSILON) + 1.0)
-    second_log = log(maximum(y_true, EPSILON) + 1.0)
+    eps = epsilon()
+    first_log = log(maximum(y_pred, eps) + 1.0)
+    second_log = log(maximum(y_true, eps) + 1.0)
     return reduce_mean(square(first_log - second_log), axis=-1)
 
 
@@ -79,15 +80,15 @@ def log_cosh(y_true, y_pred):
 
 
 def poisson(y_true, y_pred):
-    """``mean(y_pred - y_true * log(y_pred + 1e-7), axis=-1)``."""
+    """``mean(y_pred - y_true * log(y_pred + epsilon()), axis=-1)``."""
     y_pred = to_float_tensor(y_pred)
     y_true = to_tensor(y_true, y_pred.dtype)
-    return reduce_mean(y_pred - y_true * log(y_pred + EPSILON), axis=-1)
+    return reduce_mean(y_pred - y_true * log(y_pred + epsilon()), axis=-1)
 
 
 def l2_normalize(x, axis=-1):
-    """``x * minimum(rsqrt(sum(x^2, axis)), 1e7)``: Keras's ``ops.normalize`` (a zero vector stays zero)."""
-    return x * minimum(rsqrt(reduce_sum(square(x), axis=axis, keepdims=True)), 1.0 / EPSILON)
+    """``x * minimum(rsqrt(sum(x^2, axis)), 1 / epsilon())``: Keras's ``ops.normalize`` (a zero vector stays zero)."""
+    return x * minimum(rsqrt(reduce_sum(square(x), axis=axis, keepdims=True)), 1.0 / epsilon())
 
 
 def cosine_similarity(y_true, y_pred, axis=-1):
@@ -119,7 +120,7 @@ class MeanAbsoluteError(LossFunctionWrapper):
 
 
 class MeanAbsolutePercentageError(LossFunctionWrapper):
-    """``100 * mean(abs((y_true - y_pred) / y_true))`` (denominator at least 1e-7)."""
+    """``100 * mean(abs((y_true - y_pred) / y_true))`` (denominator at least epsilon())."""
 
     def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_percentage_error", dtype=None):
         super().__init__(mean_absolute_percentage_error, name=name, reduction=reduction, dtype=dtype)
@@ -155,7 +156,7 @@ class LogCosh(LossFunctionWrapper):
 
 
 class Poisson(LossFunctionWrapper):
-    """``mean(y_pred - y_true * log(y_pred + 1e-7))``."""
+    """``mean(y_pred - y_true * log(y_pred + epsilon()))``."""
 
     def __init__(self, reduction="sum_over_batch_size", name="poisson", dtype=None):
         super().__init__(poisson, name=name, reduction=reduction, dtype=dtype)

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras.backend import epsilon
 from minikeras.metrics import confusion_update
 from minikeras.metrics.confusion import _CountsMetric, divide_no_nan
 from minikeras.tensor import Tensor, to_array
@@ -64,8 +65,9 @@ class AUC(_CountsMetric):
             self.num_thresholds = num_thresholds
             thresholds = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
             self._thresholds_distributed_evenly = True
-        # end points just outside [0, 1] so that predictions of exactly 0 or 1 are counted
-        self._thresholds = np.array([0.0 - confusion_update.EPSILON] + thresholds + [1.0 + confusion_update.EPSILON])
+        # end points just outside [0, 1] so that predictions of exactly 0 or 1 are counted (epsilon() as
+        # the metric is made, as Keras)
+        self._thresholds = np.array([0.0 - epsilon()] + thresholds + [1.0 + epsilon()])
         self.curve = _curve(curve)
         self.summation_method = _summation(summation_method)
         super().__init__(name=name, dtype=dtype)

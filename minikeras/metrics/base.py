@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras import initializers
-from minikeras.backend import floatx
+from minikeras.backend import epsilon, floatx
 from minikeras.dtypes import as_dtype
 from minikeras.module import Module, snake_case
 from minikeras.tensor import Tensor, Variable, to_array
@@ -199,9 +199,10 @@ _compiled_mean_increments = jax.jit(_mean_increments, static_argnames="dtype")
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_wrapper_increments(fn, dtype, kwargs):
-    """One jitted program per (metric function, dtype, arguments): eagerly, an update is a
-    single dispatch instead of one per jnp op (and compiles once per input shape)."""
+def _compiled_wrapper_increments(fn, dtype, kwargs, fuzz):
+    """One jitted program per (metric function, dtype, arguments, ``epsilon()``): eagerly, an
+    update is a single dispatch instead of one per jnp op (and compiles once per input shape).
+    ``fuzz`` is the epsilon ``fn`` reads while traced, so a changed epsilon gets its own program."""
     kwargs = dict(kwargs)
 
     def increments(y_true, y_pred, sample_weight):
@@ -287,7 +288,8 @@ class MeanMetricWrapper(Mean):
         if mask is not None:  # a Keras mask on the predictions: masked entries do not count (Keras 3)
             sample_weight = _masked_weights(sample_weight, mask, self.dtype)
         if self._pure_jax_fn:
-            compiled = _compiled_wrapper_increments(self._fn, self.dtype.name, tuple(sorted(self._fn_kwargs.items())))
+            compiled = _compiled_wrapper_increments(self._fn, self.dtype.name, tuple(sorted(self._fn_kwargs.items())),
+                                                    epsilon())
             self._accumulate(*compiled(to_array(y_true), to_array(y_pred), _array_or_none(sample_weight, self.dtype)))
             return
         values = self._fn(_as_tensor(y_true), _as_tensor(y_pred), **self._fn_kwargs)

@@ -11,11 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras.backend import epsilon
 from minikeras.metrics.base import squeeze_or_expand_to_same_rank
 from minikeras.tensor import to_array
 
 NEG_INF = -1e10  # the threshold that top_k uses: every kept prediction is above it
-EPSILON = 1e-7  # Keras's backend.epsilon()
 KEYS = ("tp", "fp", "tn", "fn")
 
 
@@ -36,7 +36,7 @@ def evenly_distributed(thresholds):
     n = len(thresholds)
     if n < 3:
         return False
-    return bool(np.allclose(thresholds, np.arange(n, dtype=np.float32) / (n - 1), atol=EPSILON))
+    return bool(np.allclose(thresholds, np.arange(n, dtype=np.float32) / (n - 1), atol=epsilon()))
 
 
 def confusion_increments(y_true, y_pred, sample_weight=None, *, thresholds, keys=KEYS, top_k=None, class_id=None,

@@ -1,13 +1,12 @@
 """Correlation metrics (Keras 3's ``PearsonCorrelation`` and ``ConcordanceCorrelation``): the
 running mean over samples of a correlation coefficient computed along ``axis`` of each."""
+from minikeras.backend import epsilon
 from minikeras.losses.base import squeeze_or_expand_to_same_rank, to_float_tensor, to_tensor
 from minikeras.metrics.accuracy import BuiltinMeanMetric
 from minikeras.metrics.base import Metric
 from minikeras.ops.math import square
 from minikeras.ops.reduce import reduce_mean, reduce_std, reduce_variance
 from minikeras.tensor import to_array
-
-EPSILON = 1e-7  # Keras's backend.epsilon()
 
 
 def _prepare(y_true, y_pred):
@@ -28,7 +27,7 @@ def pearson_correlation(y_true, y_pred, axis=-1):
 def concordance_correlation(y_true, y_pred, axis=-1):
     """Lin's concordance coefficient along ``axis``, as Keras 3 computes it:
     ``mean(2 * (y_true - mean(y_pred)) * (y_pred - mean(y_pred)) / (var(y_true) + var(y_pred) +
-    (mean(y_true) - mean(y_pred))^2 + 1e-7))``."""
+    (mean(y_true) - mean(y_pred))^2 + epsilon()))``."""
     y_true, y_pred = _prepare(y_true, y_pred)
     true_mean = reduce_mean(y_true, axis=axis, keepdims=True)
     pred_mean = reduce_mean(y_pred, axis=axis, keepdims=True)
@@ -36,7 +35,7 @@ def concordance_correlation(y_true, y_pred, axis=-1):
     pred_var = reduce_variance(y_pred - pred_mean, axis=axis, keepdims=True)
     covar = (y_true - pred_mean) * (y_pred - pred_mean)
     norm = true_var + pred_var + square(true_mean - pred_mean)
-    return reduce_mean(2.0 * covar / (norm + EPSILON), axis=axis)
+    return reduce_mean(2.0 * covar / (norm + epsilon()), axis=axis)
 
 
 def _pearson(y_true, y_pred, axis=-1):

@@ -5,10 +5,9 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from minikeras.backend import epsilon
 from minikeras.metrics.base import Metric
 from minikeras.tensor import Tensor, to_array
-
-_EPSILON = 1e-7
 
 
 class FBetaScore(Metric):
@@ -81,7 +80,7 @@ class FBetaScore(Metric):
             return Tensor(jnp.zeros((), self.dtype))
         counts = [v._read_array() for v in (self.true_positives, self.false_positives, self.false_negatives,
                                             self.intermediate_weights)]
-        return Tensor(_score(*counts, beta=self.beta, average=self.average))
+        return Tensor(_score(*counts, beta=self.beta, average=self.average, fuzz=epsilon()))
 
     def reset_state(self):
         if self._built:
@@ -128,13 +127,13 @@ def _increments(y_true, y_pred, weight, *, threshold, axis):
             weighted_sum(y_true))
 
 
-@functools.partial(jax.jit, static_argnames=("beta", "average"))
-def _score(tp, fp, fn, label_counts, *, beta, average):
-    precision = tp / (tp + fp + _EPSILON)
-    recall = tp / (tp + fn + _EPSILON)
-    score = precision * recall / (beta ** 2 * precision + recall + _EPSILON) * (1 + beta ** 2)
+@functools.partial(jax.jit, static_argnames=("beta", "average", "fuzz"))
+def _score(tp, fp, fn, label_counts, *, beta, average, fuzz):
+    precision = tp / (tp + fp + fuzz)
+    recall = tp / (tp + fn + fuzz)
+    score = precision * recall / (beta ** 2 * precision + recall + fuzz) * (1 + beta ** 2)
     if average == "weighted":
-        return jnp.sum(score * label_counts / (jnp.sum(label_counts) + _EPSILON))
+        return jnp.sum(score * label_counts / (jnp.sum(label_counts) + fuzz))
     if average is not None:
         return jnp.mean(score)
     return score

@@ -7,11 +7,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from minikeras.backend import epsilon
 from minikeras.dtypes import as_dtype
 from minikeras.metrics.base import Metric
 from minikeras.tensor import Tensor, to_array
-
-_EPSILON = 1e-7
 
 
 def _int_dtype():
@@ -71,7 +70,8 @@ class IoU(_IoUBase):
         self.target_class_ids = list(target_class_ids)
 
     def result(self):
-        return Tensor(_mean_iou(self.total_cm._read_array(), tuple(self.target_class_ids), axis=self.axis))
+        return Tensor(_mean_iou(self.total_cm._read_array(), tuple(self.target_class_ids), axis=self.axis,
+                                fuzz=epsilon()))
 
     def get_config(self):
         return {**super().get_config(), "target_class_ids": self.target_class_ids}
@@ -137,8 +137,8 @@ def _confusion_matrix(y_true, y_pred, weight, *, num_classes, ignore_class, spar
     return jnp.zeros((num_classes, num_classes), dtype).at[y_true, y_pred].add(weight)
 
 
-@functools.partial(jax.jit, static_argnames=("target_class_ids", "axis"))
-def _mean_iou(matrix, target_class_ids, *, axis):
+@functools.partial(jax.jit, static_argnames=("target_class_ids", "axis", "fuzz"))
+def _mean_iou(matrix, target_class_ids, *, axis, fuzz):
     """The mean IoU of the target classes that were seen (a class never seen is left out)."""
     matrix = matrix.astype("float32")
     true_positives = jnp.diag(matrix)
@@ -146,8 +146,8 @@ def _mean_iou(matrix, target_class_ids, *, axis):
     ids = jnp.asarray(target_class_ids, "int32")
     true_positives, denominator = true_positives[ids], denominator[ids]
     valid = denominator > 1e-9
-    iou = jnp.where(valid, true_positives / (denominator + _EPSILON), 0.0)
-    return jnp.sum(iou, axis=axis) / (jnp.sum(valid.astype("float32")) + _EPSILON)
+    iou = jnp.where(valid, true_positives / (denominator + fuzz), 0.0)
+    return jnp.sum(iou, axis=axis) / (jnp.sum(valid.astype("float32")) + fuzz)
 
 
 class OneHotIoU(IoU):

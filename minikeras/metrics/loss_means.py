@@ -92,7 +92,7 @@ class KLDivergence(_NameAndDtypeConfig):
 
 
 class Poisson(_NameAndDtypeConfig):
-    """The running mean of ``mean(y_pred - y_true * log(y_pred + 1e-7))``."""
+    """The running mean of ``mean(y_pred - y_true * log(y_pred + epsilon()))`` (``keras.config.epsilon()``)."""
 
     def __init__(self, name="poisson", dtype=None):
         super().__init__(_poisson, name=name, dtype=dtype)

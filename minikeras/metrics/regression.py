@@ -2,11 +2,10 @@
 import jax
 import jax.numpy as jnp
 
+from minikeras.backend import epsilon
 from minikeras.metrics.accuracy import BuiltinMeanMetric
 from minikeras.metrics.base import Mean, squeeze_or_expand_to_same_rank
 from minikeras.tensor import Tensor, to_array
-
-_EPSILON = 1e-7  # Keras's backend.epsilon(), the clip applied to probabilities
 
 
 def _pair(y_true, y_pred):
@@ -32,7 +31,7 @@ def _binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0)
     if from_logits:
         losses = -y_true * jax.nn.log_sigmoid(y_pred) - (1.0 - y_true) * jax.nn.log_sigmoid(-y_pred)
     else:
-        y_pred = jnp.clip(y_pred, _EPSILON, 1.0 - _EPSILON)
+        y_pred = jnp.clip(y_pred, epsilon(), 1.0 - epsilon())
         losses = -(y_true * jnp.log(y_pred) + (1.0 - y_true) * jnp.log(1.0 - y_pred))
     return jnp.mean(losses, axis=-1)
 
@@ -41,7 +40,7 @@ def _log_probabilities(y_pred, from_logits, axis):
     if from_logits:
         return jax.nn.log_softmax(y_pred, axis=axis)
     y_pred = y_pred / jnp.sum(y_pred, axis=axis, keepdims=True)
-    return jnp.log(jnp.clip(y_pred, _EPSILON, 1.0 - _EPSILON))
+    return jnp.log(jnp.clip(y_pred, epsilon(), 1.0 - epsilon()))
 
 
 def _categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):

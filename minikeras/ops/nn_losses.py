@@ -32,7 +32,7 @@ def _floating(x, op, what="features"):
     return x
 
 
-_CLIP = 1e-7  # Keras' epsilon for probabilities
+_CLIP = 1e-7  # Keras's default epsilon, the one the native kernels clip with
 
 
 # -- softmax ------------------------------------------------------------------------------------
@@ -101,7 +101,8 @@ def _(g, out, labels, logits, *, axis):
 # -log(clip(p / sum(p), 1e-7, 1 - 1e-7))[label]. On the CPU a classifier's head runs on native
 # kernels (xla_cpu.head_native: nothing to compile), and so does the gradient when
 # nothing records the backward pass; a recorded backward pass (higher derivatives) takes the
-# same formula in differentiable ops.
+# same formula in differentiable ops. The clip is Keras's default epsilon, fixed as the native
+# kernels': the losses call this op only while epsilon() is the default (losses.crossentropy).
 _sparse_ce_probabilities = Primitive(
     "sparse_categorical_crossentropy", lambda labels, p: head_native.sparse_crossentropy(p, labels))
 _sparse_ce_probabilities_gradient = Primitive(

@@ -20,6 +20,7 @@ import functools
 
 import jax
 
+from minikeras.backend import epsilon
 from minikeras.keras.ops.op_nodes import node_config
 from minikeras.ops.jax_call import call_jax
 from minikeras.symbolic import Node, OpCall, any_symbolic, output_spec
@@ -71,12 +72,15 @@ def _hashable(value):
 
 def jax_forward(name, fn, *inputs, constant=(), **params):
     """``fn(*arrays, **params)`` recorded as one op named ``name``; one Tensor, or a tuple of
-    Tensors when ``fn`` returns a tuple. ``constant``: positions never differentiated."""
+    Tensors when ``fn`` returns a tuple. ``constant``: positions never differentiated.
+
+    The compiled programs are kept per ``epsilon()`` too: a forward that reads Keras's epsilon
+    (the cross-entropies' clip) reads it while traced."""
     def pure(*arrays):
         out = fn(*arrays, **params)
         return out if isinstance(out, tuple) else (out,)
 
-    key = (name, fn, _hashable(params), tuple(constant))
+    key = (name, fn, _hashable(params), tuple(constant), epsilon())
     inputs = [x if isinstance(x, (Tensor, Variable)) else to_array(x) for x in inputs]
     try:
         outs = call_jax(pure, inputs, name=name, constant=constant, key=key)

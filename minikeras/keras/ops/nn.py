@@ -16,11 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import nn as jnn
 
+from minikeras.backend import epsilon as backend_epsilon
 from minikeras.keras.ops import nn_forwards as fw
 from minikeras.keras.ops.keras_op import jax_forward, keras_op
 from minikeras.tensor import to_array
-
-EPSILON = 1e-7  # keras.config.epsilon()
 
 
 def _shape(x):
@@ -424,7 +423,7 @@ def normalize(x, axis=-1, order=2, epsilon=None):
     if not isinstance(order, int) or not order >= 1:
         raise ValueError(f"Argument `order` must be an int >= 1. Received: order={order}")
     return jax_forward("normalize", fw.normalize, x, axis=axis, order=order,
-                       epsilon=EPSILON if epsilon is None else float(epsilon))
+                       epsilon=backend_epsilon() if epsilon is None else float(epsilon))
 
 
 @keras_op("rms_normalization")
@@ -433,7 +432,7 @@ def rms_normalization(x, scale=None, axis=-1, epsilon=None):
     axis = tuple(sorted(axis)) if isinstance(axis, (list, tuple)) else axis
     args = [x] if scale is None else [x, scale]
     return jax_forward("rms_normalization", fw.rms_normalization, *args, axis=axis,
-                       epsilon=EPSILON if epsilon is None else float(epsilon))
+                       epsilon=backend_epsilon() if epsilon is None else float(epsilon))
 
 
 @keras_op("layer_normalization")
@@ -447,7 +446,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None, **kwarg
     args = [x] + [v for v in (gamma, beta) if v is not None]
     return jax_forward("layer_normalization", fw.layer_normalization, *args, axes=axes,
                        has_gamma=gamma is not None, has_beta=beta is not None, rms_scaling=rms_scaling,
-                       epsilon=EPSILON if epsilon is None else float(epsilon))
+                       epsilon=backend_epsilon() if epsilon is None else float(epsilon))
 
 
 # ----------------------------------------------------------------------------- attention, misc

@@ -9,10 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax, nn as jnn
 
+from minikeras.backend import epsilon
 from minikeras.ops.activation_forwards import hard_shrink, soft_shrink, sparsemax, tanh_shrink, threshold  # noqa: F401
 from minikeras.ops.ctc import ctc_loss_forward as ctc_loss  # noqa: F401 - keras.ops.nn.ctc_loss's forward
-
-EPSILON = 1e-7
 
 
 def spatial(value, rank, what):
@@ -176,7 +175,7 @@ def multi_hot(x, *, num_classes, axis, dtype):
 def binary_crossentropy(target, output, *, from_logits):
     if from_logits:
         return -target * jnn.log_sigmoid(output) - (1.0 - target) * jnn.log_sigmoid(-output)
-    output = jnp.clip(output, EPSILON, 1.0 - EPSILON)
+    output = jnp.clip(output, epsilon(), 1.0 - epsilon())
     return -(target * jnp.log(output) + (1.0 - target) * jnp.log(1.0 - output))
 
 
@@ -184,7 +183,7 @@ def _log_probabilities(output, from_logits, axis):
     if from_logits:
         return jnn.log_softmax(output, axis=axis)
     output = output / jnp.sum(output, axis, keepdims=True)
-    return jnp.log(jnp.clip(output, EPSILON, 1.0 - EPSILON))
+    return jnp.log(jnp.clip(output, epsilon(), 1.0 - epsilon()))
 
 
 def categorical_crossentropy(target, output, *, from_logits, axis):

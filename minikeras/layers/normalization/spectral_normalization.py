@@ -1,5 +1,6 @@
 """SpectralNormalization: a wrapped layer's kernel divided by its largest singular value while training."""
 from minikeras import initializers
+from minikeras.backend import epsilon
 from minikeras.layers.base import Layer
 from minikeras.ops.array import reshape, stop_gradient, transpose
 from minikeras.ops.linalg import matmul
@@ -7,11 +8,9 @@ from minikeras.ops.math import cast, minimum, rsqrt, square, where
 from minikeras.ops.reduce import reduce_sum
 from minikeras.saving.registry import deserialize_keras_object, serialize_keras_object
 
-_EPSILON = 1e-7  # keras.config.epsilon(), Keras's normalize floor
-
 
 def _normalize(v):
-    return v * minimum(rsqrt(reduce_sum(square(v))), 1.0 / _EPSILON)
+    return v * minimum(rsqrt(reduce_sum(square(v))), 1.0 / epsilon())  # Keras's normalize floor
 
 
 class SpectralNormalization(Layer):

@@ -10,8 +10,6 @@ from jax import lax
 
 from minikeras.image import keras_forwards
 
-KERAS_EPSILON = 1e-7  # keras.config.epsilon(), RandomSaturation's guard against dividing by zero
-
 
 def to_range(images, source, target):
     """Keras's ``_transform_value_range``: a linear map of ``source`` onto ``target``."""

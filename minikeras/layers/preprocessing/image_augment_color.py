@@ -7,6 +7,7 @@ one recorded op each).
 """
 import jax.numpy as jnp
 
+from minikeras.backend import epsilon
 from minikeras.layers.preprocessing import color_augment_forwards as forwards
 from minikeras.layers.preprocessing.image_augment_base import AugmentationLayer, jax_image_op
 from minikeras.layers.preprocessing.image_base import uniform
@@ -138,7 +139,7 @@ class RandomSaturation(RgbLayer):
 
     def get_random_transformation(self, shape):
         draw = uniform(self.seed, (batch_size(shape),), *self.factor)
-        return {"factor": draw / (1 - draw + forwards.KERAS_EPSILON)}
+        return {"factor": draw / (1 - draw + epsilon())}
 
     def transform_rgb(self, images, transformation):
         return jax_image_op("random_saturation", forwards.scale_saturation, [images, transformation["factor"]],

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from minikeras import _context
-from minikeras.backend import is_tracer
+from minikeras.backend import epsilon, is_tracer
 from minikeras.layers.base import Layer
 from minikeras.layers.preprocessing import adapt_data
 from minikeras.layers.preprocessing.host_layer import as_input_tensor
@@ -18,8 +18,6 @@ from minikeras.ops.elementwise import cast
 from minikeras.ops.math import add, divide, maximum, multiply, sqrt, subtract
 from minikeras.ops.reshape import reshape
 from minikeras.tensor import Tensor, to_array
-
-_EPSILON = 1e-7  # keras.backend.epsilon()
 
 
 class Normalization(Layer):
@@ -194,7 +192,7 @@ class Normalization(Layer):
             self._check_adapted()  # (inside a trace or a shape evaluation the weights' values are not known)
         x = cast(inputs, self.compute_dtype) if inputs.dtype != self.compute_dtype else inputs
         mean, variance = self._statistics()
-        scale = maximum(sqrt(variance), _EPSILON)
+        scale = maximum(sqrt(variance), epsilon())
         if self.invert:
             return add(mean, multiply(x, scale))
         return divide(subtract(x, mean), scale)
