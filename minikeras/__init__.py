@@ -52,6 +52,10 @@ from minikeras import (  # noqa: F401,E402
     activations, callbacks, data, datasets, initializers, layers, losses, metrics, models, optimizers, regularizers,
     saving)
 from minikeras.models import Model, Sequential  # noqa: F401,E402
+# TensorFlow 2's top-level initializer names: the same classes, defaults and call as Keras's.
+from minikeras.initializers import (  # noqa: F401,E402
+    Constant as constant_initializer, Ones as ones_initializer, RandomNormal as random_normal_initializer,
+    RandomUniform as random_uniform_initializer, Zeros as zeros_initializer)
 from minikeras import summary  # noqa: F401,E402
 from minikeras import train  # noqa: F401,E402
 from minikeras import image  # noqa: F401,E402

@@ -1700,3 +1700,213 @@ def test_training_with_built_in_methods():
     np.testing.assert_allclose(before, ce + 0.1 * hidden.sum(), rtol=1e-3)  # the displayed loss is much higher
     history = model.fit(x_train, y_train, batch_size=64, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0])
+
+
+# -- guides/intro_to_keras_for_researchers.py -----------------------------------------------
+@needs_mnist
+def test_intro_to_keras_for_researchers():
+    """Introduction to Keras for researchers (the stored version is written on TensorFlow; tf is
+    minikeras here), up to training metrics. Shrunk: the MNIST loops run on 256 images, the
+    metric loop for one epoch. The metric resets with ``reset_state`` (Keras 3's name). Left
+    out: ``add_metric`` (gone from Keras 3) and the sections after it (tf.function, training
+    mode, the functional API, the VAE and hypernetwork examples that the other guides cover)."""
+    x = tf.constant([[5, 2], [1, 3]])
+    np.testing.assert_array_equal(x.numpy(), [[5, 2], [1, 3]])
+    assert x.dtype == "int32" and tuple(x.shape) == (2, 2)
+    np.testing.assert_array_equal(tf.ones(shape=(2, 1)).numpy(), np.ones((2, 1)))
+    np.testing.assert_array_equal(tf.zeros(shape=(2, 1)).numpy(), np.zeros((2, 1)))
+    x = tf.random.normal(shape=(2, 2), mean=0.0, stddev=1.0)
+    x = tf.random.uniform(shape=(2, 2), minval=0, maxval=10, dtype="int32")
+    assert x.dtype == "int32" and np.all((x.numpy() >= 0) & (x.numpy() < 10))
+
+    initial_value = tf.random.normal(shape=(2, 2))
+    a = tf.Variable(initial_value)
+    new_value = tf.random.normal(shape=(2, 2))
+    a.assign(new_value)
+    for i in range(2):
+        for j in range(2):
+            assert a[i, j] == new_value[i, j]
+    added_value = tf.random.normal(shape=(2, 2))
+    a.assign_add(added_value)
+    for i in range(2):
+        for j in range(2):
+            assert a[i, j] == new_value[i, j] + added_value[i, j]
+
+    a = tf.random.normal(shape=(2, 2))
+    b = tf.random.normal(shape=(2, 2))
+    c = a + b
+    d = tf.square(c)
+    e = tf.exp(d)
+    np.testing.assert_allclose(e.numpy(), np.exp((a.numpy() + b.numpy()) ** 2), rtol=1e-5)
+
+    a = tf.random.normal(shape=(2, 2))
+    b = tf.random.normal(shape=(2, 2))
+    an, bn = a.numpy(), b.numpy()
+    with tf.GradientTape() as tape:
+        tape.watch(a)
+        c = tf.sqrt(tf.square(a) + tf.square(b))
+        dc_da = tape.gradient(c, a)
+    np.testing.assert_allclose(dc_da.numpy(), an / np.sqrt(an ** 2 + bn ** 2), rtol=1e-5)
+
+    a = tf.Variable(a)
+    with tf.GradientTape() as tape:
+        c = tf.sqrt(tf.square(a) + tf.square(b))
+        dc_da = tape.gradient(c, a)
+    np.testing.assert_allclose(dc_da.numpy(), an / np.sqrt(an ** 2 + bn ** 2), rtol=1e-5)
+
+    with tf.GradientTape() as outer_tape:
+        with tf.GradientTape() as tape:
+            c = tf.sqrt(tf.square(a) + tf.square(b))
+            dc_da = tape.gradient(c, a)
+        d2c_da2 = outer_tape.gradient(dc_da, a)
+    np.testing.assert_allclose(d2c_da2.numpy(), bn ** 2 / (an ** 2 + bn ** 2) ** 1.5, rtol=1e-4)
+
+    class Linear(keras.layers.Layer):
+        """y = w.x + b"""
+
+        def __init__(self, units=32, input_dim=32):
+            super(Linear, self).__init__()
+            w_init = tf.random_normal_initializer()
+            self.w = tf.Variable(initial_value=w_init(shape=(input_dim, units), dtype="float32"), trainable=True)
+            b_init = tf.zeros_initializer()
+            self.b = tf.Variable(initial_value=b_init(shape=(units,), dtype="float32"), trainable=True)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    linear_layer = Linear(units=4, input_dim=2)
+    y = linear_layer(tf.ones((2, 2)))
+    assert y.shape == (2, 4)
+    assert linear_layer.weights == [linear_layer.w, linear_layer.b]
+
+    class Linear(keras.layers.Layer):  # noqa: F811 - the guide redefines it
+        """y = w.x + b"""
+
+        def __init__(self, units=32):
+            super(Linear, self).__init__()
+            self.units = units
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="random_normal",
+                                     trainable=True)
+            self.b = self.add_weight(shape=(self.units,), initializer="random_normal", trainable=True)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+    linear_layer = Linear(4)
+    y = linear_layer(tf.ones((2, 2)))
+
+    (x_train, y_train), _ = mnist_slice(256, 0)
+    dataset = tf.data.Dataset.from_tensor_slices((x_train.reshape(256, 784).astype("float32") / 255, y_train))
+    dataset = dataset.shuffle(buffer_size=1024).batch(64)
+    linear_layer = Linear(10)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = tf.keras.optimizers.SGD(learning_rate=1e-3)
+    for step, (x, y) in enumerate(dataset):
+        with tf.GradientTape() as tape:
+            logits = linear_layer(x)
+            loss = loss_fn(y, logits)
+        gradients = tape.gradient(loss, linear_layer.trainable_weights)
+        optimizer.apply_gradients(zip(gradients, linear_layer.trainable_weights))
+    assert step == 3 and np.isfinite(float(loss))
+
+    class ComputeSum(keras.layers.Layer):
+        """Returns the sum of the inputs."""
+
+        def __init__(self, input_dim):
+            super(ComputeSum, self).__init__()
+            self.total = tf.Variable(initial_value=tf.zeros((input_dim,)), trainable=False)
+
+        def call(self, inputs):
+            self.total.assign_add(tf.reduce_sum(inputs, axis=0))
+            return self.total
+
+    my_sum = ComputeSum(2)
+    x = tf.ones((2, 2))
+    y = my_sum(x)
+    np.testing.assert_array_equal(y.numpy(), [2.0, 2.0])
+    y = my_sum(x)
+    np.testing.assert_array_equal(y.numpy(), [4.0, 4.0])
+    assert my_sum.weights == [my_sum.total]
+    assert my_sum.non_trainable_weights == [my_sum.total]
+    assert my_sum.trainable_weights == []
+
+    class MLP(keras.layers.Layer):
+        def __init__(self):
+            super(MLP, self).__init__()
+            self.linear_1 = Linear(32)
+            self.linear_2 = Linear(32)
+            self.linear_3 = Linear(10)
+
+        def call(self, inputs):
+            x = self.linear_1(inputs)
+            x = tf.nn.relu(x)
+            x = self.linear_2(x)
+            x = tf.nn.relu(x)
+            return self.linear_3(x)
+
+    mlp = MLP()
+    y = mlp(tf.ones(shape=(3, 64)))
+    assert len(mlp.weights) == 6
+    mlp = keras.Sequential([keras.layers.Dense(32, activation=tf.nn.relu),
+                            keras.layers.Dense(32, activation=tf.nn.relu), keras.layers.Dense(10)])
+
+    class ActivityRegularization(keras.layers.Layer):
+        def __init__(self, rate=1e-2):
+            super(ActivityRegularization, self).__init__()
+            self.rate = rate
+
+        def call(self, inputs):
+            self.add_loss(self.rate * tf.reduce_sum(inputs))
+            return inputs
+
+    class SparseMLP(keras.layers.Layer):
+        def __init__(self):
+            super(SparseMLP, self).__init__()
+            self.linear_1 = Linear(32)
+            self.regularization = ActivityRegularization(1e-2)
+            self.linear_3 = Linear(10)
+
+        def call(self, inputs):
+            x = self.linear_1(inputs)
+            x = tf.nn.relu(x)
+            x = self.regularization(x)
+            return self.linear_3(x)
+
+    mlp = SparseMLP()
+    y = mlp(tf.ones((10, 10)))
+    assert len(mlp.losses) == 1
+    mlp = SparseMLP()
+    mlp(tf.ones((10, 10)))
+    assert len(mlp.losses) == 1
+    mlp(tf.ones((10, 10)))
+    assert len(mlp.losses) == 1
+
+    mlp = SparseMLP()
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = tf.keras.optimizers.SGD(learning_rate=1e-3)
+    for step, (x, y) in enumerate(dataset):
+        with tf.GradientTape() as tape:
+            logits = mlp(x)
+            loss = loss_fn(y, logits)
+            loss += sum(mlp.losses)
+            gradients = tape.gradient(loss, mlp.trainable_weights)
+        optimizer.apply_gradients(zip(gradients, mlp.trainable_weights))
+    assert np.isfinite(float(loss))
+
+    accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
+    model = keras.Sequential([keras.layers.Dense(32, activation="relu"), keras.layers.Dense(32, activation="relu"),
+                              keras.layers.Dense(10)])
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = tf.keras.optimizers.Adam(learning_rate=1e-3)
+    for step, (x, y) in enumerate(dataset):
+        with tf.GradientTape() as tape:
+            logits = model(x)
+            loss_value = loss_fn(y, logits)
+        accuracy.update_state(y, logits)
+        gradients = tape.gradient(loss_value, model.trainable_weights)
+        optimizer.apply_gradients(zip(gradients, model.trainable_weights))
+    assert 0.0 < float(accuracy.result()) <= 1.0
+    accuracy.reset_state()
+    assert float(accuracy.result()) == 0.0
