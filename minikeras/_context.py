@@ -72,6 +72,10 @@ class CallContext(threading.local):
         ``name`` and ``override_parent``); ``name_scope_path()`` joins them into the prefix of
         the paths of Variables and layer weights created now. Changed by ``name_scope``'s
         ``with`` block (push on entry, pop on exit).
+      stateless_scopes: the ``keras.StatelessScope`` blocks entered, innermost last: a write of
+        a Variable's value in this thread goes to the innermost (its ``add_update``), which keeps
+        it as what this thread sees until the block ends, never storing it. Changed by
+        ``stateless``.
       variable_values: ``{id(variable): value}``, what this thread sees instead of a Variable's
         stored value: an ``mk.function`` trace's placeholders (and values assigned during the
         trace), so that a thread that is not tracing (a dataset's prefetch drawing from
@@ -92,6 +96,7 @@ class CallContext(threading.local):
         self.variable_values = {}
         self.remat_scopes = []
         self.name_scopes = []
+        self.stateless_scopes = []
 
 
 call_state = CallContext()
@@ -206,6 +211,22 @@ def variable_seen_as(variable, value):
         if not values:
             with _seeing_lock:
                 threads_seeing_variable_values -= 1
+
+
+@contextlib.contextmanager
+def stateless(scope):
+    """Runs the block with ``scope`` (a ``keras.StatelessScope``) receiving this thread's
+    Variable writes (``Variable._value``'s setter calls ``scope.add_update((variable, value))``)."""
+    global threads_seeing_variable_values
+    with _seeing_lock:  # the setter looks at the scopes only while some thread sees values
+        threads_seeing_variable_values += 1
+    call_state.stateless_scopes.append(scope)
+    try:
+        yield
+    finally:
+        call_state.stateless_scopes.pop()
+        with _seeing_lock:
+            threads_seeing_variable_values -= 1
 
 
 @contextlib.contextmanager

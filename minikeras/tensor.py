@@ -368,7 +368,10 @@ class Variable(_Described):
     @_value.setter
     def _value(self, value):
         if _context.threads_seeing_variable_values:
-            values = _context.call_state.variable_values
+            state = _context.call_state
+            if state.stateless_scopes:  # keras.StatelessScope: the write is collected, not stored
+                state.stateless_scopes[-1].add_update((self, value))
+            values = state.variable_values
             if id(self) in values:
                 values[id(self)] = value
                 return
@@ -392,7 +395,7 @@ class Variable(_Described):
         if shape is not None and tuple(shape) != tuple(value.shape):
             raise ValueError(f"mk.Variable {name!r}: shape {tuple(shape)} given, but initial_value has shape "
                              f"{tuple(value.shape)}")
-        self._value = _own(value)
+        self._stored = _own(value)  # a new Variable: no trace or StatelessScope has a value for it yet
         self.trainable = bool(trainable)
         self.constraint = constraint  # applied by optimizers after each update, as TF's and Keras's
         self.name = name or "Variable"

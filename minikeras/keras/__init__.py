@@ -20,6 +20,7 @@ from minikeras.device import device  # noqa: F401
 from minikeras.initializers import Initializer  # noqa: F401
 from minikeras.keras.function import Function  # noqa: F401
 from minikeras.keras.name_scope import name_scope  # noqa: F401
+from minikeras.keras.stateless_scope import StatelessScope  # noqa: F401
 from minikeras.keras.operation import Operation  # noqa: F401
 from minikeras.keras.variable import Variable  # noqa: F401
 from minikeras.layers import Input, InputSpec, Layer  # noqa: F401

@@ -184,10 +184,15 @@ class Layer(Module):
         return found
 
     def add_loss(self, loss):
-        """Adds a scalar (or a tensor, summed by ``fit``) to ``layer.losses``; called from ``call``."""
+        """Adds a scalar (or a tensor, summed by ``fit``) to ``layer.losses``; called from ``call``.
+        Inside a ``keras.StatelessScope(collect_losses=True)`` the scope collects it instead."""
+        scopes = _context.call_state.stateless_scopes
         for item in jax.tree_util.tree_leaves(loss, is_leaf=lambda v: isinstance(v, (Tensor, Variable))):
             if not isinstance(item, (Tensor, Variable)):
                 item = Tensor(to_array(item))
+            if scopes and scopes[-1].collect_losses:
+                scopes[-1].add_loss(item)
+                continue
             self._losses.append(item)
             _holding_losses[0] += 1
 
