@@ -126,3 +126,10 @@ def test_function_errors():
         F([np.ones((1, 4)), np.ones((1, 4))])
     with pytest.raises(ValueError, match="not connected"):
         keras.Function([A], H)
+
+
+def test_a_model_with_a_custom_operation_says_it_cannot_be_saved():
+    x = keras.Input((3,))
+    model = keras.Model(x, ScaleShift(name="scale_for_config")(x))
+    with pytest.raises(ValueError, match="applies the op 'scale_for_config'"):
+        model.get_config()
