@@ -121,8 +121,9 @@ def _per_output(spec, names, what, broadcast, default=None, nested=False):
             raise ValueError(f"Expected keys {list(names)} in {what} dict, but found {what}.keys()={list(spec)} "
                              f"(unknown: {unknown})")
         return [spec.get(name, default) for name in names]
+    # A flat list of metrics as long as the outputs gives each output one (Keras 3.15 does so).
     if isinstance(spec, (list, tuple)) and (not nested or any(isinstance(s, (list, tuple, dict)) for s in spec)
-                                            or len(spec) == n and what != "metrics"):
+                                            or len(spec) == n):
         if len(spec) != n:
             raise ValueError(f"compile: `{what}` is a list of {len(spec)} entries, but the model has {n} outputs "
                              f"{list(names)}: pass one per output, or a dict keyed by output name")
