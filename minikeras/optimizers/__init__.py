@@ -6,7 +6,8 @@
 ``get('adamw')`` builds one by name (any case: 'sgd', 'adam', 'adamw', 'adagrad', 'adadelta',
 'adamax', 'nadam', 'rmsprop', 'adafactor', 'ftrl', 'lamb', 'lion', 'muon', 'schedulefreeadamw');
 ``mk.optimizers.schedules``
-holds learning-rate schedules.
+holds learning-rate schedules; ``MultiOptimizer(OptimizerMap(...))`` gives variables
+different optimizers by path.
 """
 from minikeras.optimizers import schedules  # noqa: F401
 from minikeras.optimizers.adadelta import Adadelta
@@ -21,6 +22,7 @@ from minikeras.optimizers.lamb import Lamb
 from minikeras.optimizers.lion import Lion
 from minikeras.optimizers.muon import Muon
 from minikeras.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from minikeras.optimizers.multi_optimizer import MultiOptimizer, OptimizerMap
 from minikeras.optimizers.nadam import Nadam
 from minikeras.optimizers.rmsprop import RMSprop
 from minikeras.optimizers.schedule_free_adamw import ScheduleFreeAdamW
@@ -28,7 +30,7 @@ from minikeras.optimizers.sgd import SGD
 
 _CLASSES = (SGD, Adam, AdamW, Adagrad, Adadelta, Adamax, Nadam, RMSprop, Adafactor, Ftrl, Lamb, Lion, Muon,
             ScheduleFreeAdamW)
-_BY_NAME = {cls.__name__.lower(): cls for cls in _CLASSES + (LossScaleOptimizer,)}
+_BY_NAME = {cls.__name__.lower(): cls for cls in _CLASSES + (LossScaleOptimizer, MultiOptimizer)}
 
 
 def serialize(optimizer):
@@ -63,6 +65,6 @@ def get(identifier):
                      "config dict or an mk.optimizers.Optimizer)")
 
 
-__all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "Nadam",
-           "RMSprop", "Adafactor", "Ftrl", "Lamb", "Lion", "Muon",
+__all__ = ["Optimizer", "LossScaleOptimizer", "MultiOptimizer", "OptimizerMap", "SGD", "Adam", "AdamW", "Adagrad",
+           "Adadelta", "Adamax", "Nadam", "RMSprop", "Adafactor", "Ftrl", "Lamb", "Lion", "Muon",
            "ScheduleFreeAdamW", "schedules", "get", "serialize", "deserialize"]

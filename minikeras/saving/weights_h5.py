@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from minikeras.module import snake_case
 from minikeras.saving import random_state
 from minikeras.saving._walk import Entry, entries, optimizer_entry
 
@@ -37,6 +38,12 @@ def write(h5file, model):
         inner = getattr(optimizer.owner, "inner_optimizer", None)
         if inner is not None:  # a LossScaleOptimizer: Keras 3 also files the inner one's variables on their own
             all_entries.append(Entry("optimizer/inner_optimizer", inner, list(inner.variables)))
+        used = {}  # a MultiOptimizer: each sub-optimizer too, named by class as Keras names a list's items
+        for sub in getattr(optimizer.owner, "optimizers", ()):
+            name = snake_case(type(sub).__name__)
+            used[name] = used.get(name, -1) + 1
+            name = f"{name}_{used[name]}" if used[name] else name
+            all_entries.append(Entry(f"optimizer/optimizers/{name}", sub, list(sub.variables)))
     for entry in all_entries:
         group = h5file.create_group(entry.group_name)
         group.attrs["name"] = entry.name
