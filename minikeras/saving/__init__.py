@@ -6,7 +6,8 @@
     save_model(model, "mnist.h5"); load_model("mnist.h5")         # the legacy HDF5 model file, as Keras 3
 
 See ``weights_h5`` for the exact layout, ``legacy_h5`` for Keras 2's, ``model_file`` for ``.keras``,
-``legacy_model_h5`` for whole models in HDF5, and ``registry`` for how a ``.keras`` file's classes are found again.
+``legacy_model_h5`` for whole models in HDF5, ``file_editor`` to inspect and edit a file's weights,
+and ``registry`` for how a ``.keras`` file's classes are found again.
 """
 import io
 import os
@@ -17,6 +18,7 @@ from minikeras.saving import legacy_h5, weights_h5
 from minikeras.saving._files import (  # noqa: F401
     TEMP_MARK, atomic_write, make_temp_file, open_h5_for_reading, remove_stale_temp_files)
 from minikeras.saving import legacy_model_h5, model_file
+from minikeras.saving.file_editor import KerasFileEditor  # noqa: F401
 from minikeras.saving.registry import (  # noqa: F401
     CustomObjectScope, custom_object_scope, deserialize_keras_object, get_custom_objects, get_registered_name,
     get_registered_object, register_keras_serializable, serialize_keras_object)
