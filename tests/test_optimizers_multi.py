@@ -191,3 +191,15 @@ def test_keras_file_both_ways(tmp_path):
     for a, b in zip(opt.variables, again.optimizer.variables):
         assert a.path == b.path
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_inside_a_loss_scale_optimizer_each_sub_optimizer_sees_unscaled_gradients():
+    opt_map = optimizers.OptimizerMap(optimizers.SGD(0.1))
+    opt_map["enc/.*"] = optimizers.Adam(0.01)
+    wrapped = optimizers.LossScaleOptimizer(optimizers.MultiOptimizer(opt_map), initial_scale=2.0 ** 15)
+    enc, dec = _variable("enc/kernel", np.ones(2)), _variable("dec/kernel", np.ones(2))
+    wrapped.apply([np.full(2, 2.0 ** 15, np.float32)] * 2, [enc, dec])
+    # unscaled gradient 1: Adam's first step moves by lr * m_hat / (sqrt(v_hat) + eps), SGD by lr * 1
+    np.testing.assert_allclose(enc.numpy(), 1 - 0.01 / (1 + 1e-7), rtol=1e-6)
+    np.testing.assert_allclose(dec.numpy(), 0.9, rtol=1e-6)
+    assert [int(o.iterations.numpy()) for o in wrapped.inner_optimizer.optimizers] == [1, 1]
