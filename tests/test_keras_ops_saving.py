@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from keras_ops_numpy_cases import build_ops_model
 
+import minikeras as mk
 from minikeras import keras
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_ops_numpy")
@@ -64,6 +65,21 @@ def test_saved_op_nodes_are_written_as_keras_writes_them_and_load_back(tmp_path)
 
 def test_an_op_keras_has_no_class_for_is_refused_with_the_way_out(tmp_path):
     inputs = keras.Input((4,))
-    model = keras.Model(inputs, inputs * 2.0)  # an mk operator, not a keras.ops call
+    model = keras.Model(inputs, mk.nn.l2_loss(inputs))  # minikeras's TF-style op, not a keras.ops call
     with pytest.raises(ValueError, match="wrap it in a layer"):
         model.save(str(tmp_path / "m.keras"))
+
+
+def test_python_operators_on_inputs_save_as_keras_ops(tmp_path):
+    """``x * 2.0 + 1`` on a KerasTensor records keras.ops.multiply / add, as Keras 3 does: the
+    model saves (Keras's Multiply and Add operations) and loads with the same outputs."""
+    inputs = keras.Input((4,))
+    model = keras.Model(inputs, [(inputs * 2.0 + 1) / 3, -abs(inputs) ** 2])
+    model.save(str(tmp_path / "m.keras"))
+    saved = _config(str(tmp_path / "m.keras"))
+    assert sorted(s["class_name"] for s in saved["layers"][1:]) == ["Absolute", "Add", "Multiply", "Negative",
+                                                                    "Power", "TrueDivide"]
+    x = np.random.default_rng(0).random((2, 4), dtype=np.float32)
+    for a, b in zip(model.predict(x, verbose=0), keras.models.load_model(str(tmp_path / "m.keras")).predict(x,
+                                                                                                          verbose=0)):
+        np.testing.assert_array_equal(a, b)

@@ -12,7 +12,7 @@ records a node of the functional graph.
 import sys
 from types import FunctionType as _FUNCTION
 
-from minikeras.keras.ops import core, einops, image, linalg, math, nn, numpy, op_nodes
+from minikeras.keras.ops import core, einops, image, linalg, math, nn, numpy, op_nodes, symbolic_operators
 
 
 def _public(module):
@@ -33,4 +33,5 @@ for _module in (numpy, math, linalg, nn, core, image):
     sys.modules.setdefault(f"{__name__}.{_module.__name__.rsplit('.', 1)[-1]}", _module)
 # a functional model's op nodes load from .keras files (Keras 3's Operation class names)
 op_nodes.register({n: f for _module in (numpy, math, linalg, nn, core, image) for n, f in _public(_module).items()})
+symbolic_operators.install()  # x + 1 on an mk.Input is keras.ops.add's node, as in Keras 3
 del _module, _public, sys
