@@ -47,15 +47,9 @@ def test_predictions_equal_keras_for_the_same_weights_file(case, tmp_path):
     assert_close_relative(np.asarray(model.predict_on_batch(x)), OUTPUTS[case])
 
 
-# model.save cannot write these cases as a legacy .h5 model yet: MobileNetV3's hard_sigmoid applies
-# `x + 3.0` and `* (1 / 6)` to KerasTensors, which minikeras's functional config cannot describe
-# (Keras 3 writes them as keras.ops Add/Multiply nodes). Their .weights.h5 is still checked.
-NO_WHOLE_MODEL_FILE = {"MobileNetV3Small_top_alpha075"}
-
-
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="a KerasTensor's + and * are not yet saved as keras.ops nodes (MobileNetV3's hard_sigmoid)")
 def test_mobilenet_v3_saves_as_a_whole_model(tmp_path):
+    """MobileNetV3's hard_sigmoid applies ``+`` and ``*`` to KerasTensors; the model's config
+    describes them (as Keras 3's keras.ops nodes), so ``model.save`` writes it."""
     import warnings
 
     model = applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), classes=3)
@@ -73,8 +67,6 @@ for case, (application, kwargs, files) in cases.items():
     model = getattr(keras.applications, application)(weights=None, **kwargs)
     x = np.load(files["x"])
     for kind in ("weights_h5", "legacy_h5"):
-        if kind not in files:
-            continue
         for weight in model.weights:  # so that a load that changed nothing shows
             weight.assign(np.zeros(weight.shape, weight.dtype))
         model.load_weights(files[kind])
@@ -100,12 +92,9 @@ def test_keras_loads_our_weight_files_and_predicts_the_same(tmp_path):
                  "legacy_h5": str(tmp_path / f"{case}_ours.h5")}
         np.save(files["x"], x)
         model.save_weights(files["weights_h5"])
-        if case in NO_WHOLE_MODEL_FILE:
-            del files["legacy_h5"]
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the legacy format's warning
-                model.save(files["legacy_h5"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the legacy format's warning
+            model.save(files["legacy_h5"])
         cases[case] = (record["application"], record["kwargs"], files)
     out = str(tmp_path / "keras.npz")
     result = subprocess.run([os.environ["MINIKERAS_KERAS_PYTHON"], "-c", KERAS_LOADS_OURS, json.dumps(cases), out],
@@ -113,6 +102,6 @@ def test_keras_loads_our_weight_files_and_predicts_the_same(tmp_path):
                             env=dict(os.environ, KERAS_BACKEND="jax"))
     assert result.returncode == 0, result.stderr[-3000:]
     keras_outputs = np.load(out)
-    for case, (_, _, files) in cases.items():
-        for kind in [kind for kind in ("weights_h5", "legacy_h5") if kind in files]:
+    for case in cases:
+        for kind in ("weights_h5", "legacy_h5"):
             assert_close_relative(keras_outputs[f"{case}/{kind}"], ours[case])
