@@ -74,12 +74,12 @@ def test_keep_checkpoint_and_keras_written_metadata(tmp_path, small_model):
     assert history.epoch == [3, 4]
 
 
-def test_arguments_as_keras():
+def test_arguments_as_keras(tmp_path):
     with pytest.raises(ValueError, match="Empty `backup_dir` argument passed"):
         mk.callbacks.BackupAndRestore("")
     with pytest.raises(ValueError, match="Invalid value for argument `save_freq`. Received: save_freq=batch"):
-        mk.callbacks.BackupAndRestore("/tmp/x", save_freq="batch")
-    epoch_only = mk.callbacks.BackupAndRestore("/tmp/x")
+        mk.callbacks.BackupAndRestore(str(tmp_path / "backup"), save_freq="batch")
+    epoch_only = mk.callbacks.BackupAndRestore(str(tmp_path / "backup"))
     assert "on_train_batch_end" not in vars(epoch_only)  # fit skips batch hooks: no per-step host sync
 
 

@@ -91,7 +91,7 @@ def _first_max_index(taps):
     (strict ``>``, so the first of tied maxima stays), elementwise so that it fuses into its
     consumer as one pass over the input. (Comparing each tap with the window maxima instead
     reads the input once per tap and, under bfloat16, materialises each tap's conversion.)"""
-    best, first = taps[0], jnp.zeros(taps[0].shape, np.int32)
+    best, first = taps[0], np.int32(0)  # a NumPy scalar: no constant array is made while tracing
     for t in range(1, len(taps)):
         better = taps[t] > best
         best = jnp.where(better, taps[t], best)
