@@ -19,6 +19,7 @@ from minikeras.backend import floatx
 from minikeras.dtypes import as_dtype
 from minikeras.module import compact_snake_case
 from minikeras.ops.random import initializer_rng
+from minikeras.ops.spectral_windows import check_window_name, fourier_kernel
 from minikeras.tensor import Tensor, to_array
 
 # std of a unit normal truncated to [-2, 2]: VarianceScaling divides by it so the *truncated*
@@ -336,21 +337,70 @@ class Orthogonal(RandomInitializer):
         return {"gain": self.gain, **super().get_config()}
 
 
+class STFT(Initializer):
+    """Keras 3's ``STFT`` (``STFTInitializer``): Conv1D kernels of shape (frame_length, 1, bins)
+    whose convolution with a signal gives the real (``side='real'``) or imaginary ('imag') part of
+    its windowed DFT over ``(bins - 1) * 2`` points, as the ``STFTSpectrogram`` layer uses them.
+
+    Args:
+      side: 'real' (cos kernels, default) or 'imag' (sin kernels).
+      window: 'hann' (default), 'hamming', another ``scipy.signal.get_window`` name (scipy
+        needed), the window's values (frame_length of them), or None for no window.
+      scaling: the window divided by its L2 norm ('density', default), its sum ('spectrum') or
+        nothing (None).
+      periodic: a periodic window (scipy's ``fftbins=True``) instead of a symmetric one.
+
+    >>> mk.initializers.STFT("real", "hann", "density", False)((128, 1, 65)).shape
+    (128, 1, 65)
+    """
+
+    def __init__(self, side="real", window="hann", scaling="density", periodic=False):
+        if side not in ("real", "imag"):
+            raise ValueError(f"side should be 'real' or 'imag', not {side}")
+        check_window_name(window, "STFT initializer")
+        if scaling is not None and scaling not in ("density", "spectrum"):
+            raise ValueError(f"Scaling is invalid, it must be `None`, 'density' or 'spectrum'. Received "
+                             f"scaling={scaling}")
+        self.side = side
+        self.window = window
+        self.scaling = scaling
+        self.periodic = periodic
+
+    def __call__(self, shape, dtype=None):
+        shape = _shape(shape, "STFT initializer")
+        if len(shape) != 3 or shape[1] != 1 or shape[2] < 2:
+            # Keras unpacks the shape without a check: it fails on a rank other than 3, returns a
+            # (frame_length, 1, bins) kernel whatever the middle size, and NaNs for one bin
+            raise ValueError(f"STFT initializer: the shape must be (frame_length, 1, bins) with bins >= 2, received "
+                             f"shape={shape}")
+        dtype = _float_dtype(dtype, "STFT initializer")
+        kernel = fourier_kernel(self.side, self.window, self.scaling, self.periodic, shape, "STFT initializer")
+        return _to_tensor(kernel, dtype)
+
+    def get_config(self):
+        window = self.window
+        if isinstance(window, (np.ndarray, np.generic, Tensor, jax.Array)):
+            window = np.asarray(window).tolist()
+        return {"side": self.side, "window": window, "periodic": self.periodic, "scaling": self.scaling}
+
+
 _CLASSES = (Zeros, Ones, Constant, Identity, RandomNormal, TruncatedNormal, RandomUniform, VarianceScaling,
-            GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal)
+            GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal, Orthogonal, STFT)
 
 
 
 _BY_NAME = {cls.__name__: cls for cls in _CLASSES}
 _BY_NAME.update({compact_snake_case(cls.__name__): cls for cls in _CLASSES})
 _BY_NAME.update({"zero": Zeros, "one": Ones, "uniform": RandomUniform, "normal": RandomNormal,
-                 "OrthogonalInitializer": Orthogonal, "IdentityInitializer": Identity})
+                 "OrthogonalInitializer": Orthogonal, "IdentityInitializer": Identity, "STFTInitializer": STFT,
+                 "stft": STFT})
 
 # Keras's lowercase function-style aliases: mk.initializers.glorot_uniform(seed=1) etc.
 zeros, ones, constant, identity = Zeros, Ones, Constant, Identity
 random_normal, truncated_normal, random_uniform = RandomNormal, TruncatedNormal, RandomUniform
 variance_scaling, orthogonal = VarianceScaling, Orthogonal
-OrthogonalInitializer, IdentityInitializer = Orthogonal, Identity  # Keras 3's other class names
+OrthogonalInitializer, IdentityInitializer, STFTInitializer = Orthogonal, Identity, STFT  # Keras 3's other names
+stft = STFT
 glorot_uniform, glorot_normal, he_uniform, he_normal = GlorotUniform, GlorotNormal, HeUniform, HeNormal
 lecun_uniform, lecun_normal = LecunUniform, LecunNormal
 

@@ -17,6 +17,7 @@ import numpy as np
 from minikeras.keras.ops import numpy_forwards as fw
 from minikeras.keras.ops.keras_op import keras_op
 from minikeras.keras.ops.numpy_call import as_axis, keras_input, run
+from minikeras.ops.spectral_windows import window_values
 
 
 def _shape(x):
@@ -195,9 +196,7 @@ def _window(window, sequence_length, dtype):
     if window is None:
         return None
     if isinstance(window, str):
-        n = np.arange(sequence_length)
-        a = 0.5 if window == "hann" else 0.54
-        return (a - (1 - a) * np.cos(2 * np.pi * n / sequence_length)).astype(dtype)
+        return window_values(window, sequence_length, True, "stft").astype(dtype)
     win = np.asarray(keras_input(window)).astype(dtype)
     if win.ndim != 1 or win.shape[-1] != sequence_length:
         raise ValueError(f"The shape of `window` must be equal to [sequence_length].Received: window shape={win.shape}")

@@ -3,8 +3,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.layers.base import Layer
-from minikeras.layers.preprocessing.audio.windows import window_values
 from minikeras.ops.jax_call import call_jax
+from minikeras.ops.spectral_windows import window_values
 from minikeras.saving.registry import register_builtin
 
 _MEL_BREAK_FREQUENCY_HERTZ = 700.0

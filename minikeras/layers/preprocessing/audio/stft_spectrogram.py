@@ -7,33 +7,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.backend import epsilon, standardize_data_format
+from minikeras.initializers import STFT
 from minikeras.layers.base import Layer
 from minikeras.layers.input_spec import InputSpec
-from minikeras.layers.preprocessing.audio.windows import check_window_name, window_values
 from minikeras.ops.jax_call import call_jax
+from minikeras.ops.spectral_windows import check_window_name
 from minikeras.saving.registry import register_builtin
 
 MODES = ("log", "magnitude", "psd", "real", "imag", "angle", "stft")
-
-
-def fourier_kernel(side, window, scaling, periodic, shape, dtype="float32"):
-    """Keras 3's ``initializers.STFT``: the (frame_length, 1, bins) kernel whose convolution with
-    a signal gives the real (``side='real'``: cos) or imaginary (sin) part of its DFT, the
-    window applied and divided by its L2 norm (``scaling='density'``) or sum ('spectrum')."""
-    frame_length, _, bins = shape
-    time = np.arange(frame_length, dtype=np.float64)[:, None, None]
-    freq = np.arange(bins, dtype=np.float64)[None, None, :] / ((bins - 1) * 2)
-    args = -2.0 * time * freq * np.pi
-    kernel = np.cos(args) if side == "real" else np.sin(args)
-    win = window_values(window, frame_length, periodic, "STFTSpectrogram")
-    if win is not None:
-        scale = 1.0
-        if scaling == "density":
-            scale = np.sqrt(np.sum(win ** 2))
-        elif scaling == "spectrum":
-            scale = np.sum(np.abs(win))
-        kernel = kernel * win[:, None, None] / scale
-    return kernel.astype(dtype)
 
 
 def _frames_conv(x, kernel, stride, padding, channels_last):
@@ -146,9 +127,9 @@ class STFTSpectrogram(Layer):
         shape = (self.frame_length, 1, self._fft_length // 2 + 1)
         for side in ("real", "imag"):
             if self.mode != ("imag" if side == "real" else "real"):
-                kernel = fourier_kernel(side, self.window, self.scaling, self.periodic, shape, self.variable_dtype)
+                initializer = STFT(side, self.window, self.scaling, self.periodic)
                 setattr(self, f"{side}_kernel", self.add_weight(name=f"{side}_kernel", shape=shape,
-                                                                 initializer=lambda shape, dtype=None, k=kernel: k))
+                                                                 initializer=initializer))
         self.built = True
 
     def call(self, inputs):
