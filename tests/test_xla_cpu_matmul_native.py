@@ -16,7 +16,8 @@ def every_size(monkeypatch):
 
 
 @needs_build
-@pytest.mark.parametrize("k,m,n", [(128, 200, 128), (7, 13, 16), (1, 5, 48), (33, 97, 112), (300, 6, 64)])
+@pytest.mark.parametrize("k,m,n", [(128, 200, 128), (7, 13, 16), (1, 5, 48), (33, 97, 112), (300, 6, 64),
+                                   (600, 100, 528)])  # several blocks of C and slices of the batch
 def test_matches_jnp(every_size, k, m, n):
     a, b = rand((k, m), k), rand((k, n), m)
     assert matmul_native.supported(a.shape, b.shape, a.dtype)

@@ -28,13 +28,16 @@ using minikeras::with_tile_size;
 
 namespace {
 
-// C[m0 + t, n0 + 16v ...] for t < TM, v < NV: a sum over k of A[k, m0 + t] * B[k, n0 + 16v ...].
+// C[m0 + t, n0 + 16v ...] for t < TM, v < NV: a sum over k of A[k, m0 + t] * B[k, n0 + 16v ...], from
+// k_begin to k_end, added to the sum so far in C unless k_begin is 0 (the same order of additions
+// as one pass over all k).
 template <int NV, int TM>
-void tile(const float* a, const float* b, float* c, int64_t k_size, int64_t m, int64_t n, int64_t m0, int64_t n0) {
+void tile(const float* a, const float* b, float* c, int64_t k_begin, int64_t k_end, int64_t m, int64_t n,
+          int64_t m0, int64_t n0) {
   v16 acc[TM][NV];
   for (int t = 0; t < TM; ++t)
-    for (int v = 0; v < NV; ++v) acc[t][v] = v16{};
-  for (int64_t k = 0; k < k_size; ++k) tile_step(acc, b + k * n + n0, a + k * m + m0, 1);
+    for (int v = 0; v < NV; ++v) acc[t][v] = k_begin == 0 ? v16{} : load(c + (m0 + t) * n + n0 + 16 * v);
+  for (int64_t k = k_begin; k < k_end; ++k) tile_step(acc, b + k * n + n0, a + k * m + m0, 1);
   for (int t = 0; t < TM; ++t)
     for (int v = 0; v < NV; ++v) store(c + (m0 + t) * n + n0 + 16 * v, acc[t][v]);
 }
@@ -43,15 +46,22 @@ template <int NV>
 constexpr int kTileRows = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;  // 24 accumulators (AVX-512)
 
 template <int NV>
-void row_block(const float* a, const float* b, float* c, int64_t k_size, int64_t m, int64_t n, int64_t m_begin,
-               int64_t m_end, int64_t n0) {
+void row_block(const float* a, const float* b, float* c, int64_t k_begin, int64_t k_end, int64_t m, int64_t n,
+               int64_t m_begin, int64_t m_end, int64_t n0) {
   constexpr int TM = kTileRows<NV>;
   for (int64_t m0 = m_begin; m0 < m_end; m0 += TM)
-    with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, m_end - m0)),
-                       [&](auto t) __attribute__((always_inline)) { tile<NV, decltype(t)::value>(a, b, c, k_size, m, n, m0, n0); });
+    with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, m_end - m0)), [&](auto t) __attribute__((always_inline)) {
+      tile<NV, decltype(t)::value>(a, b, c, k_begin, k_end, m, n, m0, n0);
+    });
 }
 
-constexpr int64_t kBlockRows = 96;  // rows of C per unit of work shared among the threads
+// A unit of work shared among the threads is a block of C's rows and columns, so that a wide C
+// (a classifier over a vocabulary) gives every thread work; within it the batch runs in slices
+// of kBlockDepth rows, so that the slices of A and B a block reads stay in the core's cache
+// (and B's rows, which lie a row of C apart, in its address translation buffer).
+constexpr int64_t kBlockRows = 96;
+constexpr int64_t kBlockCols = 256;  // a multiple of 64: the widest tile
+constexpr int64_t kBlockDepth = 256;
 
 ffi::Error MatmulTnImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b,
                         ffi::ResultBuffer<ffi::F32> c, int64_t threads) {
@@ -60,17 +70,26 @@ ffi::Error MatmulTnImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
       bd[1] % 16 != 0)
     return ffi::Error::InvalidArgument("matmul A^T B: expected A (K, M), B (K, N) and C (M, N) with N % 16 == 0");
   const int64_t k_size = ad[0], m = ad[1], n = bd[1];
-  const int64_t blocks = (m + kBlockRows - 1) / kBlockRows;
+  const int64_t row_blocks = (m + kBlockRows - 1) / kBlockRows, col_blocks = (n + kBlockCols - 1) / kBlockCols;
+  const int64_t blocks = row_blocks * col_blocks;
   const float *ap = a.typed_data(), *bp = b.typed_data();
   float* cp = c->typed_data();
+  if (k_size == 0) {
+    std::fill(cp, cp + m * n, 0.0f);
+    return ffi::Error::Success();
+  }
   for_each_index(pool, blocks, helpers_for(pool, blocks, threads), [&](int64_t, int64_t block) {
-    const int64_t m_begin = block * kBlockRows, m_end = std::min(m, m_begin + kBlockRows);
-    int64_t n0 = 0;
-    if constexpr (kWideTiles) {
-      for (; n0 + 64 <= n; n0 += 64) row_block<4>(ap, bp, cp, k_size, m, n, m_begin, m_end, n0);
-      for (; n0 + 32 <= n; n0 += 32) row_block<2>(ap, bp, cp, k_size, m, n, m_begin, m_end, n0);
+    const int64_t m_begin = (block / col_blocks) * kBlockRows, m_end = std::min(m, m_begin + kBlockRows);
+    const int64_t n_begin = (block % col_blocks) * kBlockCols, n_end = std::min(n, n_begin + kBlockCols);
+    for (int64_t k_begin = 0; k_begin < k_size; k_begin += kBlockDepth) {
+      const int64_t k_end = std::min(k_size, k_begin + kBlockDepth);
+      int64_t n0 = n_begin;
+      if constexpr (kWideTiles) {
+        for (; n0 + 64 <= n_end; n0 += 64) row_block<4>(ap, bp, cp, k_begin, k_end, m, n, m_begin, m_end, n0);
+        for (; n0 + 32 <= n_end; n0 += 32) row_block<2>(ap, bp, cp, k_begin, k_end, m, n, m_begin, m_end, n0);
+      }
+      for (; n0 < n_end; n0 += 16) row_block<1>(ap, bp, cp, k_begin, k_end, m, n, m_begin, m_end, n0);
     }
-    for (; n0 < n; n0 += 16) row_block<1>(ap, bp, cp, k_size, m, n, m_begin, m_end, n0);
   });
   return ffi::Error::Success();
 }
