@@ -84,6 +84,41 @@ def _walk(module, seen, out_variables, out_modules, untracked):
             _walk(item, seen, out_variables, out_modules, untracked)
 
 
+def own_variables(module):
+    """The variables ``module`` holds itself (not through sub-modules), in Keras's file order:
+    the trainable ones, then the non-trainable ones, each in creation order (a Layer's
+    ``add_weight`` declarations decide which is which, so a frozen layer keeps its order)."""
+    declared = {}
+    get_declared = getattr(module, "declared_weights", None)
+    if get_declared is not None:
+        declared = {id(v): trainable for v, trainable in get_declared()}
+    found = {}
+    for _, _, item in tracked_items(module):
+        if isinstance(item, Variable):
+            found.setdefault(id(item), item)
+    if get_declared is not None:
+        for v, _ in get_declared():
+            found.setdefault(id(v), v)
+    ordered = in_creation_order(found.values())
+    trainable = [v for v in ordered if declared.get(id(v), v.trainable)]
+    return trainable + [v for v in ordered if not declared.get(id(v), v.trainable)]
+
+
+def keras_default(method):
+    """Marks ``method`` as a base class's default of one of Keras's saving hooks
+    (``get_build_config``, ``save_own_variables``...): saving calls an object's hook where its
+    class replaced the default (``overrides_default``) and does the default's work itself
+    otherwise, with its own checks."""
+    method.keras_default = True
+    return method
+
+
+def overrides_default(obj, name):
+    """Whether ``obj``'s class has a method ``name`` of its own, not one marked ``keras_default``."""
+    method = getattr(type(obj), name, None)
+    return callable(method) and not getattr(method, "keras_default", False)
+
+
 class Module:
     """A container of state (``tf.Module``): Variables and sub-Modules assigned as attributes
     (also inside lists, tuples and dicts) are found automatically.

@@ -11,6 +11,7 @@ from minikeras.layers import mask_flow
 from minikeras.layers.autocast import scope_for
 from minikeras.layers.input_spec import assert_input_compatibility
 from minikeras.layers.remat_scope import current_remat_mode, rematerialized
+from minikeras.layers.saving_hooks import SavingHooks
 from minikeras.metrics.base import Metric
 from minikeras.module import Module, snake_case, unique_name
 from minikeras.ops.math import cast
@@ -39,7 +40,7 @@ def current_training(state=None):
     return None
 
 
-class Layer(Module):
+class Layer(SavingHooks, Module):
     """The Keras layer lifecycle: ``build(input_shape)`` on first call, then ``call``.
 
     Subclasses set ``input_ndim`` or ``min_ndim`` to have ``__call__`` check the input rank (or
@@ -323,6 +324,7 @@ class Layer(Module):
     # -- calling ------------------------------------------------------------------------
     def build(self, input_shape):
         """Creates the layer's weights for ``input_shape``; called once, by ``__call__``."""
+        self._record_build_shape(input_shape)
         self.built = True
 
     def _read_in_own_dtype(self, variables):
@@ -494,6 +496,7 @@ class Layer(Module):
         # or the abstract evaluation of a shape) computes them eagerly, random draws included.
         with _context.outside_traces(), jax.ensure_compile_time_eval():
             self.build(shapes)
+        self._record_build_shape(shapes)
         self.built = True
 
     def _convert_inputs(self, inputs):

@@ -1,4 +1,6 @@
 """Model: a Layer with sub-layers, a summary, weights files and (see training.py) fit."""
+import warnings
+
 import jax
 
 from minikeras import saving
@@ -6,7 +8,7 @@ from minikeras.layers.base import Layer, stateful_eval_shape
 from minikeras.models.functional import FunctionalGraph
 from minikeras.models.functional_config import functional_config, functional_from_config
 from minikeras.models.summary import format_summary
-from minikeras.module import tracked_items
+from minikeras.module import keras_default, tracked_items
 from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor
 from minikeras.trainers.input_cast import cast_integer_inputs
@@ -82,15 +84,38 @@ class Model(Trainer, Layer):
                                                          is_leaf=lambda x: isinstance(x, Tensor))
         self.built = True
 
+    @keras_default
     def get_build_config(self):
         """What ``build_from_config`` needs to build a model like this one: ``{"input_shape": ...}``
         (None before ``build``). ``load_model`` uses it to build the model it rebuilds."""
         shape = getattr(self, "_build_input_shape", None)
         return None if shape is None else {"input_shape": shape}
 
+    @keras_default
     def build_from_config(self, config):
         """Builds the model from ``get_build_config()``'s result."""
         self.build(tuple(config["input_shape"]))
+
+    @keras_default
+    def get_compile_config(self):
+        """Keras 3's ``compile_config``: the arguments ``compile`` was given (optimizer, loss,
+        metrics, ...), serialized as a ``.keras`` file keeps them; None before ``compile``.
+        Override it together with ``compile_from_config`` to save other compile arguments."""
+        return saving.model_file.compile_config(self)
+
+    @keras_default
+    def compile_from_config(self, config):
+        """Compiles the model as ``get_compile_config()``'s result says (``load_model`` calls it).
+
+        A model whose class overrides ``compile`` is not compiled, with Keras's warning: such a
+        class should override ``get_compile_config`` and ``compile_from_config`` as well."""
+        if type(self).compile is not Trainer.compile:
+            warnings.warn("`compile()` was not called as part of model loading because the model's `compile()` "
+                          "method is custom. All subclassed Models that have `compile()` overridden should also "
+                          "override `get_compile_config()` and `compile_from_config(config)`. Alternatively, you "
+                          "can call `compile()` manually after loading.", stacklevel=2)
+            return
+        saving.model_file.compile_from_config(self, config, None)
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

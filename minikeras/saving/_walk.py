@@ -17,9 +17,8 @@ written, and they are read only from a file that has their group (an older minik
 A model says how its layers are filed (``saves_layers``, ``keras_files_layers_by_attribute``).
 """
 from minikeras.metrics.base import Metric
-from minikeras.module import Module, snake_case, tracked_items
+from minikeras.module import Module, own_variables, snake_case, tracked_items
 from minikeras.random.seed_generator import SeedGenerator
-from minikeras.tensor import Variable, in_creation_order
 
 
 class Entry:
@@ -42,24 +41,6 @@ class Entry:
     def describe(self):
         kind = type(self.owner).__name__
         return f"{kind} '{self.name}'" if self.path else f"model '{self.name}'"
-
-
-def own_variables(module):
-    """The variables ``module`` holds itself (not through sub-modules): trainable first."""
-    declared = {}
-    get_declared = getattr(module, "declared_weights", None)
-    if get_declared is not None:
-        declared = {id(v): trainable for v, trainable in get_declared()}
-    found = {}
-    for _, _, item in tracked_items(module):
-        if isinstance(item, Variable):
-            found.setdefault(id(item), item)
-    if get_declared is not None:
-        for v, _ in get_declared():
-            found.setdefault(id(v), v)
-    ordered = in_creation_order(found.values())
-    trainable = [v for v in ordered if declared.get(id(v), v.trainable)]
-    return trainable + [v for v in ordered if not declared.get(id(v), v.trainable)]
 
 
 def _name_key(name):

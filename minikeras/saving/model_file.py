@@ -33,6 +33,7 @@ from minikeras.saving import assets, weights_h5
 from minikeras.saving._files import KERAS_ARCHIVE_WEIGHTS, atomic_write
 from minikeras.saving.keras_config import from_keras, to_keras
 from minikeras.saving.registry import (
+    CustomObjectScope,
     deserialize_keras_object,
     is_serializable,
     serialize_keras_object,
@@ -87,9 +88,25 @@ def model_config(model):
     config = serialize_keras_object(model)
     build_config = model.get_build_config()
     if build_config is not None:
-        config["build_config"] = build_config
-    config["compile_config"] = compile_config(model)
+        config["build_config"] = serialize_keras_object(build_config)
+    get_compile_config = getattr(model, "get_compile_config", None)  # a model's own, or Model's default
+    config["compile_config"] = (serialize_keras_object(get_compile_config()) if get_compile_config is not None
+                                else compile_config(model))
     return config
+
+
+def _build_and_compile(model, config, custom_objects, compile):
+    """As Keras after rebuilding a model: ``build_from_config``, then ``compile_from_config``
+    (the model's own where it has one: Model's default warns, and compiles nothing, for a
+    class that overrides ``compile`` only), with ``custom_objects`` in scope."""
+    with CustomObjectScope(custom_objects):
+        if not model.built and config.get("build_config"):
+            model.build_from_config(config["build_config"])
+        if compile and config.get("compile_config"):
+            if hasattr(model, "compile_from_config"):
+                model.compile_from_config(config["compile_config"])
+            else:
+                compile_from_config(model, config["compile_config"], custom_objects)
 
 
 def model_to_json(model, **kwargs):
@@ -103,10 +120,7 @@ def model_from_json(json_string, custom_objects=None):
     the string says, with new weights."""
     config = from_keras(json.loads(json_string), custom_objects)
     model = deserialize_keras_object(config, custom_objects, what="model")
-    if not model.built and config.get("build_config"):
-        model.build_from_config(config["build_config"])
-    if config.get("compile_config"):
-        compile_from_config(model, config["compile_config"], custom_objects)
+    _build_and_compile(model, config, custom_objects, compile=True)
     return model
 
 
@@ -231,11 +245,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         model = deserialize_keras_object(config, custom_objects, what="model")
     except ValueError as error:
         raise ValueError(f"'{path}': {error}") from error
-    if not model.built and config.get("build_config"):
-        model.build_from_config(config["build_config"])
-    compile_config = config.get("compile_config")
-    if compile and compile_config:
-        compile_from_config(model, compile_config, custom_objects)
+    _build_and_compile(model, config, custom_objects, compile)
     try:
         with h5py.File(io.BytesIO(weights), "r") as h5file:
             assignments, restore_random_state = weights_h5.read(h5file, model, path, skip_mismatch=False)

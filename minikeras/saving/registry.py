@@ -28,6 +28,7 @@ import threading
 import numpy as np
 
 from minikeras import activations, losses
+from minikeras.module import overrides_default
 
 _registered = {}  # registered name -> class or function (Keras's global custom objects)
 _names = {}  # class -> registered name
@@ -188,8 +189,13 @@ def serialize_keras_object(obj):
     cls = type(obj)
     builtin = None if cls in _names else _public_module(cls)
     class_name = _saved_class_names.get(cls, cls.__name__) if builtin else cls.__name__
-    return {"module": builtin or cls.__module__, "class_name": class_name, "config": obj.get_config(),
-            "registered_name": None if builtin else get_registered_name(cls)}
+    out = {"module": builtin or cls.__module__, "class_name": class_name, "config": obj.get_config(),
+           "registered_name": None if builtin else get_registered_name(cls)}
+    if overrides_default(obj, "get_build_config"):  # a layer's own build state, as Keras saves it
+        build_config = obj.get_build_config()
+        if build_config is not None:
+            out["build_config"] = serialize_keras_object(build_config)
+    return out
 
 
 def find_class(spec, custom_objects=None):
@@ -274,8 +280,16 @@ def _from_spec(spec, custom_objects, what):
             f"custom_objects={{'{spec.get('class_name')}': ...}}")
     config = dict(spec.get("config") or {})
     if custom_objects and _takes_custom_objects(cls):
-        return cls.from_config(config, custom_objects=custom_objects)
-    return cls.from_config(config)
+        instance = cls.from_config(config, custom_objects=custom_objects)
+    else:
+        instance = cls.from_config(config)
+    build_config = spec.get("build_config")
+    if build_config and not getattr(instance, "built", True) and (
+            overrides_default(instance, "build_from_config") or overrides_default(instance, "get_build_config")):
+        with CustomObjectScope(custom_objects):  # a layer's own build state: Keras rebuilds it here
+            instance.build_from_config(build_config)
+        instance.built = True  # as Keras: a build method need not say so
+    return instance
 
 
 def _takes_custom_objects(cls):

@@ -13,16 +13,18 @@ No metric state, as Keras 3 writes none (``_walk``'s optional entries); a file t
 Datasets hold the arrays as they are (float32, int32, ...); bfloat16 is stored as 2-byte
 opaque data with ``attrs['dtype'] = 'bfloat16'``, as Keras does.
 
-An object may also keep arrays that are no Variables under names of its own, with Keras 3's
-methods: ``save_own_variables(store)`` sets ``store[name] = array`` (written beside its numbered
-variables, e.g. ``/layers/string_lookup/vars/idf_weights`` of a 'tf_idf' lookup), and
-``load_own_variables(store)`` is handed those arrays when a file is read.
+An object whose class overrides Keras 3's ``save_own_variables(store)`` fills its group itself
+(``store[name] = array``: its numbered variables, often through ``super()``, and arrays of its
+own such as ``/layers/string_lookup/vars/idf_weights`` of a 'tf_idf' lookup); one that overrides
+``load_own_variables(store)`` is handed its whole group as a dict of arrays when a file is read.
+Other objects (Layer's defaults, optimizers) get their numbered variables written and read here,
+with the checks below.
 """
 import warnings
 
 import numpy as np
 
-from minikeras.module import snake_case
+from minikeras.module import overrides_default, snake_case
 from minikeras.saving import random_state
 from minikeras.saving._walk import Entry, entries, optimizer_entry
 
@@ -47,19 +49,17 @@ def write(h5file, model):
     for entry in all_entries:
         group = h5file.create_group(entry.group_name)
         group.attrs["name"] = entry.name
-        for i, variable in enumerate(entry.variables):
-            value = np.asarray(variable.numpy())
-            if value.dtype.name == BFLOAT16:
-                dataset = group.create_dataset(str(i), data=value)
-                dataset.attrs["dtype"] = BFLOAT16
-            else:
-                group.create_dataset(str(i), data=value)
-        save_own = getattr(entry.owner, "save_own_variables", None)
-        if save_own is not None:
+        if overrides_default(entry.owner, "save_own_variables"):
             store = {}
-            save_own(store)
-            for name, value in store.items():
-                group.create_dataset(str(name), data=np.asarray(value))
+            entry.owner.save_own_variables(store)
+            arrays = store.items()
+        else:
+            arrays = ((str(i), variable) for i, variable in enumerate(entry.variables))
+        for name, value in arrays:
+            value = np.asarray(value.numpy() if hasattr(value, "numpy") else value)
+            dataset = group.create_dataset(str(name), data=value)
+            if value.dtype.name == BFLOAT16:
+                dataset.attrs["dtype"] = BFLOAT16
     random_state.write(h5file, model)
 
 
@@ -115,14 +115,14 @@ class Loader:
 
     def load_entry(self, entry, group):
         variables = entry.variables
+        if group is not None and overrides_default(entry.owner, "load_own_variables"):
+            self.used_groups.add(group.name.lstrip("/"))  # the object's own method reads its whole group
+            self.assignments.append((OwnArrays(entry.owner), {k: read_array(group[k]) for k in group.keys()}))
+            return None
         count = len(group) if group is not None else 0
-        named = {}
-        if group is not None and hasattr(entry.owner, "load_own_variables"):
-            named = {k: read_array(group[k]) for k in group.keys() if not k.isdigit()}
-            count -= len(named)
         if group is not None:
             self.used_groups.add(group.name.lstrip("/"))
-            expected_names = {str(i) for i in range(count)} | set(named)
+            expected_names = {str(i) for i in range(count)}
             if set(group.keys()) != expected_names:
                 raise ValueError(f"Unexpected datasets {sorted(group.keys())} in group '{group.name}' of "
                                  f"'{self.filename}': a Keras weights file numbers them 0..{count - 1}")
@@ -140,8 +140,6 @@ class Loader:
                     f"Shape mismatch in {entry.describe()} for weight '{variable.path}': the model expects shape "
                     f"{tuple(variable.shape)}, '{dataset.name}' in the file has shape {tuple(dataset.shape)}")
             pairs.append((variable, read_array(dataset)))
-        if named:
-            pairs.append((OwnArrays(entry.owner), named))
         self.assignments.extend(pairs)
 
     def load_model_entries(self):
