@@ -12,6 +12,11 @@ As in ``nn_conv``, a convolution is three primitives whose gradient rules call e
 The two gradients' forwards are ``jax.vjp`` of the convolution (it is linear in each
 argument, so the point the vjp is taken at does not matter), so derivatives of every order
 are those of ``lax.conv_general_dilated``.
+
+A depthwise convolution is three primitives of its own with the same rules, on Keras's depthwise
+kernel (*kernel_spatial, channels, multiplier): their forwards are ``xla_cpu.depthwise``'s, which
+on the CPU are sums of shifted slices that XLA fuses, an order of magnitude faster than its
+grouped convolution, and elsewhere the grouped convolution; both are exactly its math.
 """
 import jax
 import jax.numpy as jnp
@@ -19,7 +24,7 @@ from jax import lax
 
 from minikeras.ops.convert import binary_args
 from minikeras.ops.primitive import Primitive
-from minikeras.ops.reshape import reshape
+from minikeras.xla_cpu import depthwise
 
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
 
@@ -72,6 +77,35 @@ def _(g, out, dy, w, *, input_shape, **conv):
 @_conv_nd_filter_grad.defgrad
 def _(g, out, x, dy, *, filter_shape, **conv):
     return _conv_nd_input_grad(dy, g, input_shape=tuple(x.shape), **conv), _conv_nd(x, g, **conv)
+
+
+_depthwise_nd = Primitive(
+    "depthwise_conv_nd",
+    lambda x, w, *, strides, padding, dilations: depthwise.depthwise_forward(x, w, strides, padding, dilations))
+_depthwise_nd_input_grad = Primitive(
+    "depthwise_conv_nd_backprop_input",
+    lambda dy, w, *, input_shape, strides, padding, dilations: depthwise.depthwise_input_grad(
+        dy, w, input_shape, strides, padding, dilations))
+_depthwise_nd_filter_grad = Primitive(
+    "depthwise_conv_nd_backprop_filter",
+    lambda x, dy, *, filter_shape, strides, padding, dilations: depthwise.depthwise_filter_grad(
+        x, dy, filter_shape, strides, padding, dilations))
+
+
+@_depthwise_nd.defgrad
+def _(g, out, x, w, **conv):
+    return (_depthwise_nd_input_grad(g, w, input_shape=tuple(x.shape), **conv),
+            _depthwise_nd_filter_grad(x, g, filter_shape=tuple(w.shape), **conv))
+
+
+@_depthwise_nd_input_grad.defgrad
+def _(g, out, dy, w, *, input_shape, **conv):
+    return _depthwise_nd(g, w, **conv), _depthwise_nd_filter_grad(g, dy, filter_shape=tuple(w.shape), **conv)
+
+
+@_depthwise_nd_filter_grad.defgrad
+def _(g, out, x, dy, *, filter_shape, **conv):
+    return _depthwise_nd_input_grad(dy, g, input_shape=tuple(x.shape), **conv), _depthwise_nd(x, g, **conv)
 
 
 def _tuple(value, rank, what, op):
@@ -129,13 +163,19 @@ def conv_nd(x, kernel, strides=1, padding="VALID", dilations=1, groups=1):
 
 def depthwise_conv_nd(x, kernel, strides=1, padding="VALID", dilations=1):
     """Each input channel convolved with its own ``multiplier`` filters (Keras's depthwise kernel
-    (*kernel_spatial, channels, multiplier)); output channel ``c * multiplier + m``."""
-    x, w = _checked("depthwise_conv_nd", x, kernel)
+    (*kernel_spatial, channels, multiplier)); output channel ``c * multiplier + m``.
+
+    Args and result as ``conv_nd``'s with ``groups`` = channels, differentiable to any order;
+    on the CPU it runs as ``xla_cpu.depthwise``'s fused taps (see the module docstring).
+    """
+    op = "depthwise_conv_nd"
+    x, w = _checked(op, x, kernel)
+    rank = x.ndim - 2
     if w.shape[-2] != x.shape[-1]:
-        raise ValueError(f"depthwise_conv_nd: the kernel's channels {w.shape[-2]} must equal the input's "
+        raise ValueError(f"{op}: the kernel's channels {w.shape[-2]} must equal the input's "
                          f"{x.shape[-1]} (input shape {x.shape}, kernel shape {w.shape})")
-    flat = reshape(w, tuple(w.shape[:-2]) + (1, w.shape[-2] * w.shape[-1]))
-    return conv_nd(x, flat, strides, padding, dilations, groups=x.shape[-1])
+    return _depthwise_nd(x, w, strides=_tuple(strides, rank, "strides", op), padding=_padding(padding, rank, op),
+                         dilations=_tuple(dilations, rank, "dilations", op))
 
 
 def conv_nd_transpose(x, kernel, output_spatial, strides=1, padding="VALID", dilations=1):

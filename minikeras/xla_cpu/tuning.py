@@ -39,6 +39,17 @@ CONV_CHUNK_BYTES = 3 << 20
 # whole batch on the MNIST and CIFAR layers with >= 16x16 outputs.
 CONV_SPLIT_BYTES = 2 << 20
 
+# -- xla_cpu.depthwise ---------------------------------------------------------------------------
+# Depthwise convolutions and both their gradients as sums of shifted slices ('taps'), fused by
+# XLA into elementwise loops and reductions, rather than XLA's grouped convolution: faster on every
+# one of MobileNetV2's ten depthwise shapes at 224x224 (Eigen, as in minikeras' programs; batch 8
+# forward, batch 4 forward + both gradients; a loaded 2-vCPU Zen machine): forward 7-93x, the
+# three together 15-80x, the input gradient 22-266x, the filter gradient 2.0x (112x112x32) to
+# 20x. No shape kept the grouped convolution, so there is no threshold. False: the grouped
+# convolution (and jax's transposes of it) everywhere.
+#     python benchmarks/depthwise_conv.py --parts
+DEPTHWISE_TAPS = True
+
 # -- native kernels (conv_native, matmul_native; built on first use by native_build) ---------------
 # Where they apply and could be built, convolutions and Dense weight gradients run on minikeras'
 # own kernels: the MNIST CNN's 32 -> 64 layer 1.16x (forward) and 1.4-1.6x (gradients) Eigen's

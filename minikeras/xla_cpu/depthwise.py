@@ -1,0 +1,180 @@
+"""Depthwise convolution and its two VJPs as sums of shifted slices, for XLA:CPU.
+
+    depthwise_forward(x, w, strides, padding, dilations, *, method)                    -> y
+    depthwise_input_grad(dy, w, input_shape, strides, padding, dilations, *, method)   -> dx
+    depthwise_filter_grad(x, dy, filter_shape, strides, padding, dilations, *, method) -> dw
+
+x is (batch, *spatial, channels) with 1 to 3 spatial axes, w Keras's depthwise kernel
+(*kernel_spatial, channels, multiplier), y (batch, *spatial', channels * multiplier) with output
+channel ``c * multiplier + m``; ``strides`` and ``dilations`` one int per spatial axis; ``padding``
+'SAME', 'VALID' or one (low, high) pair per spatial axis. Each function is exactly the math of
+``lax.conv_general_dilated(..., feature_group_count=channels)`` (resp. its transpose in x / in
+w), so any of the three can serve as another's gradient rule, and each is differentiable jax code.
+
+XLA:CPU runs a grouped convolution with one group per channel an order of magnitude slower than
+a dense one (Eigen and YNNPACK alike: MobileNetV2's depthwise layers took most of its step). Yet a
+depthwise convolution is only ``k*k`` multiply-adds per output, so it is written here as what it
+is, and XLA fuses each into one elementwise loop ('taps'):
+
+* forward: y = sum over taps t of ``slice_t(pad(x)) * w[t]``, ``slice_t`` the strided window
+  of tap t (for a multiplier > 1 each slice is broadcast over it);
+* input gradient: the forward's transpose is a stride-1 correlation of the output gradient,
+  dilated by the strides (``lax.pad``'s interior padding, which fuses as a select), padded so
+  that it lines up with x, with the flipped kernel, summed over the multiplier: again one loop;
+* filter gradient: for each tap the sum over batch and space of ``slice_t(pad(x)) * dy``;
+  those products are reduced over (batch * rows, columns * channels) then over columns, reductions
+  whose innermost axis stays the channels', which XLA vectorizes.
+
+Off the CPU (``jax.default_backend()``) and with ``method="xla"`` they are the grouped
+convolution and its ``jax.vjp``. ``formulation`` says which a call picks; ``tuning.DEPTHWISE_TAPS``
+turns 'taps' off (benchmarks/depthwise_conv.py measured both).
+"""
+import itertools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from minikeras.xla_cpu import tuning
+
+METHODS = ("xla", "taps")
+_SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
+
+
+def formulation():
+    """The method the three functions use by default here: 'taps' on the CPU backend (unless
+    ``tuning.DEPTHWISE_TAPS`` is False), 'xla' elsewhere (a GPU's grouped convolution is fast)."""
+    return "taps" if tuning.DEPTHWISE_TAPS and jax.default_backend() == "cpu" else "xla"
+
+
+def explicit_padding(padding, in_spatial, kernel_spatial, strides, dilations):
+    """One (low, high) pair per spatial axis for 'SAME', 'VALID' or explicit pairs (lax's rules)."""
+    if not isinstance(padding, str):
+        return tuple((int(lo), int(hi)) for lo, hi in padding)
+    effective = [(k - 1) * d + 1 for k, d in zip(kernel_spatial, dilations)]
+    return tuple(tuple(p) for p in lax.padtype_to_pads(in_spatial, effective, strides, padding.upper()))
+
+
+def _output_spatial(in_spatial, kernel_spatial, strides, pads, dilations):
+    return tuple(max((n + lo + hi - (k - 1) * d - 1) // s + 1, 0)
+                 for n, k, s, (lo, hi), d in zip(in_spatial, kernel_spatial, strides, pads, dilations))
+
+
+def _accumulation_dtype(dtype):
+    # bfloat16/float16 products are summed in float32, as the convolution accumulates them
+    return jnp.float32 if jnp.dtype(dtype).itemsize < 4 else dtype
+
+
+def _pad_spatial(x, pads, interior=None):
+    """``x`` (batch, *spatial, ...) zero-padded on its spatial axes by ``pads`` (and ``interior``)."""
+    interior = interior or (0,) * len(pads)
+    config = ([(0, 0, 0)] + [(lo, hi, i) for (lo, hi), i in zip(pads, interior)]
+              + [(0, 0, 0)] * (x.ndim - 1 - len(pads)))
+    return lax.pad(x, jnp.zeros((), x.dtype), config)
+
+
+def _window(xp, tap, dilations, strides, out_spatial):
+    """The (batch, *out_spatial, ...) slice of padded ``xp`` that kernel tap ``tap`` reads."""
+    rest = xp.shape[1 + len(tap):]
+    start = [0] + [t * d for t, d in zip(tap, dilations)] + [0] * len(rest)
+    limit = ([xp.shape[0]] + [t * d + (o - 1) * s + 1 for t, d, o, s in zip(tap, dilations, out_spatial, strides)]
+             + list(rest))
+    return lax.slice(xp, start, limit, (1, *strides) + (1,) * len(rest))
+
+
+def _grouped(x, w, strides, pads, dilations):
+    rank = x.ndim - 2
+    s = _SPATIAL[rank]
+    flat = w.reshape(w.shape[:-2] + (1, w.shape[-2] * w.shape[-1]))
+    return lax.conv_general_dilated(x, flat, strides, pads, rhs_dilation=dilations,
+                                    dimension_numbers=("N" + s + "C", s + "IO", "N" + s + "C"),
+                                    feature_group_count=x.shape[-1])
+
+
+def _check_method(method):
+    method = formulation() if method is None else method
+    if method not in METHODS:
+        raise ValueError(f"depthwise convolution: `method` must be one of {METHODS}, received {method!r}")
+    return method
+
+
+def depthwise_forward(x, w, strides, padding, dilations, *, method=None):
+    """y = the depthwise convolution of ``x`` with ``w`` (see the module docstring)."""
+    method = _check_method(method)
+    kernel, (channels, multiplier) = w.shape[:-2], w.shape[-2:]
+    pads = explicit_padding(padding, x.shape[1:-1], kernel, strides, dilations)
+    if method == "xla":
+        return _grouped(x, w, strides, pads, dilations)
+    out_spatial = _output_spatial(x.shape[1:-1], kernel, strides, pads, dilations)
+    if 0 in out_spatial or x.size == 0:
+        return jnp.zeros((x.shape[0], *out_spatial, channels * multiplier), x.dtype)
+    acc = _accumulation_dtype(x.dtype)
+    xp, wa = _pad_spatial(x, pads).astype(acc), w.astype(acc)
+    y = None
+    for tap in itertools.product(*map(range, kernel)):
+        window = _window(xp, tap, dilations, strides, out_spatial)
+        term = window * wa[tap][:, 0] if multiplier == 1 else window[..., None] * wa[tap]
+        y = term if y is None else y + term
+    if multiplier > 1:
+        y = y.reshape(y.shape[:-2] + (channels * multiplier,))
+    return y.astype(x.dtype)
+
+
+def depthwise_input_grad(dy, w, input_shape, strides, padding, dilations, *, method=None):
+    """dx = the transpose of ``depthwise_forward`` in x applied to ``dy``; ``input_shape`` is x's."""
+    method = _check_method(method)
+    kernel, (channels, multiplier) = w.shape[:-2], w.shape[-2:]
+    in_spatial = tuple(input_shape[1:-1])
+    pads = explicit_padding(padding, in_spatial, kernel, strides, dilations)
+    if method == "xla":
+        _, pullback = jax.vjp(lambda x: _grouped(x, w, strides, pads, dilations), jnp.zeros(input_shape, dy.dtype))
+        return pullback(dy)[0]
+    out_spatial = dy.shape[1:-1]
+    if dy.size == 0:
+        return jnp.zeros(input_shape, dy.dtype)
+    acc = _accumulation_dtype(dy.dtype)
+    # dx[q] = sum_i dilated_dy[q + lo - i*d] * w[i]: a stride-1 correlation of the dilated dy, padded by
+    # (effective kernel - 1 - lo) below and cropped or padded above to x's extent, with the flipped kernel
+    effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    grad_pads = [(e - 1 - lo, n + lo - (o - 1) * s - 1)
+                 for e, (lo, _), n, o, s in zip(effective, pads, in_spatial, out_spatial, strides)]
+    g = dy.astype(acc) if multiplier == 1 else dy.reshape(dy.shape[:-1] + (channels, multiplier)).astype(acc)
+    gp = _pad_spatial(g, grad_pads, [s - 1 for s in strides])
+    wa = w.astype(acc)
+    ones = (1,) * len(kernel)
+    dx = None
+    for tap in itertools.product(*map(range, kernel)):
+        window = _window(gp, tap, dilations, ones, in_spatial)
+        flipped = wa[tuple(k - 1 - t for k, t in zip(kernel, tap))]
+        term = window * flipped[:, 0] if multiplier == 1 else jnp.sum(window * flipped, axis=-1)
+        dx = term if dx is None else dx + term
+    return dx.astype(dy.dtype)
+
+
+def depthwise_filter_grad(x, dy, filter_shape, strides, padding, dilations, *, method=None):
+    """dw = the transpose of ``depthwise_forward`` in w applied to ``dy``; ``filter_shape`` is w's."""
+    method = _check_method(method)
+    kernel, (channels, multiplier) = tuple(filter_shape[:-2]), tuple(filter_shape[-2:])
+    pads = explicit_padding(padding, x.shape[1:-1], kernel, strides, dilations)
+    if method == "xla":
+        _, pullback = jax.vjp(lambda w: _grouped(x, w, strides, pads, dilations), jnp.zeros(filter_shape, dy.dtype))
+        return pullback(dy)[0]
+    out_spatial = dy.shape[1:-1]
+    if dy.size == 0:
+        return jnp.zeros(filter_shape, dy.dtype)
+    acc = _accumulation_dtype(x.dtype)
+    xp = _pad_spatial(x, pads).astype(acc)
+    g = dy.reshape(dy.shape[:-1] + (channels, multiplier)).astype(acc)
+    taps = []
+    for tap in itertools.product(*map(range, kernel)):
+        window = _window(xp, tap, dilations, strides, out_spatial)
+        product = window * g[..., 0] if multiplier == 1 else window[..., None] * g
+        taps.append(_sum_to_channels(product, 1 if multiplier == 1 else 2))
+    return jnp.stack(taps).reshape(filter_shape).astype(dy.dtype)
+
+
+def _sum_to_channels(product, channel_axes):
+    """Sums (batch, *spatial, *channel_axes) over batch and space: over rows first, then over the
+    last spatial axis, so that every reduction keeps the channels innermost."""
+    per_row = product.shape[product.ndim - 1 - channel_axes:]
+    return jnp.sum(jnp.sum(product.reshape((-1,) + per_row), axis=0), axis=0)
