@@ -76,6 +76,9 @@ class CallContext(threading.local):
         a Variable's value in this thread goes to the innermost (its ``add_update``), which keeps
         it as what this thread sees until the block ends, never storing it. Changed by
         ``stateless``.
+      custom_object_scopes: the dicts (name -> class or function) of the
+        ``mk.saving.custom_object_scope`` blocks entered, innermost last. Changed by
+        ``CustomObjectScope``'s ``with`` block (push on entry, pop on exit).
       variable_values: ``{id(variable): value}``, what this thread sees instead of a Variable's
         stored value: an ``mk.function`` trace's placeholders (and values assigned during the
         trace), so that a thread that is not tracing (a dataset's prefetch drawing from
@@ -97,6 +100,7 @@ class CallContext(threading.local):
         self.remat_scopes = []
         self.name_scopes = []
         self.stateless_scopes = []
+        self.custom_object_scopes = []
 
 
 call_state = CallContext()
@@ -114,16 +118,33 @@ class Execution:
         ``mk.function`` (and ``fit``'s step) runs its Python function eagerly.
       distribution: the ``mk.distribute`` distribution set with ``set_distribution``, or None;
         a thread's ``with`` scope overrides it (``distribution()``).
+      registered_objects: Keras's global custom objects, registered name -> class or function.
+        Written by ``mk.saving.register_keras_serializable`` (and by users through
+        ``get_custom_objects()``, as Keras); read by loading and ``activations.deserialize``
+        through ``find_custom_object``.
     """
 
-    __slots__ = ("run_functions_eagerly", "distribution")
+    __slots__ = ("run_functions_eagerly", "distribution", "registered_objects")
 
     def __init__(self):
         self.run_functions_eagerly = False
         self.distribution = None
+        self.registered_objects = {}
 
 
 execution = Execution()
+
+
+def find_custom_object(name, custom_objects=None):
+    """The class or function saved as ``name``: from the thread's ``custom_object_scope`` blocks
+    (innermost first), then ``custom_objects``, then the registered objects; None if none has it."""
+    for table in reversed(call_state.custom_object_scopes):
+        if name in table:
+            return table[name]
+    for table in (custom_objects or {}, execution.registered_objects):
+        if name in table:
+            return table[name]
+    return None
 
 
 def name_scope_path():

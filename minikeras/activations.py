@@ -8,6 +8,7 @@ numbers.
 """
 import jax.nn as jnn
 
+from minikeras import _context
 from minikeras.ops import activation_forwards as _fw, math as _m, nn as _nn
 from minikeras.ops.jax_call import call_jax
 from minikeras.tensor import Tensor, Variable, to_array
@@ -243,10 +244,20 @@ def serialize(activation):
 
 
 def deserialize(config, custom_objects=None):
-    """Returns the activation named by ``config`` (a name or a dict made by ``serialize``)."""
+    """Returns the activation named by ``config`` (a name or a dict made by ``serialize``): a
+    user's function from the ``mk.saving.custom_object_scope`` blocks, ``custom_objects`` or the
+    registered functions (``"package>name"``), else a built-in one, as Keras 3.
+
+    >>> with mk.saving.custom_object_scope({"my_act": my_act}):
+    ...     mk.activations.deserialize("my_act") is my_act
+    True
+    """
     name = config.get("config") if isinstance(config, dict) else config
-    if custom_objects and name in custom_objects:
-        return custom_objects[name]
+    fn = _context.find_custom_object(name, custom_objects) if isinstance(name, str) else None
+    return fn if fn is not None else _builtin(name)
+
+
+def _builtin(name):
     fn = _BUILTINS.get(name) or _ALIASES.get(name)
     if fn is None:
         known = sorted(list(_BUILTINS) + list(_ALIASES))
@@ -255,7 +266,8 @@ def deserialize(config, custom_objects=None):
 
 
 def get(identifier):
-    """Returns an activation function from a name, a dict, a callable, or None (-> ``linear``).
+    """Returns an activation function from a name (a built-in's), a dict (``serialize``'s, found
+    as ``deserialize`` finds it), a callable, or None (-> ``linear``).
 
     >>> mk.activations.get("softmax") is mk.activations.softmax
     True
@@ -265,7 +277,9 @@ def get(identifier):
     """
     if identifier is None:
         return linear
-    if isinstance(identifier, (str, dict)):
+    if isinstance(identifier, str):  # a name is a built-in's only, as Keras 3's get
+        return _builtin(identifier)
+    if isinstance(identifier, dict):  # a serialized function: custom objects and registered ones too
         return deserialize(identifier)
     if callable(identifier):
         return identifier

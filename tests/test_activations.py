@@ -121,3 +121,52 @@ def test_get_and_serialize():
         activations.get("relux")
     with pytest.raises(ValueError, match="Could not interpret"):
         activations.get(3)
+
+
+def custom_activation(x):
+    return mk.keras.ops.tanh(x) ** 2
+
+
+def test_deserialize_finds_custom_objects_as_keras():
+    """Keras 3.15: deserialize (a name or a dict) and get (a dict) look in custom_object_scope,
+    custom_objects and the registered functions; get of a name takes built-ins only."""
+    spec = {"module": "builtins", "class_name": "function", "config": "custom_activation",
+            "registered_name": "function"}
+    with pytest.raises(ValueError, match="Unknown activation function: 'custom_activation'"):
+        mk.activations.deserialize("custom_activation")
+    with mk.saving.custom_object_scope({"custom_activation": custom_activation}):
+        assert mk.activations.deserialize("custom_activation") is custom_activation
+        assert mk.activations.deserialize(spec) is custom_activation
+        assert mk.activations.get(spec) is custom_activation
+        with pytest.raises(ValueError, match="custom_activation"):
+            mk.activations.get("custom_activation")
+    assert mk.activations.deserialize(spec, custom_objects={"custom_activation": custom_activation}) is \
+        custom_activation
+    with pytest.raises(ValueError, match="custom_activation"):
+        mk.activations.get(spec)
+
+    @mk.saving.register_keras_serializable(package="activations_test")
+    def registered_activation(x):
+        return x
+
+    assert mk.activations.deserialize("activations_test>registered_activation") is registered_activation
+    assert mk.activations.deserialize("relu") is mk.activations.relu
+
+
+def test_functional_config_with_custom_activation_in_scope():
+    """keras.io's serialization guide: a functional model with a custom activation function
+    rebuilt from its config inside custom_object_scope."""
+    keras = mk.keras
+    inputs = keras.Input((4,))
+    outputs = keras.layers.Activation(custom_activation)(keras.layers.Dense(3)(inputs))
+    model = keras.Model(inputs, outputs)
+    config = model.get_config()
+    with pytest.raises(ValueError, match="custom_activation"):
+        keras.Model.from_config(config)
+    with keras.saving.custom_object_scope({"custom_activation": custom_activation}):
+        new_model = keras.Model.from_config(config)
+    assert new_model.layers[-1].activation is custom_activation
+    new_model.set_weights(model.get_weights())
+    x = np.random.default_rng(0).normal(size=(2, 4)).astype("float32")
+    np.testing.assert_allclose(new_model(x), np.tanh(x @ model.get_weights()[0] + model.get_weights()[1]) ** 2,
+                               rtol=1e-5, atol=1e-6)

@@ -23,28 +23,19 @@ minikeras's own nor registered are found in ``custom_objects=``, in a ``custom_o
 around the load, or in ``get_custom_objects()`` (the registry itself, a dict), as in Keras 3.
 """
 import inspect
-import threading
 
 import numpy as np
 
-from minikeras import activations, losses
+from minikeras import _context, activations, losses
 from minikeras.module import overrides_default
 
-_registered = {}  # registered name -> class or function (Keras's global custom objects)
+_registered = _context.execution.registered_objects  # name -> class or function (Keras's global custom objects)
 _names = {}  # class -> registered name
 _builtins = {}  # (public module, class name) -> class
 _builtin_modules = {}  # class -> public module
 _saved_class_names = {}  # class -> the class name its files carry, where not its own
 _namespaces = {}  # public module -> the module object (its classes found there by name, when looked up)
 _FUNCTION_MODULES = (activations, losses)  # where a saved function's name is looked up last
-
-
-class _Scopes(threading.local):
-    def __init__(self):
-        self.stack = []  # the dicts of the custom_object_scopes entered in this thread, innermost last
-
-
-_scopes = _Scopes()
 
 
 def register_keras_serializable(package="Custom", name=None):
@@ -92,11 +83,12 @@ class CustomObjectScope:
             self.custom_objects.update(table or {})
 
     def __enter__(self):
-        _scopes.stack.append(self.custom_objects)
+        _context.call_state.custom_object_scopes.append(self.custom_objects)
         return self
 
     def __exit__(self, *exc_info):
-        _scopes.stack.remove(self.custom_objects)
+        scopes = _context.call_state.custom_object_scopes
+        del scopes[max(i for i, table in enumerate(scopes) if table is self.custom_objects)]
 
 
 custom_object_scope = CustomObjectScope
@@ -104,7 +96,7 @@ custom_object_scope = CustomObjectScope
 
 def _tables(custom_objects):
     """Where a saved name is looked up, in order: the scopes (innermost first), ``custom_objects``."""
-    return list(reversed(_scopes.stack)) + [custom_objects or {}]
+    return list(reversed(_context.call_state.custom_object_scopes)) + [custom_objects or {}]
 
 
 def register_builtin(module, name=None):
