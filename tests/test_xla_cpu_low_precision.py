@@ -108,6 +108,43 @@ def test_conv2d_layer_under_mixed_bfloat16_inside_a_function(conv_path):
     close(y.numpy(), jnp.maximum(conv + jnp.asarray(bias, jnp.bfloat16), 0))
 
 
+def test_conv2d_relu_layer_gradients_under_mixed_bfloat16(conv_path):
+    """Conv2D(activation='relu')'s three gradients (on the bfloat16 kernels the masked g is a
+    buffer of its own) and second-order ones through the mask's own rule (the weights z of the
+    loss reach the input gradient only through it), against the emulated reference. Biases of
+    +-20 keep every sum far from zero, so that the mask is the same whatever the rounding, and
+    half the channels are masked."""
+    layer = mk.layers.Conv2D(32, 3, activation="relu", dtype="mixed_bfloat16")
+    x = mk.Variable(np.asarray(RNG.standard_normal((2, 8, 8, 16)), np.float32))
+    z = mk.Variable(np.asarray(RNG.standard_normal((2, 6, 6, 32)), np.float32))
+    layer(x)
+    layer.bias.assign(np.where(np.arange(32) % 2, 20.0, -20.0).astype(np.float32))
+    kernel, bias = layer.kernel.numpy(), layer.bias.numpy()
+
+    def loss(x, k, b, z):
+        y = jax.lax.conv_general_dilated(x.astype(jnp.bfloat16).astype(jnp.float32),
+                                         k.astype(jnp.bfloat16).astype(jnp.float32), (1, 1), "VALID",
+                                         dimension_numbers=DN).astype(jnp.bfloat16)
+        return jnp.sum(jnp.maximum(y + b.astype(jnp.bfloat16), 0).astype(jnp.float32) * z)
+
+    @mk.function
+    def gradients(x, z):
+        with mk.GradientTape(persistent=True) as outer:
+            with mk.GradientTape() as inner:
+                value = mk.reduce_sum(mk.cast(layer(x), "float32") * z)
+            dx, dk, db = inner.gradient(value, [x, layer.kernel, layer.bias])
+            curvature = mk.reduce_sum(dx ** 2)
+        return dx, dk, db, *outer.gradient(curvature, [z, layer.kernel])
+
+    got = gradients(x, z)
+    args = (x.numpy(), kernel, bias, z.numpy())
+    curvature = jax.grad(lambda z, k: jnp.sum(jax.grad(loss)(x.numpy(), k, bias, z) ** 2), (0, 1))(z.numpy(), kernel)
+    for g, expected in zip(got, (*jax.grad(loss, (0, 1, 2))(*args), *curvature)):
+        assert g.dtype == mk.float32
+        # a few bfloat16 roundings (of g, the sums, the bias gradient) of the largest values
+        np.testing.assert_allclose(g.numpy(), expected, rtol=2 ** -5, atol=2 ** -5 * float(np.abs(expected).max()))
+
+
 def test_a_cpu_without_bf16_instructions_warns_once_naming_the_feature(monkeypatch):
     monkeypatch.setattr(low_precision, "bf16_hardware", lambda: False)
     monkeypatch.setattr(low_precision, "_warned", [])

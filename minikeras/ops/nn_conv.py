@@ -27,7 +27,14 @@ from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import unbroadcast
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
-from minikeras.xla_cpu.conv import conv2d_bias_relu_forward, conv2d_filter_grad, conv2d_forward, conv2d_input_grad
+from minikeras.xla_cpu.conv import (
+    bf16_native,
+    conv2d_bias_relu_forward,
+    conv2d_filter_grad,
+    conv2d_forward,
+    conv2d_input_grad,
+    relu_masked,
+)
 from minikeras.xla_cpu.pool import avg_pool2d_grad, max_pool2d_grad, max_pool2d_grad_grad
 
 _TO_NHWC, _TO_NCHW = (0, 2, 3, 1), (0, 3, 1, 2)
@@ -97,9 +104,21 @@ _conv2d_bias_relu = Primitive(
     lambda x, w, b, *, strides, padding, dilations: conv2d_bias_relu_forward(x, w, b, strides, padding, dilations))
 
 
+# g masked where relu's output is zero; on the bfloat16 kernels in a buffer of its own (relu_masked)
+_relu_mask = Primitive("relu_mask", lambda g, out, *, materialized: relu_masked(g, out, materialized))
+
+
+@_relu_mask.defgrad
+def _(gg, masked, g, out, *, materialized):
+    return _relu_mask(gg, out, materialized=materialized), None
+
+
 @_conv2d_bias_relu.defgrad
 def _(g, out, x, w, b, **conv):
-    g = where(out > 0, g, zero_of_(g))  # out > 0 exactly where relu's input is
+    if bf16_native("input_grad", x.shape, w.shape, dtype=g.dtype, **conv):
+        g = _relu_mask(g, out, materialized=True)
+    else:
+        g = where(out > 0, g, zero_of_(g))  # out > 0 exactly where relu's input is
     return (_conv2d_backprop_input(g, w, input_shape=x.shape, **conv),
             _conv2d_backprop_filter(x, g, filter_shape=w.shape, **conv),
             unbroadcast(g, b.shape))

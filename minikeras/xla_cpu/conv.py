@@ -491,6 +491,16 @@ def _native_forward_bias_relu_fwd(x, w, b, pads):
     return out, (x, w, out)
 
 
+def relu_masked(g, out, materialized=False):
+    """relu's derivative applied to g (``out > 0`` exactly where relu's input is), in a buffer of
+    its own when ``materialized`` (a bfloat16 layer whose gradients run on the bfloat16 kernels:
+    XLA:CPU would otherwise write the masked g in float32 for the bias sum and round it to
+    bfloat16 for the convolutions in a pass of its own, three passes over a float32 array where
+    one bfloat16 write and one read do)."""
+    g = jnp.where(out > 0, g, jnp.zeros((), g.dtype))
+    return materialize(g) if materialized else g
+
+
 def _bias_relu_cotangents(pads, residuals, g):
     x, w, out = residuals
     g = jnp.where(out > 0, g, jnp.zeros((), g.dtype))  # relu's derivative: out > 0 exactly where conv + b > 0
