@@ -44,3 +44,28 @@ def test_einsum_errors():
         mk.einsum("ij->i", mk.ones((2, 3, 4)))
     with pytest.raises(TypeError, match="share a dtype"):
         mk.einsum("i,i", mk.ones(2), mk.ones(2, dtype=mk.int32))
+
+
+ROWS_CONTRACTED = [
+    ("abde,abc->cde", [(3, 5, 2, 16), (3, 5, 4)]),  # EinsumDense "abc,cde->abde"'s kernel gradient
+    ("abe,abcd->cde", [(3, 5, 16), (3, 5, 2, 4)]),  # the attention output projection's
+    ("ab,ac->bc", [(7, 3), (7, 32)]),
+]
+
+
+@pytest.mark.parametrize("equation, shapes", ROWS_CONTRACTED, ids=[c[0] for c in ROWS_CONTRACTED])
+def test_products_contracting_leading_axes_run_on_the_native_kernel(monkeypatch, equation, shapes):
+    from minikeras.ops import einsum as einsum_module
+    from minikeras.xla_cpu import matmul_native, tuning
+    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0)
+    inputs = [rand(*s, seed=i) for i, s in enumerate(shapes)]
+    if matmul_native.available():
+        assert einsum_module._rows_contracted(equation, *[jnp.asarray(x) for x in inputs]) is not None
+    check_grad(lambda *xs: mk.einsum(equation, *xs), lambda *xs: jnp.einsum(equation, *xs), *inputs)
+
+
+def test_products_with_shared_free_axes_keep_xla():
+    from minikeras.ops import einsum as einsum_module
+    a, b = jnp.ones((64, 32, 48)), jnp.ones((64, 48, 64))
+    assert einsum_module._rows_contracted("abc,acd->bd", a, b) is None  # c is contracted but not leading in b
+    assert einsum_module._rows_contracted("abc,abd->abcd", a, jnp.ones((64, 32, 16))) is None  # a batch axis

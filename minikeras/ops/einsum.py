@@ -11,6 +11,7 @@ other operands.
 import string
 
 import jax.numpy as jnp
+import numpy as np
 
 from minikeras.errors import invalid_argument
 from minikeras.ops.array import transpose
@@ -18,7 +19,7 @@ from minikeras.ops.creation import eye
 from minikeras.ops.linalg import as_tensor
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum, unbroadcast
-from minikeras.xla_cpu import low_precision
+from minikeras.xla_cpu import low_precision, matmul_native
 
 _ELLIPSIS = "..."
 
@@ -109,7 +110,40 @@ def _subscript(labels):
 def _einsum_forward(*xs, equation):
     if low_precision.is_low(xs[0].dtype):  # bfloat16/float16: float32 accumulation, as matmul
         return low_precision.einsum(equation, *xs)
+    if len(xs) == 2:
+        product = _rows_contracted(equation, *xs)
+        if product is not None:
+            return product
     return jnp.einsum(equation, *xs)
+
+
+def _rows_contracted(equation, p, q):
+    """``einsum(equation, p, q)`` as ``x.T @ y`` on ``xla_cpu.matmul_native``'s kernel where the
+    equation contracts the leading axes of both operands and keeps the rest, one operand's free
+    axes then the other's (an EinsumDense's weight gradient, ``'abde,abc->cde'``: XLA:CPU runs
+    such a product contracting the rows well below its GEMM speed); None elsewhere."""
+    lhs, out = equation.split("->")
+    p_sub, q_sub = lhs.split(",")
+    if (_ELLIPSIS in equation or len(set(p_sub)) != len(p_sub) or len(set(q_sub)) != len(q_sub)
+            or not all(type(d) is int for d in p.shape + q.shape)):
+        return None
+    n = 0
+    while n < min(len(p_sub), len(q_sub)) and p_sub[n] == q_sub[n] and p_sub[n] not in out:
+        n += 1
+    p_free, q_free = p_sub[n:], q_sub[n:]
+    if n == 0 or set(p_free) & set(q_free) or set(p_free + q_free) & set(p_sub[:n]):
+        return None
+    if out == q_free + p_free:
+        x, y = q, p
+    elif out == p_free + q_free:
+        x, y = p, q
+    else:
+        return None
+    rows = int(np.prod(x.shape[:n], dtype=np.int64))
+    x2, y2 = x.reshape(rows, -1), y.reshape(rows, -1)
+    if not (matmul_native.supported(x2.shape, y2.shape, x2.dtype) and matmul_native.available()):
+        return None
+    return matmul_native.matmul_tn(x2, y2).reshape(x.shape[n:] + y.shape[n:])
 
 
 _einsum = Primitive("einsum", _einsum_forward)
