@@ -1,7 +1,8 @@
 """Where the compiled training step's time goes: XLA:CPU's own per-operation trace.
 
 Runs the ``mk.function`` tape step of ``train_step.py`` (classic or simple MNIST CNN, batch
-128), then records ``--steps`` steps with ``jax.profiler`` while XLA:CPU emits a trace event per
+128; ResNet-20; or ``rnn_step.py``'s LSTM(128) / GRU(128) classifier on ``--length`` steps of 32
+features), then records ``--steps`` steps with ``jax.profiler`` while XLA:CPU emits a trace event per
 executed operation (``--xla_cpu_enable_xprof_traceme``), and prints the CPU milliseconds per
 step of each operation, summed over the threads that ran it, largest first, with its share.
 
@@ -13,6 +14,11 @@ other thread are not traced).
 
     python benchmarks/profile_step.py                  # classic CNN, top 30
     python benchmarks/profile_step.py --model simple --top 50
+    python benchmarks/profile_step.py --model lstm --batch-size 64 --length 100
+
+In a recurrent model's table, an operation inside the loop over time (``while.N``'s body) is
+listed with its time summed over all the steps, and the ``while.N`` line itself is the whole
+loop's time including them (so the shares add up to more than 100%).
 """
 import argparse
 import collections
@@ -59,19 +65,28 @@ def operation_times(trace_dir, steps):
     return totals
 
 
+def recurrent(layer, length):
+    """``rnn_step.py``'s model: ``layer(128)`` on (length, 32) sequences, then Dense(10, softmax)."""
+    return mk.Sequential([mk.Input((length, 32)), layer(128), mk.layers.Dense(10, activation="softmax")])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["classic", "simple", "resnet"], default="classic")
+    parser.add_argument("--model", choices=["classic", "simple", "resnet", "lstm", "gru"], default="classic")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--length", type=int, default=100, help="lstm and gru: the sequence length")
     parser.add_argument("--policy", default=None, help="a dtype policy for the MNIST models (mixed_bfloat16)")
     args = parser.parse_args(argv)
     mk.random.set_seed(0)
     builders = {"classic": lambda: train_step.classic_cnn(args.policy),
-                "simple": lambda: train_step.simple_cnn(args.policy), "resnet": lambda: resnet20(mk)}
+                "simple": lambda: train_step.simple_cnn(args.policy), "resnet": lambda: resnet20(mk),
+                "lstm": lambda: recurrent(mk.layers.LSTM, args.length),
+                "gru": lambda: recurrent(mk.layers.GRU, args.length)}
     step = train_step.mk_tape_step(builders[args.model]())
-    image_shape = (32, 32, 3) if args.model == "resnet" else (28, 28, 1)
+    sequence = (args.length, 32)
+    image_shape = {"resnet": (32, 32, 3), "lstm": sequence, "gru": sequence}.get(args.model, (28, 28, 1))
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.random((args.batch_size, *image_shape), dtype=np.float32))
     y = jnp.asarray(rng.integers(0, 10, args.batch_size).astype(np.int32))
@@ -90,7 +105,7 @@ def main(argv=None):
         jax.profiler.stop_trace()
         totals = operation_times(trace_dir, args.steps)
     traced = sum(totals.values())
-    print(f"{args.model} CNN, batch {args.batch_size}: {wall_ms:.1f} ms per step (wall, untraced), "
+    print(f"{args.model}, batch {args.batch_size}: {wall_ms:.1f} ms per step (wall, untraced), "
           f"{os.cpu_count()} CPUs; "
           f"traced operations: {traced:.1f} CPU ms per step; the rest is Eigen's convolutions and waiting")
     print(f"{'CPU ms':>7} {'share':>6}  operation (XLA fusion name)")
