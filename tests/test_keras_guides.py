@@ -1465,8 +1465,7 @@ def test_preprocessing_layers():
     download) becomes 32 generated uint8 32x32x3 images with uint8 labels; the hashing data
     are 1000 integers instead of 10,000. Changed for time: the augmented images train a small
     Conv2D classifier for one step instead of ResNet50 (ResNet50 itself is covered by the
-    applications tests). minikeras refuses Hashing's ``salt=1337`` (no keyed SipHash), so the
-    hashing recipe runs unsalted. Left out: the recipes after the text-to-indices one."""
+    applications tests). Left out: the recipes after the text-to-indices one."""
     data = np.array([[0.1, 0.2, 0.3], [0.8, 0.9, 1.0], [1.5, 1.6, 1.7]])
     layer = layers.Normalization()
     layer.adapt(data)
@@ -1549,10 +1548,7 @@ def test_preprocessing_layers():
     np.testing.assert_array_equal(np.asarray(encoded_data), expected)
 
     data = np.random.randint(0, 100000, size=(1000, 1))
-    # minikeras has no keyed (salted) SipHash: it refuses the guide's salt=1337 by name.
-    with pytest.raises(ValueError, match="salt"):
-        layers.Hashing(num_bins=64, salt=1337)
-    hasher = layers.Hashing(num_bins=64)
+    hasher = layers.Hashing(num_bins=64, salt=1337)
     encoder = layers.CategoryEncoding(num_tokens=64, output_mode="multi_hot")
     encoded_data = encoder(hasher(data))
     assert tuple(encoded_data.shape) == (1000, 64)

@@ -1,9 +1,11 @@
-"""``Hashing``: strings or integers to ``num_bins`` buckets by FarmHash Fingerprint64, on the host."""
+"""``Hashing``: strings or integers to ``num_bins`` buckets by FarmHash Fingerprint64 (or keyed
+SipHash-2-4 with a ``salt``), on the host."""
 import numpy as np
 
 from minikeras.layers.preprocessing.encoding import encode
 from minikeras.layers.preprocessing.hash_strings import hash_buckets
 from minikeras.layers.preprocessing.host_layer import HostLayer, host_array, out_tensor
+from minikeras.layers.preprocessing.siphash import keyed_hash_buckets
 
 
 class Hashing(HostLayer):
@@ -16,7 +18,8 @@ class Hashing(HostLayer):
     Args:
       num_bins: the number of buckets (with ``mask_value``, bucket 0 is the mask's).
       mask_value: a value that goes to bucket 0 (the others to 1 .. num_bins - 1).
-      salt: not supported (Keras's salted SipHash); None only.
+      salt: None, an integer, or two integers: hash with SipHash-2-4 keyed by them (an integer
+        ``s`` is ``[s, s]``), as Keras's ``to_hash_bucket_strong``, instead of Fingerprint64.
       output_mode: 'int', 'one_hot', 'multi_hot' or 'count'.
       sparse: False only.
     """
@@ -34,15 +37,17 @@ class Hashing(HostLayer):
         if output_mode not in ("int", "one_hot", "multi_hot", "count"):
             raise ValueError(f"Invalid value for argument `output_mode`. Expected one of ('int', 'one_hot', "
                              f"'multi_hot', 'count'). Received: output_mode={output_mode}")
-        if salt is not None:
-            raise ValueError(f"Hashing '{self.name}': a `salt` (Keras's keyed SipHash) is not supported; use salt=None")
+        if salt is not None and not (isinstance(salt, int) or (
+                isinstance(salt, (tuple, list)) and len(salt) == 2 and all(isinstance(k, int) for k in salt))):
+            raise ValueError(f"The `salt` argument for `Hashing` can only be a tuple of size 2 integers, or a single "
+                             f"integer. Received: salt={salt}.")
         if sparse:
             raise ValueError(f"Hashing '{self.name}': `sparse=True` needs sparse tensors, which minikeras does not "
                              "have")
         self.num_bins = num_bins
         self.mask_value = mask_value
-        self.strong_hash = False
-        self.salt = None
+        self.strong_hash = salt is not None
+        self.salt = None if salt is None else [salt, salt] if isinstance(salt, int) else list(salt)
         self.output_mode = output_mode
         self.sparse = sparse
 
@@ -58,7 +63,10 @@ class Hashing(HostLayer):
             keys = [b"%d" % v for v in array.reshape(-1).tolist()]
         else:
             keys = array.reshape(-1).tolist()
-        out = hash_buckets(keys, bins).reshape(array.shape)
+        if self.strong_hash:
+            out = keyed_hash_buckets(keys, bins, self.salt).reshape(array.shape)
+        else:
+            out = hash_buckets(keys, bins).reshape(array.shape)
         if mask is not None:
             out = np.where(mask, 0, out + 1)
         return out
