@@ -1970,7 +1970,9 @@ def test_migrating_to_keras_3():
     multi_output_model.compile(optimizer="adam", loss="categorical_crossentropy",
                                metrics=["categorical_crossentropy", "categorical_crossentropy"])
     # The guide's evaluate(x_test, y_test) gives one target array to two outputs, which Keras
-    # 3.15 refuses (a KeyError on the loss's path): each output gets y_test here.
+    # 3.15 refuses (a KeyError on the loss's path), and so does minikeras: each output gets y_test here.
+    with pytest.raises(KeyError, match=r"The path: \(0,\) in the `loss` argument"):
+        multi_output_model.evaluate(x_test, y_test, verbose=0)
     results = multi_output_model.evaluate(x_test, [y_test, y_test], verbose=0, return_dict=True)
     p1, p2 = multi_output_model.predict(x_test, verbose=0)
     ce = lambda p: np.mean(-np.sum(y_test * np.log(np.clip(p, 1e-7, 1 - 1e-7)), axis=-1))  # noqa: E731

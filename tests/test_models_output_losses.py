@@ -196,3 +196,29 @@ def test_models_users_write_train_with_fit(make):
     model.compile(mk.optimizers.SGD(0.01), "mse")
     history = model.fit(XA, np.zeros((8, 2), "float32"), epochs=2, batch_size=4, verbose=0).history
     assert len(history["loss"]) == 2 and np.isfinite(history["loss"]).all()
+
+
+def test_one_target_array_for_two_outputs_is_refused_as_keras():
+    """Keras 3.15 refuses one target array for a two-output model (keras.io's migration guide's
+    multi-output evaluate): a KeyError on the first output's path with one loss, a ValueError
+    showing both structures with a list or dict of losses."""
+    from minikeras import keras
+    inputs = keras.Input((4,))
+    hidden = keras.layers.Dense(3)(inputs)
+    model = keras.Model(inputs, [keras.layers.Dense(2, name="out_a")(hidden),
+                                 keras.layers.Dense(2, name="out_b")(hidden)])
+    x, y = np.ones((4, 4), "float32"), np.ones((4, 2), "float32")
+    model.compile(optimizer="adam", loss="mse", metrics=["mae", "mae"])
+    message = ("The path: (0,) in the `loss` argument, can't be found in either the model's output (`y_pred`) "
+               "or in the labels (`y_true`).")
+    with pytest.raises(KeyError) as error:
+        model.evaluate(x, y, verbose=0)
+    assert error.value.args[0] == message
+    with pytest.raises(KeyError):
+        model.fit(x, y, verbose=0)
+    for loss in (["mse", "mae"], {"out_a": "mse", "out_b": "mae"}):
+        model.compile(optimizer="adam", loss=loss)
+        with pytest.raises(ValueError, match=r"^y_true and y_pred have different structures.\ny_true: \*\n"
+                                             r"y_pred: \['\*', '\*'\]\n$"):
+            model.evaluate(x, y, verbose=0)
+    assert len(model.evaluate(x, [y, y], verbose=0)) == 3

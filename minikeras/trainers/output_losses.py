@@ -85,7 +85,15 @@ class OutputLosses:
         return [structure] * len(self.names)
 
     def total(self, y, y_pred, sample_weight):
-        """The weighted sum of the outputs' losses; updates each output's loss tracker."""
+        """The weighted sum of the outputs' losses; updates each output's loss tracker.
+
+        Raises:
+          KeyError, ValueError: as Keras 3.15, for one target array given to several outputs
+            (a KeyError naming the first output's path with one loss, a ValueError showing both
+            structures with a list or dict of losses).
+        """
+        if y is not None and not isinstance(y, (list, tuple, dict)) and len(self.names) > 1:
+            raise _single_target_error(self.loss_spec, y_pred)
         ys, preds = self.flatten(y, "y"), self.flatten(y_pred, "y_pred")
         weights = self.flatten(sample_weight, "sample_weight")
         total = 0.0
@@ -108,6 +116,15 @@ class OutputLosses:
         if not self.built:
             return []
         return [t for t in self.trackers if t is not None] + [m for _, m in self.metrics]
+
+
+def _single_target_error(loss_spec, y_pred):
+    if isinstance(loss_spec, (list, tuple, dict)):
+        stars = ({k: "*" for k in y_pred} if isinstance(y_pred, dict) else ["*" for _ in y_pred])
+        return ValueError(f"y_true and y_pred have different structures.\ny_true: *\ny_pred: {stars}\n")
+    first = next(iter(y_pred)) if isinstance(y_pred, dict) else 0
+    return KeyError(f"The path: {(first,)} in the `loss` argument, can't be found in either the model's output "
+                    "(`y_pred`) or in the labels (`y_true`).")
 
 
 def _per_output(spec, names, what, broadcast, default=None, nested=False):
