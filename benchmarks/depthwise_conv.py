@@ -13,6 +13,12 @@ and old / new (above 1: taps is faster). Compare ratios only (the machine may be
     python benchmarks/depthwise_conv.py
     python benchmarks/depthwise_conv.py --predict-batch 8 --train-batch 4 --rounds 3   # a loaded machine
     python benchmarks/depthwise_conv.py --quick     # two small shapes, one round: checks it runs
+    python benchmarks/depthwise_conv.py --mobilenet # the whole model, old against new (below)
+
+``--mobilenet`` times MobileNetV2 (random weights, ``--size`` input) itself: ``predict_on_batch``
+at ``--predict-batch`` and ``train_on_batch`` (SGD with momentum) at ``--train-batch``, two
+models built and compiled in this process, one with ``tuning.DEPTHWISE_TAPS`` off (traced with
+the grouped convolution) and one with it on, timed in interleaved rounds.
 """
 import argparse
 import os
@@ -25,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import block, cpu_model, honour_default_malloc_flag, interleaved  # noqa: E402
 
 honour_default_malloc_flag()  # before minikeras is imported
-from minikeras.xla_cpu import depthwise, jit  # noqa: E402
+from minikeras.xla_cpu import depthwise, jit, tuning  # noqa: E402
 
 # name, input height = width, channels, stride: MobileNetV2's depthwise layers at 224x224
 SHAPES = [
@@ -63,6 +69,32 @@ def programs(size, channels, stride, batch, method, compile_with, parts):
     return forward, x, w, runs
 
 
+def mobilenet(size, predict_batch, train_batch, rounds):
+    """Prints MobileNetV2's predict and train-step times with the grouped convolution and with taps."""
+    import minikeras as mk
+
+    rng = np.random.default_rng(0)
+    xp = rng.uniform(-1, 1, (predict_batch, size, size, 3)).astype(np.float32)
+    xt = rng.uniform(-1, 1, (train_batch, size, size, 3)).astype(np.float32)
+    yt = rng.integers(0, 1000, (train_batch,)).astype(np.int32)
+    runs = {}
+    for taps, label in ((False, "old"), (True, "new")):
+        tuning.DEPTHWISE_TAPS = taps  # read while the programs are traced, on the first calls below
+        model = mk.applications.MobileNetV2(weights=None, input_shape=(size, size, 3))
+        model.compile(optimizer=mk.keras.optimizers.SGD(0.01, momentum=0.9), loss="sparse_categorical_crossentropy")
+        model.predict_on_batch(xp)
+        model.train_on_batch(xt, yt)
+        runs[("predict", label)] = lambda m=model: np.asarray(m.predict_on_batch(xp))
+        runs[("train", label)] = lambda m=model: m.train_on_batch(xt, yt)
+    tuning.DEPTHWISE_TAPS = True
+    times = interleaved(runs, repeats=rounds)
+    print(f"MobileNetV2 {size}x{size}: {'phase':8s} {'batch':>5s} {'old ms':>9s} {'new ms':>9s} {'old/new':>8s}")
+    for phase, batch in (("predict", predict_batch), ("train", train_batch)):
+        old, new = times[(phase, "old")], times[(phase, "new")]
+        print(f"MobileNetV2 {size}x{size}: {phase:8s} {batch:5d} {old * 1e3:9.1f} {new * 1e3:9.1f} {old / new:8.2f}",
+              flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--predict-batch", type=int, default=32)
@@ -71,12 +103,19 @@ def main(argv=None):
     parser.add_argument("--parts", action="store_true", help="also the input and filter gradients alone")
     parser.add_argument("--eager", action="store_true", help="plain jax.jit (YNNPACK convolutions)")
     parser.add_argument("--quick", action="store_true", help="two small shapes, batch 2, one round")
+    parser.add_argument("--mobilenet", action="store_true", help="the whole MobileNetV2, old against new")
+    parser.add_argument("--size", type=int, default=224, help="--mobilenet's input size")
     parser.add_argument("--default-malloc", action="store_true", help="glibc's malloc as it is")
     args = parser.parse_args(argv)
     shapes = [(n, 16 if args.quick else h, c, s) for n, h, c, s in SHAPES if not args.quick or c in (32, 96)]
     if args.quick:
         args.predict_batch = args.train_batch = 2
         args.rounds = 1
+    if args.mobilenet:
+        print(f"{cpu_model()}; jax {jax.__version__}; median of {args.rounds} interleaved rounds; old = grouped "
+              f"convolution, new = taps")
+        mobilenet(32 if args.quick else args.size, args.predict_batch, args.train_batch, args.rounds)
+        return
     compile_with = jax.jit if args.eager else jit
     print(f"{cpu_model()}; jax {jax.__version__}; {'jax.jit (YNNPACK)' if args.eager else 'xla_cpu.jit (Eigen)'}; "
           f"predict batch {args.predict_batch}, train batch {args.train_batch}; median of {args.rounds} "

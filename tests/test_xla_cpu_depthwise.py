@@ -151,3 +151,18 @@ def test_depthwise_conv_nd_third_order_matches_jax():
         g2 = t2.gradient(s2, xt)
         s3 = mk.reduce_sum(g2 * xt)
     close(t3.gradient(s3, xt).numpy(), np.asarray(expected), "third derivative", tol=1e-4)
+
+
+@pytest.mark.parametrize("strides, padding", [((1, 1), "SAME"), ((2, 2), "SAME"), ((2, 1), "VALID")])
+def test_jax_differentiates_the_taps_forward(strides, padding):
+    """keras.ops.depthwise_conv and the image ops differentiate the taps forward with jax itself."""
+    x, w = jrand((2, 7, 8, 4), 0), jrand((3, 3, 4, 2), 1)
+
+    def loss(f):
+        return lambda x, w: jnp.sum(jnp.sin(f(x, w)))
+
+    ours = loss(lambda x, w: depthwise.depthwise_forward(x, w, strides, padding, (1, 1), method="taps"))
+    ref = loss(lambda x, w: grouped(x, w, strides, padding, (1, 1)))
+    grads = jit(lambda x, w: (jax.grad(ours, (0, 1))(x, w), jax.grad(ref, (0, 1))(x, w)))(x, w)
+    for what, a, e in zip(("input", "kernel"), *grads):
+        close(a, e, f"jax.grad for the {what}")

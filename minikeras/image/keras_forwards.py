@@ -7,6 +7,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.scipy import ndimage
 
+from minikeras.xla_cpu import depthwise
+
 INTERPOLATION_ORDER = {"nearest": 0, "bilinear": 1}
 
 
@@ -119,10 +121,8 @@ def gaussian_kernel(kernel_size, sigma, dtype):
 
 def _depthwise_same(images, kernel):
     """``kernel`` (kh, kw) applied to each channel of (batch, height, width, channels), "same"."""
-    channels = images.shape[-1]
-    kernel = jnp.tile(kernel[:, :, None, None], (1, 1, 1, channels))
-    return lax.conv_general_dilated(images, kernel.astype(images.dtype), (1, 1), "SAME",
-                                    dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=channels)
+    kernel = jnp.broadcast_to(kernel[:, :, None, None], kernel.shape + (images.shape[-1], 1))
+    return depthwise.depthwise_forward(images, kernel.astype(images.dtype), (1, 1), "SAME", (1, 1))
 
 
 def gaussian_blur(images, sigma, *, kernel_size):

@@ -12,6 +12,7 @@ from jax import lax, nn as jnn
 from minikeras.backend import epsilon
 from minikeras.ops.activation_forwards import hard_shrink, soft_shrink, sparsemax, tanh_shrink, threshold  # noqa: F401
 from minikeras.ops.ctc import ctc_loss_forward as ctc_loss  # noqa: F401 - keras.ops.nn.ctc_loss's forward
+from minikeras.xla_cpu import depthwise
 
 
 def spatial(value, rank, what):
@@ -132,12 +133,13 @@ def conv(x, kernel, *, strides, padding, data_format, dilation):
 
 
 def depthwise_conv(x, kernel, *, strides, padding, data_format, dilation):
-    rank = x.ndim - 2
-    channels = x.shape[-1] if data_format == "channels_last" else x.shape[1]
-    kernel = kernel.reshape(kernel.shape[:-2] + (1, channels * kernel.shape[-1]))
-    return lax.conv_general_dilated(x, kernel, strides, padding.upper(), rhs_dilation=dilation,
-                                    dimension_numbers=_dimension_numbers(rank, data_format),
-                                    feature_group_count=channels)
+    # xla_cpu.depthwise: fused shifted slices on the CPU (XLA's grouped convolution is an order of
+    # magnitude slower there), the grouped convolution elsewhere; jax differentiates either
+    channels_first = data_format != "channels_last"
+    if channels_first:
+        x = jnp.moveaxis(x, 1, -1)
+    y = depthwise.depthwise_forward(x, kernel.astype(x.dtype), tuple(strides), padding.upper(), tuple(dilation))
+    return jnp.moveaxis(y, -1, 1) if channels_first else y
 
 
 def separable_conv(x, depthwise_kernel, pointwise_kernel, *, strides, padding, data_format, dilation):
