@@ -87,7 +87,13 @@ def _walk(module, seen, out_variables, out_modules, untracked):
 def own_variables(module):
     """The variables ``module`` holds itself (not through sub-modules), in Keras's file order:
     the trainable ones, then the non-trainable ones, each in creation order (a Layer's
-    ``add_weight`` declarations decide which is which, so a frozen layer keeps its order)."""
+    ``add_weight`` declarations decide which is which, so a frozen layer keeps its order).
+    A module whose ``keras_file_variables()`` returns a list files that list instead (a LoRA
+    layer: its merged matrix in the matrix's place, no factors; ``layers/lora.py``)."""
+    in_file = getattr(module, "keras_file_variables", None)
+    listed = in_file() if in_file is not None else None
+    if listed is not None:
+        return listed
     declared = {}
     get_declared = getattr(module, "declared_weights", None)
     if get_declared is not None:

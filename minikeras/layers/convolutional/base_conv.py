@@ -1,12 +1,13 @@
 """BaseConv: Keras 3's N-D convolution layer (Conv1D, Conv2D, Conv3D), any data_format, groups, dilation."""
 from minikeras.layers.convolutional import conv_args as ca
 from minikeras.layers.kernel_bias import KernelBiasLayer
+from minikeras.layers.lora import LoRAMixin, LoRAWeight
 from minikeras.ops.fused import conv2d_bias_activation
 from minikeras.ops.nn_conv_general import conv_nd
 from minikeras.ops.reshape import reshape
 
 
-class BaseConv(KernelBiasLayer):
+class BaseConv(LoRAMixin, KernelBiasLayer):
     """``activation(conv(inputs, kernel) + bias)`` over ``rank`` spatial axes, as Keras 3's ``BaseConv``.
 
     Args:
@@ -20,15 +21,18 @@ class BaseConv(KernelBiasLayer):
       groups: input channels and filters split into this many groups, convolved apart.
       activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
       bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint: as Keras's.
+      lora_rank, lora_alpha: LoRA enabled at build (``minikeras.layers.lora``).
 
     The kernel has shape ``kernel_size + (channels // groups, filters)`` and the bias
     ``(filters,)``, named ``kernel`` and ``bias``, as in Keras (weights files go both ways).
     """
 
+    kernel = LoRAWeight("kernel")
+
     def __init__(self, rank, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
                  groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, lora_rank=None, lora_alpha=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         self.rank = rank
         self.input_ndim = rank + 2
@@ -47,6 +51,7 @@ class BaseConv(KernelBiasLayer):
         ca.check_strides_dilation(self.strides, self.dilation_rate)
         self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
                               bias_regularizer, kernel_constraint, bias_constraint)
+        self._set_lora(lora_rank, lora_alpha)
 
     def build(self, input_shape):
         channels = ca.channels_of(input_shape, self.data_format)
@@ -56,6 +61,7 @@ class BaseConv(KernelBiasLayer):
                              f"shape is {tuple(input_shape)}).")
         self.compute_output_shape(input_shape)
         self._build_kernel_bias(self.kernel_size + (channels // self.groups, self.filters))
+        self._build_lora()
 
     def _check_input(self, inputs):
         super()._check_input(inputs)
@@ -122,6 +128,7 @@ class BaseConv(KernelBiasLayer):
     def get_config(self):
         config = {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
                   "strides": self.strides, "padding": self.padding, "data_format": self.data_format,
-                  "dilation_rate": self.dilation_rate, "groups": self.groups, **self._kernel_bias_config()}
+                  "dilation_rate": self.dilation_rate, "groups": self.groups, **self._kernel_bias_config(),
+                  **self._lora_config()}
         config.setdefault("activity_regularizer", None)
         return config

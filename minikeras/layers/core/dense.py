@@ -2,13 +2,14 @@
 import numpy as np
 
 from minikeras.layers.kernel_bias import KernelBiasLayer
+from minikeras.layers.lora import LoRAMixin, LoRAWeight
 from minikeras.ops.array import reshape
 from minikeras.ops.linalg import matmul
 from minikeras.saving.registry import register_builtin
 
 
 @register_builtin("minikeras.layers")
-class Dense(KernelBiasLayer):
+class Dense(LoRAMixin, KernelBiasLayer):
     """``activation(inputs @ kernel + bias)`` on the last axis.
 
     Args:
@@ -17,6 +18,9 @@ class Dense(KernelBiasLayer):
       use_bias, kernel_initializer ('glorot_uniform'), bias_initializer ('zeros').
       kernel_regularizer, bias_regularizer, activity_regularizer: penalties in ``layer.losses``.
       kernel_constraint, bias_constraint: ``keras.constraints`` applied after each optimizer update.
+      lora_rank, lora_alpha: LoRA enabled at build with this rank (``minikeras.layers.lora``); as
+        Keras 3's Dense, the build enables it with ``lora_alpha = lora_rank``
+        (``enable_lora(rank, lora_alpha=...)`` takes another).
 
     >>> mk.layers.Dense(10)(mk.ones((2, 784))).shape
     (2, 10)
@@ -25,10 +29,12 @@ class Dense(KernelBiasLayer):
     supports_masking = True
 
     min_ndim = 2
+    kernel = LoRAWeight("kernel")
+    _lora_alpha_at_build = False
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, lora_rank=None, lora_alpha=None, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(units, (int, np.integer)) or units <= 0:
             raise ValueError(f"Dense: received an invalid value for `units`, expected a positive integer. "
@@ -36,9 +42,11 @@ class Dense(KernelBiasLayer):
         self.units = int(units)
         self._set_kernel_bias(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
                               bias_regularizer, kernel_constraint, bias_constraint)
+        self._set_lora(lora_rank, lora_alpha)
 
     def build(self, input_shape):
         self._build_kernel_bias((input_shape[-1], self.units))
+        self._build_lora()
 
     def _check_input(self, inputs):
         super()._check_input(inputs)
@@ -55,7 +63,8 @@ class Dense(KernelBiasLayer):
         return tuple(input_shape[:-1]) + (self.units,)
 
     def get_config(self):
-        return {**super().get_config(), "units": self.units, **self._kernel_bias_config()}
+        return {**super().get_config(), "units": self.units, **self._kernel_bias_config(),
+                **self._lora_config()}
 
 
 def _dot_last_axis(inputs, kernel):

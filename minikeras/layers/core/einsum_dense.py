@@ -5,12 +5,13 @@ import numpy as np
 
 from minikeras import activations, constraints, initializers, regularizers
 from minikeras.layers.base import Layer
+from minikeras.layers.lora import LoRAMixin, LoRAWeight
 from minikeras.ops.einsum import einsum
 from minikeras.saving.registry import register_builtin
 
 
 @register_builtin("minikeras.layers")
-class EinsumDense(Layer):
+class EinsumDense(LoRAMixin, Layer):
     """``activation(einsum(equation, inputs, kernel) + bias)``.
 
     Args:
@@ -23,6 +24,8 @@ class EinsumDense(Layer):
       kernel_initializer ('glorot_uniform'), bias_initializer ('zeros'), kernel_regularizer,
       bias_regularizer: as Dense's. A variance-scaling kernel initializer counts the kernel axes
         shared with the input as fan-in and those of the output as fan-out (Keras 3).
+      lora_rank, lora_alpha: LoRA enabled at build (``minikeras.layers.lora``): the factors are
+        ``kernel.shape[:-1] + (rank,)`` and ``(rank, kernel.shape[-1])``.
 
     The kernel's shape comes from the equation: each kernel letter takes its size from the
     output shape, or from the input where the output does not have it.
@@ -33,15 +36,16 @@ class EinsumDense(Layer):
     """
 
     supports_masking = False  # as Keras 3's EinsumDense: a mask does not pass through it
+    kernel = LoRAWeight("kernel")
 
     def __init__(self, equation, output_shape, activation=None, bias_axes=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, lora_rank=None, lora_alpha=None, quantization_config=None, **kwargs):
         super().__init__(**kwargs)
-        if lora_rank or quantization_config is not None:
-            raise NotImplementedError(f"EinsumDense '{self.name}': LoRA and quantization are not supported "
-                                      f"(received lora_rank={lora_rank!r}, "
+        if quantization_config is not None:
+            raise NotImplementedError(f"EinsumDense '{self.name}': quantization is not supported (received "
                                       f"quantization_config={quantization_config!r})")
+        self._set_lora(lora_rank, lora_alpha)
         self.equation = equation
         if isinstance(output_shape, (int, np.integer)):
             self.partial_output_shape = (int(output_shape),)
@@ -72,6 +76,7 @@ class EinsumDense(Layer):
             self.bias = self.add_weight("bias", tuple(bias_shape), self.bias_initializer,
                                         regularizer=self.bias_regularizer, constraint=self.bias_constraint)
         self.built = True
+        self._build_lora()
 
     def call(self, inputs):
         x = einsum(self.equation, inputs, self.kernel)
@@ -90,7 +95,7 @@ class EinsumDense(Layer):
                 "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint)}
+                "bias_constraint": constraints.serialize(self.bias_constraint), **self._lora_config()}
 
 
 def _fanned(initializer, input_axes, output_axes):

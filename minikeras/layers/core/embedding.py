@@ -4,6 +4,7 @@ import numpy as np
 
 from minikeras import constraints, initializers, regularizers
 from minikeras.layers.base import Layer
+from minikeras.layers.lora import LoRAMixin, LoRAWeight
 from minikeras.ops.math import cast, not_equal
 from minikeras.ops.nn_extra import take_rows
 
@@ -15,7 +16,7 @@ def _positive_int(value, name):
     return int(value)
 
 
-class Embedding(Layer):
+class Embedding(LoRAMixin, Layer):
     """Looks up rows of ``embeddings`` (shape ``(input_dim, output_dim)``): an input of shape
     (batch, ...) of ids in [0, input_dim) gives (batch, ..., output_dim).
 
@@ -28,6 +29,9 @@ class Embedding(Layer):
       mask_zero: whether id 0 is padding: the output then carries the mask ``ids != 0``
         (``compute_mask``), which the layers after it use (Keras 3's mask propagation).
       weights: optional initial matrix.
+      lora_rank, lora_alpha: LoRA enabled at build (``minikeras.layers.lora``; factors
+        ``lora_embeddings_a``/``_b``); as Keras 3's Embedding, the build enables it with
+        ``lora_alpha = lora_rank`` (``enable_lora(rank, lora_alpha=...)`` takes another).
 
     Ids outside [0, input_dim) raise an IndexError naming the layer and the id when the layer
     runs eagerly (Keras 3 on JAX returns NaN rows for them, TensorFlow raises); inside
@@ -38,8 +42,13 @@ class Embedding(Layer):
     (1, 3, 64)
     """
 
+    embeddings = LoRAWeight("embeddings")
+    _lora_matrix = "embeddings"
+    _lora_alpha_at_build = False
+
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
-                 embeddings_constraint=None, mask_zero=False, weights=None, **kwargs):
+                 embeddings_constraint=None, mask_zero=False, weights=None, lora_rank=None, lora_alpha=None,
+                 **kwargs):
         kwargs.pop("input_length", None)  # deprecated in Keras 3, ignored
         self.input_dim = _positive_int(input_dim, "input_dim")
         self.output_dim = _positive_int(output_dim, "output_dim")
@@ -50,6 +59,7 @@ class Embedding(Layer):
         self.mask_zero = bool(mask_zero)
         self.supports_masking = self.mask_zero  # as Keras 3: only a mask_zero Embedding makes a mask
         self.embeddings = None
+        self._set_lora(lora_rank, lora_alpha)
         if weights is not None:
             self.build(None)
             self.built = True
@@ -61,6 +71,7 @@ class Embedding(Layer):
                                               self.embeddings_initializer, regularizer=self.embeddings_regularizer,
                                               constraint=self.embeddings_constraint)
         self.built = True
+        self._build_lora()
 
     def _convert_inputs(self, inputs):
         inputs = super()._convert_inputs(inputs)
@@ -96,4 +107,4 @@ class Embedding(Layer):
                 "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
                 "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
                 "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
-                "mask_zero": self.mask_zero}
+                "mask_zero": self.mask_zero, **self._lora_config()}
