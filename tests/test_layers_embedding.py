@@ -1,9 +1,9 @@
-"""Embedding and LayerNormalization: JAX references to second order, weights, errors."""
+"""Embedding and LayerNormalization (and its fused op): JAX references to second order, weights, errors."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import rand
+from conftest import check_grad, rand
 from layer_reference import check_layer
 
 import minikeras as mk
@@ -63,17 +63,19 @@ def layer_norm_ref(axes, epsilon=1e-3, rms=False):
         shape = [n if i in axes else 1 for i, n in enumerate(x.shape)]
         if rms:
             return x / jnp.sqrt(var + epsilon) * gamma.reshape(shape)
-        return (x - mean) / jnp.sqrt(var + epsilon) * gamma.reshape(shape) + beta[0].reshape(shape)
+        return (x - mean) / jnp.sqrt(var + epsilon) * gamma.reshape(shape) + (beta[0].reshape(shape) if beta else 0)
     return fn
 
 
 @pytest.mark.parametrize("kwargs, axes", [({}, (2,)), ({"axis": [1, 2], "epsilon": 1e-5}, (1, 2)),
-                                          ({"rms_scaling": True}, (2,))])
+                                          ({"rms_scaling": True}, (2,)), ({"center": False}, (2,)),
+                                          ({"axis": [0, 1, 2]}, (0, 1, 2))])
 def test_layer_normalization_matches_reference_to_second_order(kwargs, axes):
     layer = L.LayerNormalization(gamma_initializer="glorot_uniform", beta_initializer="glorot_uniform", **kwargs)
     check_layer(layer, layer_norm_ref(axes, kwargs.get("epsilon", 1e-3), kwargs.get("rms_scaling", False)),
                 rand(2, 3, 4, seed=5))
-    assert [w.name for w in layer.weights] == (["gamma"] if kwargs.get("rms_scaling") else ["gamma", "beta"])
+    only_gamma = kwargs.get("rms_scaling") or kwargs.get("center") is False
+    assert [w.name for w in layer.weights] == (["gamma"] if only_gamma else ["gamma", "beta"])
 
 
 def test_layer_normalization_config_and_errors():
@@ -102,3 +104,21 @@ def test_take_rows_gradient_drops_out_of_range_ids_like_jax():
     expected = jax.grad(lambda t: jnp.sum(jnp.nan_to_num(jnp.take(t, ids, axis=0, mode="fill",
                                                                    fill_value=jnp.nan)) * 3.0))(table)
     np.testing.assert_allclose(grad(mk.constant(table), mk.constant(ids)), expected)
+
+
+@pytest.mark.parametrize("weights", ["gamma", "beta", "both", "neither"])
+def test_layer_norm_op_matches_jax_to_second_order(weights):
+    from minikeras.ops.layer_norm import layer_norm
+    use_gamma, use_beta = weights in ("gamma", "both"), weights in ("beta", "both")
+    inputs = [rand(2, 3, 4, seed=1)] + [rand(1, 1, 4, seed=s) for s, use in ((2, use_gamma), (3, use_beta)) if use]
+
+    def split(ws):
+        ws = list(ws)
+        return (ws.pop(0) if use_gamma else None), (ws.pop(0) if use_beta else None)
+
+    def reference(x, *ws):
+        gamma, beta = split(ws)
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        y = (x - mean) / jnp.sqrt(jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True) + 1e-3)
+        return y * (1.0 if gamma is None else gamma) + (0.0 if beta is None else beta)
+    check_grad(lambda x, *ws: layer_norm(x, *split(ws), axes=(2,), epsilon=1e-3), reference, *inputs)

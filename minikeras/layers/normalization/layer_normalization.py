@@ -3,6 +3,7 @@ from minikeras import constraints, initializers, regularizers
 from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
 from minikeras.ops.array import reshape
+from minikeras.ops.layer_norm import layer_norm
 from minikeras.ops.math import cast, rsqrt, squared_difference
 from minikeras.ops.reduce import reduce_mean
 
@@ -74,6 +75,10 @@ class LayerNormalization(Layer):
 
     def _normalized(self, inputs):
         broadcast = tuple(n if i in self._axes else 1 for i, n in enumerate(inputs.shape))
+        weights = [w for w in (self.gamma, self.beta) if w is not None]
+        if not self.rms_scaling and all(w.dtype == inputs.dtype for w in weights):  # one op, its gradient fused
+            return layer_norm(inputs, *[None if w is None else reshape(w, broadcast) for w in (self.gamma, self.beta)],
+                              axes=self._axes, epsilon=self.epsilon)
         mean = reduce_mean(inputs, axis=self._axes, keepdims=True)
         variance = reduce_mean(squared_difference(inputs, mean), axis=self._axes, keepdims=True)
         inv = rsqrt(variance + self.epsilon)
