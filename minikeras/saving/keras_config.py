@@ -29,8 +29,7 @@ from minikeras.saving.safe_mode import in_safe_mode
 # Keras writes these (with these values) for layers that here take no such argument; the value
 # they hold has no effect. Any other value of a key minikeras's class lacks is an error.
 NO_EFFECT = {"sparse": False, "ragged": False, "optional": False, "groups": 1, "autocast": True,
-             "data_format": "channels_last", "synchronized": False, "dtype": "float32",
-             "renorm": False, "renorm_momentum": 0.99}
+             "data_format": "channels_last", "synchronized": False, "dtype": "float32"}
 
 _NESTED_MODULES = {"minikeras.initializers": initializers, "minikeras.regularizers": regularizers,
                    "minikeras.constraints": constraints,

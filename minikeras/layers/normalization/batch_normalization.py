@@ -2,8 +2,10 @@
 from minikeras import constraints, initializers, regularizers
 from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
-from minikeras.ops.array import reshape
-from minikeras.ops.math import cast, rsqrt
+from minikeras.ops.array import reshape, stop_gradient
+from minikeras.ops.elementwise import sqrt
+from minikeras.ops.math import cast, maximum, minimum, rsqrt
+from minikeras.ops.nn import relu
 from minikeras.ops.reduce import reduce_mean
 from minikeras.saving.registry import register_builtin
 
@@ -18,6 +20,17 @@ class BatchNormalization(Layer):
     ``gamma`` take regularizers and constraints, as Keras's.
     Under a mixed policy the statistics and the normalization are computed in float32 (the
     weights are read uncast) and the output is cast to the compute dtype, as in Keras 3.
+
+    Batch renormalization (``renorm=True``, Ioffe 2017, as Keras 3.15): three more non-trainable
+    weights, ``moving_stddev``, ``renorm_mean`` and ``renorm_stddev`` (the stddevs start at the
+    square root of ``moving_variance_initializer``'s values). In training, with the batch's
+    ``mean``, ``variance`` and ``stddev = sqrt(variance + epsilon)``, the normalized batch is
+    corrected to ``x_hat * r + d``: ``r = stddev / s`` and ``d = (mean - renorm_mean) / s`` with
+    ``s = max(renorm_stddev, sqrt(epsilon))``, clipped by ``renorm_clipping``'s ``rmin``/``rmax``
+    and ``dmax`` (``r`` in [rmin, rmax], ``d`` in [-dmax, dmax]) and without gradient; then
+    ``renorm_mean``/``renorm_stddev`` move toward ``mean``/``stddev`` with ``renorm_momentum``,
+    ``moving_mean``/``moving_stddev`` with ``momentum``, and ``moving_variance`` becomes
+    ``relu(moving_stddev**2 - epsilon)``. Inference is as without renorm.
     """
 
     supports_masking = True
@@ -25,7 +38,8 @@ class BatchNormalization(Layer):
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", moving_mean_initializer="zeros",
                  moving_variance_initializer="ones", beta_regularizer=None, gamma_regularizer=None,
-                 beta_constraint=None, gamma_constraint=None, **kwargs):
+                 beta_constraint=None, gamma_constraint=None, renorm=False, renorm_clipping=None,
+                 renorm_momentum=0.99, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
         self.momentum = float(momentum)
@@ -41,6 +55,11 @@ class BatchNormalization(Layer):
         self.beta_constraint = constraints.get(beta_constraint)
         self.gamma_constraint = constraints.get(gamma_constraint)
         self.gamma = self.beta = None
+        self.renorm = bool(renorm)
+        if self.renorm:
+            renorm_clipping = _checked_clipping(renorm_clipping, self.name)
+        self.renorm_clipping = renorm_clipping
+        self.renorm_momentum = float(renorm_momentum)
 
     def build(self, input_shape):
         ndim = len(input_shape)
@@ -56,6 +75,16 @@ class BatchNormalization(Layer):
                                            autocast=False)
         self.moving_variance = self.add_weight("moving_variance", (n,), self.moving_variance_initializer,
                                                trainable=False, autocast=False)
+        if self.renorm:
+            def stddev_initializer(shape, dtype=None):
+                return sqrt(cast(self.moving_variance_initializer(shape, dtype=dtype), dtype or "float32"))
+
+            self.moving_stddev = self.add_weight("moving_stddev", (n,), stddev_initializer, trainable=False,
+                                                 autocast=False)
+            self.renorm_mean = self.add_weight("renorm_mean", (n,), self.moving_mean_initializer, trainable=False,
+                                               autocast=False)
+            self.renorm_stddev = self.add_weight("renorm_stddev", (n,), stddev_initializer, trainable=False,
+                                                 autocast=False)
         self._reduce_axes = tuple(i for i in range(ndim) if i != self._axis)
         self._built_ndim = ndim
         self.built = True
@@ -80,6 +109,11 @@ class BatchNormalization(Layer):
             mean = reduce_mean(inputs, axis=self._reduce_axes)
             centered = inputs - reshape(mean, broadcast_shape)
             variance = reduce_mean(centered * centered, axis=self._reduce_axes)
+            if self.renorm:
+                gamma, beta = self._renormalize(mean, variance)
+                outputs = centered * reshape(rsqrt(variance + self.epsilon), broadcast_shape)
+                return cast(outputs * reshape(gamma, broadcast_shape) + reshape(beta, broadcast_shape),
+                            compute_dtype)
             m = self.momentum
             self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
             self.moving_variance.assign(self.moving_variance * m + variance * (1.0 - m))
@@ -92,6 +126,35 @@ class BatchNormalization(Layer):
         if self.center:
             outputs = outputs + reshape(self.beta, broadcast_shape)
         return cast(outputs, compute_dtype)
+
+    def _renormalize(self, mean, variance):
+        """The corrected scale and offset ``(r * gamma, d * gamma + beta)`` of a training step,
+        after which the renorm and moving statistics are updated (see the class docstring)."""
+        stddev = sqrt(variance + self.epsilon)
+        floor = sqrt(cast(self.epsilon, stddev.dtype))
+        renorm_stddev = maximum(self.renorm_stddev, floor)  # no division by ~0 early in training
+        r = stddev / renorm_stddev
+        d = (mean - self.renorm_mean) / renorm_stddev
+        clipping = self.renorm_clipping
+        if clipping.get("rmin") is not None:
+            r = maximum(r, clipping["rmin"])
+        if clipping.get("rmax") is not None:
+            r = minimum(r, clipping["rmax"])
+        if clipping.get("dmax") is not None:
+            d = minimum(maximum(d, -clipping["dmax"]), clipping["dmax"])
+        r, d = stop_gradient(r), stop_gradient(d)
+        gamma = r * self.gamma if self.scale else r
+        beta = d * self.gamma if self.scale else d
+        if self.center:
+            beta = beta + self.beta
+        rm, m = self.renorm_momentum, self.momentum
+        self.renorm_mean.assign(self.renorm_mean * rm + mean * (1.0 - rm))
+        self.renorm_stddev.assign(self.renorm_stddev * rm + stddev * (1.0 - rm))
+        self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
+        moving_stddev = self.moving_stddev * m + stddev * (1.0 - m)
+        self.moving_stddev.assign(moving_stddev)
+        self.moving_variance.assign(relu(moving_stddev * moving_stddev - self.epsilon))
+        return gamma, beta
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -106,4 +169,22 @@ class BatchNormalization(Layer):
                 "beta_regularizer": regularizers.serialize(self.beta_regularizer),
                 "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
                 "beta_constraint": constraints.serialize(self.beta_constraint),
-                "gamma_constraint": constraints.serialize(self.gamma_constraint)}
+                "gamma_constraint": constraints.serialize(self.gamma_constraint), "renorm": self.renorm,
+                "renorm_clipping": self.renorm_clipping, "renorm_momentum": self.renorm_momentum}
+
+
+def _checked_clipping(clipping, name):
+    """``renorm_clipping`` as a dict, checked as Keras 3 checks it."""
+    clipping = dict(clipping or {})
+    keys = ["rmax", "rmin", "dmax"]
+    if set(clipping) - set(keys):
+        raise ValueError(f"BatchNormalization '{name}': Received invalid keys for `renorm_clipping` argument: "
+                         f"{clipping}. Supported values: {keys}.")
+    rmax, rmin, dmax = (clipping.get(k) for k in keys)
+    if rmax is not None and rmin is not None and rmax < rmin:
+        raise ValueError(f"BatchNormalization '{name}': rmax should be greater than rmin in the `renorm_clipping` "
+                         f"argument. Received: rmax={rmax}, rmin={rmin}.")
+    if dmax is not None and dmax < 0:
+        raise ValueError(f"BatchNormalization '{name}': dmax should be non-negative in the `renorm_clipping` "
+                         f"argument. Received: dmax={dmax}.")
+    return clipping
