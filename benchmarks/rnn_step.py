@@ -5,6 +5,7 @@ sequence length, and the first call (trace + compile) of each.
 
     python benchmarks/rnn_step.py                       # LSTM and GRU, length 100, batch 64
     python benchmarks/rnn_step.py --lengths 25 50 100 200 --batches 16 64 256   # ms per step on the grid
+    python benchmarks/rnn_step.py --grid --no-tf                # the same grid (issue 40's)
     python benchmarks/rnn_step.py --tf-python /path/to/python-with-tensorflow
     python benchmarks/rnn_step.py --units 8 --length 6 --steps 3 --rounds 1 --lengths 4 8 --batches 2 4  # smoke
 
@@ -263,6 +264,8 @@ def main():
     parser.add_argument("--length", type=int, default=100)
     parser.add_argument("--lengths", type=int, nargs="*", default=[], help="also time the tape step at these")
     parser.add_argument("--batches", type=int, nargs="*", default=[], help="... and these batch sizes")
+    parser.add_argument("--grid", action="store_true",
+                        help="the grid of lengths 25 50 100 200 and batches 16 64 256 (sets --lengths and --batches)")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--features", type=int, default=32)
     parser.add_argument("--units", type=int, default=128)
@@ -275,6 +278,8 @@ def main():
     parser.add_argument("--tf-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--weights", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.grid:
+        args.lengths, args.batches = [25, 50, 100, 200], [16, 64, 256]
     if args.tf_child:
         print(json.dumps(tf_child(args.tf_child, args, args.length)))
         return
