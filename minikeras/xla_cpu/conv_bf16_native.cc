@@ -98,7 +98,10 @@ void forward_tile(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Sh
   for (int p = 0; p < TP; ++p)
     for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_setzero_ps();
   const int64_t pairs = s.c / 2;
-  for (int64_t i = 0; i < s.kh; ++i)
+  // only the filter rows that meet x's rows: the padding's rows are zeros, whose products add
+  // nothing (an input gradient's dy is padded by the filter's size less one on each side)
+  const int64_t i_begin = std::max<int64_t>(0, s.pt - h), i_end = std::min<int64_t>(s.kh, s.pt + s.h - h);
+  for (int64_t i = i_begin; i < i_end; ++i)
     for (int64_t j = 0; j < s.kw; ++j) {
       const uint16_t* xr = xi + ((h + i) * s.wp() + w0 + j) * s.c;
       const uint16_t* wr = wp + (i * s.kw + j) * pairs * s.o * 2 + o0 * 2;
