@@ -1914,9 +1914,8 @@ def test_migrating_to_keras_3():
     "State-building issues". Nothing shrunk. Differs: the jit_compile=False model that calls
     tf.strings ops in call() is refused here with minikeras's clear error (strings stay on the
     host, out of predict's steps); the multi-output evaluate gets one target per output (Keras
-    3.15 refuses the guide's single array as well). Left out, because it fails here: "Solution
-    1" of None entries, a layer called symbolically on a dict nested two deep ({"foo": x, "bar":
-    {"baz": y}}), which minikeras cannot take apart yet. Left out: model.export("saved_model") and
+    3.15 refuses the guide's single array as well, and so does minikeras). Left out:
+    model.export("saved_model") and
     keras.layers.TFSMLayer (TensorFlow SavedModels, which minikeras neither writes nor reads),
     and the sections after None entries in call() arguments."""
     class MyModel(keras.Model):
@@ -2001,6 +2000,24 @@ def test_migrating_to_keras_3():
     assert [len(layer.trainable_variables) for layer in model.layers] == [2]
 
     class CustomLayer(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+
+        def call(self, inputs):
+            foo = inputs["foo"]
+            baz = inputs["bar"]["baz"]
+            return foo + baz
+
+    layer = CustomLayer()
+    inputs = {
+        "foo": keras.Input(shape=(1,), name="foo"),
+        "bar": {
+            "baz": keras.Input(shape=(1,), name="bar"),
+        },
+    }
+    assert tuple(layer(inputs).shape) == (None, 1)
+
+    class CustomLayer(keras.layers.Layer):  # noqa: F811 - the guide redefines it
         def __init__(self):
             super().__init__()
 

@@ -515,12 +515,21 @@ class Layer(SavingHooks, Module):
                 tensor = cast(tensor, self._compute)
                 mask_flow.set_mask(tensor, mask)
             return tensor
+        def convert_nested(x):  # inside a list or dict: a list of numbers is one Tensor, of tensors a structure
+            if isinstance(x, dict) or isinstance(x, (list, tuple)) and not is_string_value(x) and any(
+                    isinstance(v, (list, tuple, dict, Tensor, Variable, np.ndarray)) for v in x):
+                return structure(x)
+            return convert(string_tensor(x) if isinstance(x, (list, tuple)) and is_string_value(x) else x)
+
+        def structure(x):
+            if isinstance(x, (list, tuple)):
+                return type(x)(convert_nested(v) for v in x)
+            return {k: convert_nested(v) for k, v in x.items()}
+
         if isinstance(inputs, (list, tuple)) and is_string_value(inputs):
             return convert(string_tensor(inputs))  # a list of strings is one string Tensor, as in Keras
-        if isinstance(inputs, (list, tuple)):
-            return type(inputs)(convert(x) for x in inputs)
-        if isinstance(inputs, dict):
-            return {k: convert(v) for k, v in inputs.items()}
+        if isinstance(inputs, (list, tuple, dict)):
+            return structure(inputs)
         return convert(inputs)
 
     def _check_takes_strings(self, tensor):

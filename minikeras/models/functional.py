@@ -209,8 +209,12 @@ class FunctionalGraph:
 
     # -- inputs ------------------------------------------------------------------------------
     def _input_values(self, inputs):
-        """``inputs`` as a list in the order of ``model.inputs`` (a dict by Input names or keys)."""
+        """``inputs`` as a list in the order of ``model.inputs`` (a dict by Input names or keys; a
+        nested structure, ``{"foo": x, "bar": {"baz": y}}``, laid out as ``model.input``)."""
         expected = self._graph_inputs
+        if _is_nested(self._inputs_struct):
+            by_tensor = _values_by_tensor(self._inputs_struct, inputs, f"Model '{self.name}'")
+            return [by_tensor[id(t)] for t in expected]
         if isinstance(inputs, dict):
             keys = list(self._inputs_struct) if isinstance(self._inputs_struct, dict) else self.input_names
             missing = [k for k in keys if k not in inputs]
@@ -289,3 +293,35 @@ def _shapes(structure):
     if isinstance(shapes, list) and len(shapes) == 1:
         return shapes[0]
     return shapes
+
+
+def _is_nested(structure):
+    """Whether ``structure`` (a model's inputs) has a list or dict inside a list or dict."""
+    items = structure.values() if isinstance(structure, dict) else structure
+    return isinstance(structure, (list, tuple, dict)) and any(isinstance(v, (list, tuple, dict)) for v in items)
+
+
+def _values_by_tensor(structure, values, where):
+    """``{id(KerasTensor): value}``: ``values`` taken apart as ``structure`` (KerasTensors in
+    nested lists and dicts) is; a ValueError names the first place where they differ."""
+    found = {}
+
+    def walk(spec, value, path):
+        at = "".join(f"[{k!r}]" for k in path) or "the inputs"
+        if isinstance(spec, dict):
+            if not isinstance(value, dict) or any(k not in value for k in spec):
+                keys = sorted(value) if isinstance(value, dict) else type(value).__name__
+                raise ValueError(f"{where} expects a dict with keys {list(spec)} at {at}, received {keys}")
+            for key in spec:
+                walk(spec[key], value[key], path + (key,))
+        elif isinstance(spec, (list, tuple)):
+            if not isinstance(value, (list, tuple)) or len(value) != len(spec):
+                received = f"{len(value)} entries" if isinstance(value, (list, tuple)) else type(value).__name__
+                raise ValueError(f"{where} expects a list of {len(spec)} entries at {at}, received {received}")
+            for i, (inner, item) in enumerate(zip(spec, value)):
+                walk(inner, item, path + (i,))
+        else:
+            found[id(spec)] = value
+
+    walk(structure, values, ())
+    return found

@@ -114,13 +114,13 @@ def functional_from_config(config, custom_objects=None):
             raise ValueError(f"Functional config of '{config.get('name')}': the nodes of layers "
                              f"{sorted({layer.name for layer, _, _ in pending})} refer to tensors no layer makes")
 
-    def ends(structure):
+    def ends(structure, top=True):  # triples in lists and dicts, nested as the model's inputs are
         if isinstance(structure, dict):
-            return {k: outputs_of[tuple(v[:2])][v[2]] for k, v in structure.items()}
+            return {k: ends(v, top=False) for k, v in structure.items()}
         if structure and isinstance(structure[0], str):  # one tensor: Keras 3 writes its triple unnested
             return outputs_of[tuple(structure[:2])][structure[2]]
-        found = [outputs_of[tuple(v[:2])][v[2]] for v in structure]
-        return found[0] if len(found) == 1 else found
+        found = [ends(v, top=False) for v in structure]
+        return found[0] if top and len(found) == 1 else found
     return ends(config["input_layers"]), ends(config["output_layers"]), config.get("name")
 
 
