@@ -33,7 +33,8 @@ def bfloat16_products():
 
 def reusing_freed_host_memory():
     """The free heap (bytes) glibc keeps for reuse in this process (``reuse_freed_host_memory``,
-    made by ``import minikeras`` unless ``MINIKERAS_REUSE_HOST_MEMORY=0``), or None if not set."""
+    made by ``import minikeras`` unless ``MINIKERAS_REUSE_HOST_MEMORY=0``; ``math.inf``: all of
+    it, the default), or None if not set."""
     return host_memory.active()
 
 

@@ -64,6 +64,39 @@ def test_large_blocks_come_from_the_heap_after_the_call():
     assert new_mmapped_blocks("default", import_setting="1") == 0
 
 
+
+# mallinfo2().arena: the bytes of heap glibc holds from the system; a freed block at the top of
+# the heap is given back once more than the retained amount lies free there
+TRIM_CHILD = textwrap.dedent("""
+    import ctypes, sys
+    import numpy as np
+    import minikeras as mk
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                     "fordblks", "keepcost")]
+
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = MallInfo2
+    assert mk.config.reuse_freed_host_memory(None if sys.argv[1] == "all" else 16 << 20) is True
+    block = np.ones(64 << 20, np.uint8)
+    held = libc.mallinfo2().arena
+    del block
+    print((held - libc.mallinfo2().arena) >> 20)
+""")
+
+
+@needs_glibc
+def test_the_default_keeps_all_freed_heap():
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").mallinfo2
+    except AttributeError:
+        pytest.skip("glibc < 2.33 has no mallinfo2")
+    assert run_child(TRIM_CHILD, "16MiB", "0") >= 48  # MiB given back to the system
+    assert run_child(TRIM_CHILD, "all", "0") == 0
+
 # malloc_info lists one <heap nr=...> per arena; a thread that allocates gets an arena of its own
 # by default, and the main one after the call
 ARENAS_CHILD = textwrap.dedent("""
@@ -138,4 +171,4 @@ def test_bad_retain_bytes_is_a_clear_error(bad):
 def test_public_name_and_tuned_default():
     assert mk.config.reuse_freed_host_memory is host_memory.reuse_freed_host_memory
     default = host_memory.reuse_freed_host_memory.__defaults__[0]
-    assert default == tuning.HOST_MEMORY_RETAIN_BYTES == 1 << 30
+    assert default is tuning.HOST_MEMORY_RETAIN_BYTES is None  # all freed heap kept

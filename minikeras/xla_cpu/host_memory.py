@@ -16,9 +16,14 @@ the call also limits glibc to one arena: every thread allocates from the main he
 kept. Threads that have allocated before the call keep their arenas, so it must come before the
 first jax computation: ``import minikeras`` makes it.
 
-The price is memory: the process keeps up to ``retain_bytes`` of freed heap (the default is
-``tuning.HOST_MEMORY_RETAIN_BYTES``, whose row says what was measured), and large blocks can no
-longer be handed back individually. The setting is process-wide. ``import minikeras`` makes it
+The price is memory: the process keeps up to ``retain_bytes`` of freed heap (the default,
+``tuning.HOST_MEMORY_RETAIN_BYTES``, is None: all of it, so the heap stays at its peak, as
+TensorFlow's allocator keeps its pool), and large blocks can no longer be handed back
+individually. A finite amount is not enough for a step whose temporaries come near it: glibc
+trims the top of the heap whenever more than ``retain_bytes`` lies free there, and a step's
+block of temporaries rarely fits again in the hole the last one left (small blocks allocated
+meanwhile split it), so the heap grows at its top, is trimmed back, and the step page-faults
+through its temporaries again (the tuning row's models). The setting is process-wide. ``import minikeras`` makes it
 (``apply_at_import``), since a TensorFlow program ported by renaming would otherwise run CNN
 steps well below TensorFlow's speed (TensorFlow's own allocator keeps its buffers, so it needs
 no such setting); set the environment variable ``MINIKERAS_REUSE_HOST_MEMORY=0`` before the
@@ -26,6 +31,7 @@ import to leave glibc as it is. ``active()`` says whether the setting was made.
 """
 import ctypes
 import ctypes.util
+import math
 import os
 import warnings
 
@@ -34,6 +40,7 @@ from minikeras.xla_cpu import tuning
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_MAX = -4
 _M_ARENA_MAX = -8
+_NEVER_TRIM = -1  # glibc's mallopt: M_TRIM_THRESHOLD -1 turns trimming off
 
 ENVIRONMENT_VARIABLE = "MINIKERAS_REUSE_HOST_MEMORY"
 _applied = []  # the retain_bytes of the last setting made in this process
@@ -55,31 +62,34 @@ def reuse_freed_host_memory(retain_bytes=tuning.HOST_MEMORY_RETAIN_BYTES):
     module docstring). Call it before the first jax computation.
 
     Args:
-      retain_bytes: free heap kept before glibc trims it back (default
-        ``tuning.HOST_MEMORY_RETAIN_BYTES``, 1 GiB).
+      retain_bytes: free heap kept before glibc trims it back, or None (the default,
+        ``tuning.HOST_MEMORY_RETAIN_BYTES``) for all of it: the heap is never trimmed.
 
     Returns:
       True when applied; False where the C library is not glibc (macOS, Windows, musl), where
       there is nothing to change.
 
     Raises:
-      ValueError: if ``retain_bytes`` is not a positive int below 2**31.
+      ValueError: if ``retain_bytes`` is neither None nor a positive int below 2**31.
     """
-    if not isinstance(retain_bytes, int) or isinstance(retain_bytes, bool) or not 0 < retain_bytes < 1 << 31:
-        raise ValueError(f"reuse_freed_host_memory: retain_bytes must be an int in [1, 2**31), received "
-                         f"{retain_bytes!r}")
+    if retain_bytes is not None and (not isinstance(retain_bytes, int) or isinstance(retain_bytes, bool)
+                                     or not 0 < retain_bytes < 1 << 31):
+        raise ValueError(f"reuse_freed_host_memory: retain_bytes must be None (keep all freed heap) or an int in "
+                         f"[1, 2**31), received {retain_bytes!r}")
     libc = _glibc()
     if libc is None:
         return False
-    applied = (bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, retain_bytes))
+    threshold = _NEVER_TRIM if retain_bytes is None else retain_bytes
+    applied = (bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, threshold))
                and bool(libc.mallopt(_M_ARENA_MAX, 1)))
     if applied:
-        _applied[:] = [retain_bytes]
+        _applied[:] = [math.inf if retain_bytes is None else retain_bytes]
     return applied
 
 
 def active():
-    """The ``retain_bytes`` of the setting made in this process, or None if none was made."""
+    """The ``retain_bytes`` of the setting made in this process (``math.inf`` for all freed heap),
+    or None if none was made."""
     return _applied[-1] if _applied else None
 
 

@@ -109,11 +109,14 @@ HEAD_NATIVE_MAX_ELEMENTS = 4096
 HEAD_NATIVE_MAX_CLASSES = 32
 
 # -- xla_cpu.host_memory ----------------------------------------------------------------------------
-# The default free heap glibc keeps for reuse (``mk.config.reuse_freed_host_memory``). MNIST
-# main job, one epoch on 12,800 images: peak RSS 0.87 GB without the setting, 0.97 GB with 1 GiB
-# (one malloc arena); with per-thread arenas it was 1.44 GB, and 128 MiB kept only about half of
-# the step speed-up.
-HOST_MEMORY_RETAIN_BYTES = 1 << 30
+# The default free heap glibc keeps for reuse (``mk.config.reuse_freed_host_memory``; None: all
+# of it). MNIST main job, one epoch on 12,800 images: peak RSS 0.87 GB without the setting, 0.97
+# GB with 1 GiB (one malloc arena); with per-thread arenas it was 1.44 GB, and 128 MiB kept only
+# about half of the step speed-up. With 1 GiB, the ResNet-20 step at batch 256 still page-faulted
+# through ~0.8 GB on two steps of three, and ResNet50's train step at batch 16 through ~2.6 GB on
+# every step (mallopt takes no finite threshold above 2 GiB - 1); keeping all of it stops both
+# after the first steps, at the same peak RSS (benchmarks/LOG.md).
+HOST_MEMORY_RETAIN_BYTES = None
 
 # -- trainers.multi_step: the ``steps_per_execution`` scan ------------------------------------------
 # XLA:CPU's while loop costs about a microsecond per trip, as much as a whole tiny step (a linear
