@@ -72,25 +72,29 @@ def recurrent(layer, length):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["classic", "simple", "resnet", "lstm", "gru"], default="classic")
+    parser.add_argument("--model", choices=["classic", "simple", "resnet", "lstm", "gru", "mobilenet"],
+                        default="classic")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--length", type=int, default=100, help="lstm and gru: the sequence length")
+    parser.add_argument("--size", type=int, default=224, help="mobilenet: the input's height and width")
     parser.add_argument("--policy", default=None, help="a dtype policy for the MNIST models (mixed_bfloat16)")
     args = parser.parse_args(argv)
     mk.random.set_seed(0)
     builders = {"classic": lambda: train_step.classic_cnn(args.policy),
                 "simple": lambda: train_step.simple_cnn(args.policy), "resnet": lambda: resnet20(mk),
                 "lstm": lambda: recurrent(mk.layers.LSTM, args.length),
-                "gru": lambda: recurrent(mk.layers.GRU, args.length)}
+                "gru": lambda: recurrent(mk.layers.GRU, args.length),
+                "mobilenet": lambda: mk.applications.MobileNetV2(weights=None, input_shape=(args.size, args.size, 3))}
     step = train_step.mk_tape_step(builders[args.model]())
     sequence = (args.length, 32)
-    image_shape = {"resnet": (32, 32, 3), "lstm": sequence, "gru": sequence}.get(args.model, (28, 28, 1))
+    image_shape = {"resnet": (32, 32, 3), "lstm": sequence, "gru": sequence,
+                   "mobilenet": (args.size, args.size, 3)}.get(args.model, (28, 28, 1))
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.random((args.batch_size, *image_shape), dtype=np.float32))
     y = jnp.asarray(rng.integers(0, 10, args.batch_size).astype(np.int32))
-    for _ in range(5):
+    for _ in range(2 if args.model == "mobilenet" else 5):
         block(step(x, y))
     start = time.perf_counter()
     for _ in range(args.steps):

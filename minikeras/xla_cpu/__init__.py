@@ -11,6 +11,9 @@ version it was measured with, so it lives here, apart from the framework:
 - ``conv``: conv2d and its two gradients: on the native kernels below where they apply,
   otherwise formulated by shape for the library that will run them (Eigen inside minikeras'
   programs, YNNPACK elsewhere); plain ``lax.conv_general_dilated`` off the CPU.
+- ``depthwise``: depthwise convolutions (MobileNet's, Xception's) and both their gradients as
+  sums of shifted slices that XLA fuses into elementwise loops and reductions, instead of XLA's
+  grouped convolution, an order of magnitude slower on the CPU.
 - ``pool``: max/avg pooling gradients without XLA's slow CPU ``select_and_scatter``.
 - ``dropout``: keep-masks from an unrolled threefry (``jax.random.bernoulli``'s bits).
 - ``conv_native``, ``matmul_native``, ``materialize``: minikeras' own CPU kernels, called from
@@ -25,7 +28,7 @@ version it was measured with, so it lives here, apart from the framework:
 - ``tuning``: every measured threshold of the above, with the jax version, machine and command; the
   table to re-measure (benchmarks/conv.py, benchmarks/pool_dropout.py) when jax changes.
 
-Each formulation in ``conv``, ``pool`` and ``dropout`` computes what its plain jax counterpart
+Each formulation in ``conv``, ``depthwise``, ``pool`` and ``dropout`` computes what its plain jax counterpart
 does (the tests check them against it), and off the CPU they are that counterpart; so where this
 no longer pays (another backend, another jax), dropping it changes speed, not results.
 """
