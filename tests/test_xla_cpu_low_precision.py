@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minikeras as mk
-from minikeras.xla_cpu import conv, conv_bf16_native, low_precision, tuning
+from minikeras.xla_cpu import conv, conv_bf16_native, low_precision, matmul_bf16_native, tuning
 
 RNG = np.random.default_rng(0)
 
@@ -258,3 +258,38 @@ def test_bf16_kernels_leave_what_they_do_not_take_to_the_widened_path(monkeypatc
     assert not conv.bf16_native("filter_grad", (2, 8, 8, 2), (3, 3, 2, 32), 1, "SAME")  # few input channels
     assert not conv.bf16_native("input_grad", x_shape, (3, 3, 16, 32), 1, "SAME", (2, 2))  # dilated
     assert not conv.bf16_native("forward", x_shape, (3, 3, 16, 32), 1, "SAME", dtype=jnp.float32)
+
+
+@pytest.mark.parametrize("k, m, n", [(9, 50, 48), (16, 7, 16), (33, 130, 80)])  # odd batches, 3-5 vectors
+def test_bf16_matmul_tn_kernel_matches_the_emulated_reference(k, m, n, monkeypatch):
+    if not matmul_bf16_native.available():
+        pytest.skip(f"bfloat16 matmul kernel unavailable: {matmul_bf16_native.unavailable_reason()}")
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))
+    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0)
+    a, b, g = bf16_array(k, m), bf16_array(k, n), bf16_array(m, n)
+    assert matmul_bf16_native.supported(a.shape, b.shape, a.dtype)
+    got = jax.jit(matmul_bf16_native.matmul_tn)(a, b)
+    assert got.dtype == jnp.bfloat16
+    assert_within_bf16_rounding(got, emulated_matmul(a.T, b))
+    ga, gb = jax.jit(jax.vjp(matmul_bf16_native.matmul_tn, a, b)[1])(g)
+    assert_within_bf16_rounding(ga, emulated_matmul(b, g.T))
+    assert_within_bf16_rounding(gb, emulated_matmul(a, g))
+
+
+def test_a_bfloat16_dense_weight_gradient_takes_the_kernel_where_it_runs(monkeypatch):
+    """mk.matmul(x, g, transpose_a=True) of bfloat16 arrays (a Dense layer's weight gradient) runs
+    on the kernel where it is supported, with the emulated reference's values either way; a CPU
+    of another vendor, or float32, is not supported."""
+    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0)
+    x, g = bf16_array(12, 40), bf16_array(12, 32)
+    assert not matmul_bf16_native.supported(x.shape, g.shape, jnp.float32)
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", ("NoSuchVendor",))
+    assert not matmul_bf16_native.supported(x.shape, g.shape, x.dtype)
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))
+    calls = []
+    original = matmul_bf16_native.matmul_tn
+    monkeypatch.setattr(matmul_bf16_native, "matmul_tn", lambda a, b: calls.append(a.shape) or original(a, b))
+    monkeypatch.setattr(low_precision, "_warned", [True])
+    got = mk.matmul(mk.constant(x), mk.constant(g), transpose_a=True)
+    assert calls == ([x.shape] if matmul_bf16_native.available() else [])
+    assert_within_bf16_rounding(got.numpy(), emulated_matmul(x.T, g))

@@ -16,12 +16,15 @@ from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum, unbroadcast
 from minikeras.ops.reshape import reshape
 from minikeras.tensor import Tensor, Variable, to_array
-from minikeras.xla_cpu import low_precision
+from minikeras.xla_cpu import low_precision, matmul_bf16_native
 from minikeras.xla_cpu.matmul_native import matmul_tn
 
 
 def _matmul_forward(a, b, *, transpose_a, transpose_b):
     if low_precision.is_low(a.dtype):  # bfloat16/float16: float32 accumulation, on the fast path where there is one
+        if (transpose_a and not transpose_b and matmul_bf16_native.supported(a.shape, b.shape, a.dtype)
+                and b.dtype == a.dtype and matmul_bf16_native.available()):
+            return matmul_bf16_native.matmul_tn(a, b)  # x^T g, a bfloat16 Dense weight gradient
         return low_precision.matmul(a, b, transpose_a, transpose_b)
     if transpose_a and not transpose_b and a.ndim == b.ndim == 2:
         return matmul_tn(a, b)  # x^T g, a Dense weight gradient: a native kernel on the CPU

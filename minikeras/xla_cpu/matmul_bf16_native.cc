@@ -1,0 +1,146 @@
+// C = A^T B for bfloat16 matrices A (K x M) and B (K x N), N a multiple of 16, with float32 sums
+// rounded to bfloat16 once, on AVX512_BF16's `vdpbf16ps`, as an XLA FFI handler for the CPU.
+// minikeras/xla_cpu/matmul_bf16_native.py builds this file (-O3 -march=native) and calls it for
+// the weight gradient of a bfloat16 Dense layer, x^T g, whose contraction runs over the batch.
+//
+// Why: XLA:CPU widens a bfloat16 dot that contracts the rows of both operands to float32, and on
+// a row-major copy of x^T its bfloat16 dot runs that shape (many rows, a short contraction) at
+// about half its GEMM rate. Here `vdpbf16ps` pairs consecutive batch rows: B's rows are paired
+// once per call (B is the small operand: batch x units), A's per block of its columns, in a
+// buffer of the worker that stays in its cache; a 6 x 64 (or 12 x 32, 12 x 16) tile of C stays in
+// registers while the pairs of rows run. A CPU without AVX512_BF16 gets a handler that returns
+// an error, and the Python side never calls it there.
+//
+//   C[m, n] = sum_kp dot2((A[2kp, m], A[2kp + 1, m]), (B[2kp, n], B[2kp + 1, n]))
+//
+// with a zero row after an odd last one. Each result's sum runs over kp in order, whatever the
+// tile or thread, so results do not depend on them.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "native_kernels.h"
+#include "xla/ffi/api/ffi.h"
+
+#ifdef __AVX512BF16__
+#include <immintrin.h>
+#endif
+
+namespace ffi = xla::ffi;
+
+namespace {
+
+#ifdef __AVX512BF16__
+// out[2k] = a[k], out[2k + 1] = b[k] for k < n (b null: zeros).
+inline void interleave(const uint16_t* __restrict a, const uint16_t* __restrict b, uint16_t* __restrict out,
+                       int64_t n) {
+  if (b == nullptr) {
+    for (int64_t k = 0; k < n; ++k) {
+      out[2 * k] = a[k];
+      out[2 * k + 1] = 0;
+    }
+    return;
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    out[2 * k] = a[k];
+    out[2 * k + 1] = b[k];
+  }
+}
+
+// C[m0 + t, n0 + 16v ...] for t < TM, v < NV from the paired block ap (kpairs x rows x 2, its
+// columns from m_begin) and the paired bp (kpairs x N x 2).
+template <int NV, int TM>
+void tile(const uint16_t* ap, const uint16_t* bp, uint16_t* c, int64_t kpairs, int64_t rows, int64_t n,
+          int64_t m_begin, int64_t m0, int64_t n0) {
+  __m512 acc[TM][NV];
+  for (int t = 0; t < TM; ++t)
+    for (int v = 0; v < NV; ++v) acc[t][v] = _mm512_setzero_ps();
+  const uint16_t* a0 = ap + (m0 - m_begin) * 2;
+  for (int64_t kp = 0; kp < kpairs; ++kp) {
+    __m512bh bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_loadu_si512(bp + (kp * n + n0 + 16 * v) * 2);
+    const uint16_t* ar = a0 + kp * rows * 2;
+    for (int t = 0; t < TM; ++t) {
+      int32_t bits;
+      std::memcpy(&bits, ar + 2 * t, sizeof bits);
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(bits);
+      for (int v = 0; v < NV; ++v) acc[t][v] = _mm512_dpbf16_ps(acc[t][v], av, bv[v]);
+    }
+  }
+  for (int t = 0; t < TM; ++t)
+    for (int v = 0; v < NV; ++v)
+      _mm256_storeu_si256((__m256i*)(c + (m0 + t) * n + n0 + 16 * v), (__m256i)_mm512_cvtneps_pbh(acc[t][v]));
+}
+
+template <int NV>
+constexpr int kTileRows = NV == 4 ? 6 : 12;  // at most 24 accumulators
+
+template <int NV>
+void row_block(const uint16_t* ap, const uint16_t* bp, uint16_t* c, int64_t kpairs, int64_t n, int64_t m_begin,
+               int64_t m_end, int64_t n0) {
+  constexpr int TM = kTileRows<NV>;
+  for (int64_t m0 = m_begin; m0 < m_end; m0 += TM)
+    minikeras::with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, m_end - m0)),
+                                  [&](auto t) __attribute__((always_inline)) {
+                                    tile<NV, decltype(t)::value>(ap, bp, c, kpairs, m_end - m_begin, n, m_begin, m0, n0);
+                                  });
+}
+
+// Columns of A (rows of C) per unit of work: their pairs (K x 96 x 2 bytes) stay in the core's cache.
+constexpr int64_t kBlockRows = 96;
+
+void matmul_tn(ffi::ThreadPool& pool, const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t k, int64_t m,
+               int64_t n, int64_t threads) {
+  const int64_t kpairs = (k + 1) / 2;
+  std::vector<uint16_t> bp(kpairs * n * 2);
+  for (int64_t kp = 0; kp < kpairs; ++kp)
+    interleave(b + 2 * kp * n, 2 * kp + 1 < k ? b + (2 * kp + 1) * n : nullptr, bp.data() + kp * n * 2, n);
+  const int64_t blocks = (m + kBlockRows - 1) / kBlockRows;
+  const int64_t helpers = minikeras::helpers_for(pool, blocks, threads);
+  std::vector<std::vector<uint16_t>> ap(helpers + 1, std::vector<uint16_t>(kpairs * kBlockRows * 2));
+  minikeras::for_each_index(pool, blocks, helpers, [&](int64_t worker, int64_t block) {
+    const int64_t m_begin = block * kBlockRows, m_end = std::min(m, m_begin + kBlockRows), rows = m_end - m_begin;
+    uint16_t* pairs = ap[worker].data();
+    for (int64_t kp = 0; kp < kpairs; ++kp)
+      interleave(a + 2 * kp * m + m_begin, 2 * kp + 1 < k ? a + (2 * kp + 1) * m + m_begin : nullptr,
+                 pairs + kp * rows * 2, rows);
+    int64_t n0 = 0;
+    for (; n0 + 64 <= n; n0 += 64) row_block<4>(pairs, bp.data(), c, kpairs, n, m_begin, m_end, n0);
+    for (; n0 + 32 <= n; n0 += 32) row_block<2>(pairs, bp.data(), c, kpairs, n, m_begin, m_end, n0);
+    for (; n0 < n; n0 += 16) row_block<1>(pairs, bp.data(), c, kpairs, n, m_begin, m_end, n0);
+  });
+}
+#endif  // __AVX512BF16__
+
+ffi::Error MatmulTnBf16Impl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> a, ffi::Buffer<ffi::BF16> b,
+                            ffi::ResultBuffer<ffi::BF16> c, int64_t threads) {
+  const auto ad = a.dimensions(), bd = b.dimensions(), cd = c->dimensions();
+  if (ad.size() != 2 || bd.size() != 2 || cd.size() != 2 || ad[0] != bd[0] || cd[0] != ad[1] || cd[1] != bd[1] ||
+      bd[1] % 16 != 0)
+    return ffi::Error::InvalidArgument(
+        "bfloat16 matmul A^T B: expected A (K, M), B (K, N) and C (M, N) with N % 16 == 0");
+#ifdef __AVX512BF16__
+  uint16_t* cp = reinterpret_cast<uint16_t*>(c->typed_data());
+  if (ad[0] == 0) {
+    std::fill(cp, cp + ad[1] * bd[1], uint16_t{0});
+    return ffi::Error::Success();
+  }
+  matmul_tn(pool, reinterpret_cast<const uint16_t*>(a.typed_data()), reinterpret_cast<const uint16_t*>(b.typed_data()),
+            cp, ad[0], ad[1], bd[1], threads);
+  return ffi::Error::Success();
+#else
+  return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                    "bfloat16 matmul: this library was built for a CPU without AVX512_BF16");
+#endif
+}
+
+}  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulTnBf16, MatmulTnBf16Impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Ret<ffi::Buffer<ffi::BF16>>()
+                                  .Attr<int64_t>("threads"));
