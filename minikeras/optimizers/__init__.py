@@ -6,10 +6,10 @@
 ``get('adamw')`` builds one by name (any case: 'sgd', 'adam', 'adamw', 'adagrad', 'adadelta',
 'adamax', 'nadam', 'rmsprop', 'adafactor', 'ftrl', 'lamb', 'lion', 'muon', 'schedulefreeadamw');
 ``mk.optimizers.schedules``
-holds learning-rate schedules; ``MultiOptimizer(OptimizerMap(...))`` gives variables
-different optimizers by path.
+holds learning-rate schedules (``legacy`` Keras 2's class names, which raise as in Keras 3);
+``MultiOptimizer(OptimizerMap(...))`` gives variables different optimizers by path.
 """
-from minikeras.optimizers import schedules  # noqa: F401
+from minikeras.optimizers import legacy, schedules  # noqa: F401
 from minikeras.optimizers.adadelta import Adadelta
 from minikeras.optimizers.adafactor import Adafactor
 from minikeras.optimizers.adagrad import Adagrad
@@ -67,4 +67,4 @@ def get(identifier):
 
 __all__ = ["Optimizer", "LossScaleOptimizer", "MultiOptimizer", "OptimizerMap", "SGD", "Adam", "AdamW", "Adagrad",
            "Adadelta", "Adamax", "Nadam", "RMSprop", "Adafactor", "Ftrl", "Lamb", "Lion", "Muon",
-           "ScheduleFreeAdamW", "schedules", "get", "serialize", "deserialize"]
+           "ScheduleFreeAdamW", "schedules", "legacy", "get", "serialize", "deserialize"]

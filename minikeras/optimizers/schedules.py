@@ -10,7 +10,7 @@ Schedules are built from minikeras ops, so inside a compiled step they are evalu
 """
 import math
 
-from minikeras.ops.math import cast, ceil, cos, equal, floor, logical_and, minimum, pow, where
+from minikeras.ops.math import cast, ceil, cos, equal, floor, log, logical_and, minimum, pow, where
 from minikeras.tensor import Tensor, Variable, to_array
 
 
@@ -180,8 +180,44 @@ class CosineDecay(LearningRateSchedule):
                 "warmup_steps": self.warmup_steps}
 
 
+class CosineDecayRestarts(LearningRateSchedule):
+    """Cosine decay with warm restarts (SGDR, Loshchilov & Hutter 2016), Keras 3's formula: the
+    first period lasts ``first_decay_steps``, each next one ``t_mul`` times longer and starts from
+    ``m_mul`` times the previous start; within period ``i`` at fraction ``f`` of it the rate is
+    ``lr * ((1 - alpha) * 0.5 * m_mul**i * (1 + cos(pi * f)) + alpha)``."""
+
+    def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0, name="SGDRDecay"):
+        if first_decay_steps <= 0:
+            raise ValueError(f"Argument `first_decay_steps` must be > 0. Received: first_decay_steps="
+                             f"{first_decay_steps}")
+        self.initial_learning_rate = initial_learning_rate
+        self.first_decay_steps = first_decay_steps
+        self.t_mul = t_mul
+        self.m_mul = m_mul
+        self.alpha = alpha
+        self.name = name
+
+    def __call__(self, step):
+        lr = _float(self.initial_learning_rate)
+        fraction = _step(step, lr.dtype) / _float(self.first_decay_steps)
+        t_mul = _float(self.t_mul)
+        if self.t_mul == 1.0:
+            restart = floor(fraction)
+            fraction = fraction - restart
+        else:  # periods 1, t, t^2...: the i-th restart comes after (1 - t^i) / (1 - t) first periods
+            restart = floor(log(1.0 - fraction * (1.0 - t_mul)) / log(t_mul))
+            fraction = (fraction - (1.0 - pow(t_mul, restart)) / (1.0 - t_mul)) / pow(t_mul, restart)
+        cosine = 0.5 * pow(_float(self.m_mul), restart) * (1.0 + cos(math.pi * fraction))
+        return lr * ((1.0 - self.alpha) * cosine + self.alpha)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "first_decay_steps": self.first_decay_steps,
+                "t_mul": self.t_mul, "m_mul": self.m_mul, "alpha": self.alpha, "name": self.name}
+
+
 _SCHEDULES = {cls.__name__: cls for cls in (ExponentialDecay, InverseTimeDecay, PiecewiseConstantDecay,
-                                           PolynomialDecay, CosineDecay)}
+                                           PolynomialDecay, CosineDecay,
+                                           CosineDecayRestarts)}
 
 
 def serialize(learning_rate_schedule):
