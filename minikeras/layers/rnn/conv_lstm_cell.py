@@ -24,7 +24,8 @@ from minikeras.ops.array import concat
 from minikeras.ops.creation import ones
 from minikeras.ops.jax_call import call_jax
 from minikeras.ops.math import cast
-from minikeras.ops.nn import dropout
+from minikeras.random.draws import dropout
+from minikeras.random.seed_generator import SeedGenerator
 from minikeras.saving.registry import register_builtin
 
 GATES = 4
@@ -141,6 +142,7 @@ class ConvLSTMCell(Layer):
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
+        self.seed_generator = SeedGenerator(seed)  # the dropout masks' draws, as Keras 3's cell
         self.input_ndim = rank + 2
         self.state_size = -1  # as Keras's: the states' shape follows from the input's (get_initial_state)
         self.kernel = self.recurrent_kernel = self.bias = None
@@ -208,8 +210,7 @@ class ConvLSTMCell(Layer):
         def draw(rate, shape):
             if not training or not 0 < rate < 1:
                 return None
-            seed = None if self.seed is None else int(self.seed)
-            return dropout(ones((GATES,) + tuple(shape), dtype=dtype), rate, seed=seed)
+            return dropout(ones((GATES,) + tuple(shape), dtype=dtype), rate, seed=self.seed_generator)
         return draw(self.dropout, input_shape), draw(self.recurrent_dropout, state_shape)
 
     # -- one step, as a layer -----------------------------------------------------------

@@ -11,7 +11,9 @@ once before the loop. A user's own cell (any Layer with a ``state_size`` and a
 
 Dropout as Keras 3: with ``training=True`` one mask on the inputs and one on the recurrent
 state, drawn once per call and used at every step (one mask per gate when
-``recurrent_dropout`` is set, Keras's ``implementation=1``).
+``recurrent_dropout`` is set, Keras's ``implementation=1``). The masks are drawn from the cell's
+own ``seed_generator`` (a ``SeedGenerator`` of ``seed``, as Keras 3's cells hold: its state is
+a non-trainable variable of the cell and of its RNN, not a weight).
 """
 import jax.numpy as jnp
 
@@ -21,7 +23,8 @@ from minikeras.layers.rnn.rnn_gates import GRUGates, LSTMGates, SimpleRNNGates, 
 from minikeras.ops.array import concat
 from minikeras.ops.creation import ones
 from minikeras.ops.jax_call import call_jax
-from minikeras.ops.nn import dropout
+from minikeras.random.draws import dropout
+from minikeras.random.seed_generator import SeedGenerator
 from minikeras.saving.registry import register_builtin
 
 
@@ -64,6 +67,7 @@ class DropoutCell(Layer):
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
+        self.seed_generator = SeedGenerator(seed)
         self.kernel = self.recurrent_kernel = self.bias = None
 
     @property
@@ -104,8 +108,7 @@ class DropoutCell(Layer):
                 return None
             count = self._mask_count()
             shape = (count, batch, n) if count else (batch, n)
-            seed = None if self.seed is None else int(self.seed)
-            return dropout(ones(shape, dtype=dtype), rate, seed=seed)
+            return dropout(ones(shape, dtype=dtype), rate, seed=self.seed_generator)
         return draw(self.dropout, input_dim), draw(self.recurrent_dropout, self.units)
 
     def step_gates(self):
