@@ -20,6 +20,7 @@ from minikeras.saving.registry import (  # noqa: F401 - keras.utils keeps these 
     CustomObjectScope, custom_object_scope, deserialize_keras_object, get_custom_objects, get_registered_name,
     get_registered_object, register_keras_serializable, serialize_keras_object)
 from minikeras.utils.config import Config  # noqa: F401
+from minikeras.utils import legacy  # noqa: F401 - keras.utils.legacy: Keras 2's serialize/deserialize
 from minikeras.dtypes import standardize_dtype  # noqa: F401 - keras.utils keeps these too
 from minikeras.module import clear_session  # noqa: F401
 from minikeras.symbolic import get_source_inputs, is_keras_tensor  # noqa: F401
