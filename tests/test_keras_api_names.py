@@ -29,7 +29,7 @@ LEFT_OUT = {
     "keras.layers.JaxLayer": BACKEND_WRAPPER,
     "keras.layers.TFSMLayer": BACKEND_WRAPPER,
     "keras.layers.TorchModuleWrapper": BACKEND_WRAPPER,
-    "keras.SymbolicScope": "minikeras has no symbolic call of layer code to scope",
+    "keras.SymbolicScope": "nothing in minikeras would behave differently inside it (docs/keras3.md)",
     "keras.callbacks.OrbaxCheckpoint": "needs orbax-checkpoint; ModelCheckpoint and BackupAndRestore cover saving",
     "keras.distillation": "knowledge distillation (Distiller and its losses) is not built yet",
     "keras.utils.bounding_boxes": BOUNDING_BOXES,
