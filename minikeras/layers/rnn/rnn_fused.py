@@ -3,9 +3,11 @@
 ``fused_loop`` takes the time-major sequence (in the order the steps run) and the cell's
 weights, and computes:
 
-- forward: the input projection of every step as ONE product (``x @ kernel + bias``, before
-  the loop); then one ``lax.scan`` whose body is the recurrent product and the elementwise
-  gate math (``rnn_gates``), keeping the states of the step before where the mask is False;
+- forward: the input projection of every step as ONE product (``x @ kernel``, before the
+  loop); then one ``lax.scan`` whose body adds the bias to its step's projection (XLA fuses
+  that add into the gate math, where a separate pass over all steps' projections would read and
+  write them once more), then the recurrent product and the elementwise gate math
+  (``rnn_gates``), keeping the states of the step before where the mask is False;
 - backward (``jax.custom_vjp``): one reverse ``lax.scan`` whose body is the gate gradients
   and the recurrent product's transpose (the only sequential work), giving every step's
   gradient of the projection; then the kernels' gradients as one large product each over all
@@ -48,13 +50,11 @@ def fused_loop(gates, x, kernel, recurrent_kernel, bias, mask, states, dp, rdp, 
     b_in, b_rec = gates.split_bias(bias)
     n_states = len(states)
 
-    def project(x, kernel, b_in, dp):
-        p = product(x, kernel, dp)
-        return p if b_in is None else p + b_in
-
-    def scan(p, recurrent_kernel, b_rec, states, mask, rdp, keep):
+    def scan(p, recurrent_kernel, b_in, b_rec, states, mask, rdp, keep):
         def body(s, inp):
             p_t, m_t = inp
+            if b_in is not None:
+                p_t = p_t + b_in
             new, saved = gates.step(recurrent_kernel, b_rec, rdp, p_t, s)
             if m_t is not None:
                 new = tuple(jnp.where(m_t, n, o) for n, o in zip(new, s))
@@ -67,11 +67,11 @@ def fused_loop(gates, x, kernel, recurrent_kernel, bias, mask, states, dp, rdp, 
     # The masks are arguments, not closed over: an outer derivative may trace them.
     @jax.custom_vjp
     def loop(x, kernel, recurrent_kernel, b_in, b_rec, states, mask, dp, rdp):
-        final, ys = scan(project(x, kernel, b_in, dp), recurrent_kernel, b_rec, states, mask, rdp, keep=False)
+        final, ys = scan(product(x, kernel, dp), recurrent_kernel, b_in, b_rec, states, mask, rdp, keep=False)
         return outputs(final, ys)
 
     def loop_fwd(x, kernel, recurrent_kernel, b_in, b_rec, states, mask, dp, rdp):
-        final, (seqs, saved) = scan(project(x, kernel, b_in, dp), recurrent_kernel, b_rec, states, mask, rdp,
+        final, (seqs, saved) = scan(product(x, kernel, dp), recurrent_kernel, b_in, b_rec, states, mask, rdp,
                                     keep=True)
         residuals = (x, kernel, recurrent_kernel, b_in, b_rec, tuple(states), mask, dp, rdp, seqs, saved)
         return outputs(final, seqs[0]), residuals
