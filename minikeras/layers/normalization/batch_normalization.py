@@ -3,6 +3,7 @@ from minikeras import constraints, initializers, regularizers
 from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
 from minikeras.ops.array import reshape, stop_gradient
+from minikeras.ops.batch_norm import batch_norm_training
 from minikeras.ops.elementwise import sqrt
 from minikeras.ops.math import cast, maximum, minimum, rsqrt
 from minikeras.ops.nn import relu
@@ -117,6 +118,11 @@ class BatchNormalization(Layer):
             m = self.momentum
             self.moving_mean.assign(self.moving_mean * m + mean * (1.0 - m))
             self.moving_variance.assign(self.moving_variance * m + variance * (1.0 - m))
+            # the normalization as one op with its closed-form gradient (the statistics above
+            # only update the moving ones: no gradient flows through them)
+            gamma = reshape(self.gamma, broadcast_shape) if self.scale else None
+            beta = reshape(self.beta, broadcast_shape) if self.center else None
+            return cast(batch_norm_training(inputs, gamma, beta, self._reduce_axes, self.epsilon), compute_dtype)
         else:
             mean, variance = self.moving_mean, self.moving_variance
             centered = inputs - reshape(mean, broadcast_shape)
