@@ -103,3 +103,34 @@ def test_a_compiled_dropout_step_draws_what_the_jax_code_draws(monkeypatch):
     for a, b in zip(on, off):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(state_on, state_off)
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16], ids=str)
+def test_a_widened_low_precision_mask_holds_the_same_values_and_gives_the_same_products(dtype):
+    key = jax.random.key(3)
+    narrow = jax.jit(lambda k: dropout.scaled_mask(k, (64, 33), 0.25, dtype))(key)
+    wide = jax.jit(lambda k: dropout.scaled_mask(k, (64, 33), 0.25, dtype, widened=True))(key)
+    assert wide.dtype == (jnp.float32 if random_native.available() else dtype)
+    np.testing.assert_array_equal(np.asarray(wide, np.float32), np.asarray(narrow, np.float32))
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((64, 33)) * 10, dtype)
+    np.testing.assert_array_equal(np.asarray((x * wide).astype(dtype), np.float32), np.asarray(x * narrow, np.float32))
+
+
+def test_bfloat16_dropout_and_its_gradient_round_as_bfloat16_products():
+    """mk.nn.dropout of a bfloat16 tensor (its mask may be float32 holding bfloat16 values): kept
+    elements are x * bfloat16(1 / 0.75) rounded once, and so is the gradient's g * mask."""
+    rng = np.random.default_rng(1)
+    x = mk.constant(jnp.asarray(rng.standard_normal((32, 40)) * 10, jnp.bfloat16))
+    w = jnp.asarray(rng.standard_normal((32, 40)), jnp.bfloat16)
+    with mk.GradientTape() as tape:
+        tape.watch(x)
+        out = mk.nn.dropout(x, 0.25, seed=5)
+        loss = mk.reduce_sum(mk.cast(out * mk.constant(w), "float32"))
+    dx = tape.gradient(loss, x)
+    assert out.dtype == dx.dtype == mk.bfloat16
+    kept = np.asarray(out.numpy(), np.float32) != 0
+    assert 0.6 < kept.mean() < 0.9
+    scale = jnp.asarray(1 / 0.75, jnp.bfloat16)
+    for got, value in ((out, x.numpy()), (dx, w)):
+        np.testing.assert_array_equal(np.asarray(got.numpy(), np.float32),
+                                      np.where(kept, np.asarray(value * scale, np.float32), 0))

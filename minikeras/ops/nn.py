@@ -157,18 +157,21 @@ def softsign(features, name=None):
 # -- dropout ------------------------------------------------------------------------------------
 def _scaled_mask(key, *, shape, rate, dtype):
     # jax.random.bernoulli's bits, drawn once (a native kernel, or an unrolled threefry ~10x
-    # faster than jax's on the CPU), not again inside the forward and the gradient
-    return scaled_mask(key, shape, rate, dtype)
+    # faster than jax's on the CPU), not again inside the forward and the gradient; a bfloat16
+    # layer's may come as float32 holding the bfloat16 values (see scaled_mask)
+    return scaled_mask(key, shape, rate, dtype, widened=True)
 
 
 _scaled_mask_jit = jax.jit(_scaled_mask, static_argnames=("shape", "rate", "dtype"))
 
-_apply_mask = Primitive("dropout", lambda x, mask: x * mask)
+# x * mask in x's dtype: with a float32 mask of bfloat16 values the product rounded once, as the
+# bfloat16 product is
+_apply_mask = Primitive("dropout", lambda x, mask: (x * mask).astype(x.dtype))
 
 
 @_apply_mask.defgrad
 def _(g, out, x, mask):
-    return g * mask, None
+    return _apply_mask(g, mask), None
 
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):

@@ -112,18 +112,25 @@ def dropout_mask(key, shape, rate):
     return (random_bits(key, shape) >> np.uint32(9)) < np.uint32(_keep_threshold(keep))
 
 
-def scaled_mask(key, shape, rate, dtype):
+def scaled_mask(key, shape, rate, dtype, widened=False):
     """``where(dropout_mask(key, shape, rate), 1 / (1 - rate), 0)`` as ``dtype`` (the scale rounded
     to ``dtype``), computed into a buffer of its own (``materialize``): XLA would otherwise draw
-    it again inside each consumer (the forward multiply, its gradient)."""
+    it again inside each consumer (the forward multiply, its gradient). ``widened``: for a
+    bfloat16 or float16 ``dtype``, where the native kernel draws it, the same values as float32
+    (a product with it rounded to ``dtype`` has the bits of the product with the narrow mask);
+    the caller checks the result's dtype."""
     keep = 1.0 - rate
-    # a bfloat16 or float16 mask (a mixed-precision layer's) is the native float32 one rounded: XLA
-    # fuses the cast into each consumer, where drawing it in XLA costs the 20 threefry rounds
-    drawn = jnp.float32 if jnp.dtype(dtype) in (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16)) else dtype
+    # a bfloat16 or float16 mask (a mixed-precision layer's) is the native float32 one with the
+    # scale rounded to that dtype: drawing it in XLA costs the 20 threefry rounds. Left in float32
+    # (widened) it saves two casts: XLA:CPU rounded it to bfloat16 for the gradient and widened
+    # that again for the forward multiply, each a pass of its own.
+    low = jnp.dtype(dtype) in (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+    drawn = jnp.float32 if low else dtype
     if _fast(key, shape, keep) and random_native.mask_supported(shape, drawn) and random_native.available():
         data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
-        mask = random_native.scaled_mask(data, tuple(int(d) for d in shape), rate, _keep_threshold(keep))
-        return mask.astype(dtype)
+        scale = float(np.asarray(1.0 / keep, dtype)) if low else None
+        mask = random_native.scaled_mask(data, tuple(int(d) for d in shape), rate, _keep_threshold(keep), scale)
+        return mask if widened else mask.astype(dtype)
     mask = dropout_mask(key, shape, rate)
     return materialize(jnp.where(mask, jnp.asarray(1.0 / keep, dtype), jnp.asarray(0, dtype)))
 

@@ -47,14 +47,15 @@ def split_supported(key_data):
     return _on_cpu() and key_data.shape == (2,) and key_data.dtype == jnp.uint32
 
 
-def scaled_mask(key_data, shape, rate, threshold):
-    """float32 array of ``shape``: ``np.float32(1 / (1 - rate))`` where ``(bits >> 9) < threshold``,
-    else 0, for jax's threefry bits (partitionable, over the flat index) of the key whose data
-    (uint32[2]) is ``key_data``."""
+def scaled_mask(key_data, shape, rate, threshold, scale=None):
+    """float32 array of ``shape``: ``scale`` (default ``np.float32(1 / (1 - rate))``) where
+    ``(bits >> 9) < threshold``, else 0, for jax's threefry bits (partitionable, over the flat
+    index) of the key whose data (uint32[2]) is ``key_data``."""
     size = int(np.prod(shape, dtype=np.int64))
     threads = usable_cpus() if size >= tuning.DROPOUT_NATIVE_THREAD_ELEMENTS else 1
     call = jax.ffi.ffi_call(_MASK, jax.ShapeDtypeStruct(tuple(shape), jnp.float32), vmap_method="sequential")
-    return call(key_data, threshold=np.int64(threshold), scale=np.float32(1.0 / (1.0 - rate)),
+    scale = np.float32(1.0 / (1.0 - rate) if scale is None else scale)
+    return call(key_data, threshold=np.int64(threshold), scale=scale,
                 threads=np.int64(threads))
 
 
