@@ -115,6 +115,12 @@ def main(argv=None):
     print(f"{'CPU ms':>7} {'share':>6}  operation (XLA fusion name)")
     for name, ms in totals.most_common(args.top):
         print(f"{ms:7.2f} {ms / traced:6.1%}  {name}")
+    kinds = collections.Counter()
+    for name, ms in totals.items():
+        kinds[name.rsplit(".", 1)[0] if name.rsplit(".", 1)[-1].isdigit() else name] += ms
+    print(f"\nby kind (the fusion name without its number):\n{'CPU ms':>7} {'share':>6}  kind")
+    for name, ms in kinds.most_common(args.top):
+        print(f"{ms:7.2f} {ms / traced:6.1%}  {name}")
 
 
 if __name__ == "__main__":

@@ -21,9 +21,10 @@ is, and XLA fuses each into one elementwise loop ('taps'):
 * input gradient: the forward's transpose is a stride-1 correlation of the output gradient,
   dilated by the strides (``lax.pad``'s interior padding, which fuses as a select), padded so
   that it lines up with x, with the flipped kernel, summed over the multiplier: again one loop;
-* filter gradient: for each tap the sum over batch and space of ``slice_t(pad(x)) * dy``;
-  those products are reduced over (batch * rows, columns * channels) then over columns, reductions
-  whose innermost axis stays the channels', which XLA vectorizes.
+* filter gradient: for each tap the sum over batch and space of ``slice_t(pad(x)) * dy``, all
+  taps in one variadic reduction over (batch * rows) that XLA fuses with the padding, windows
+  and products (reading x and dy once; tap by tap, each window was a copy: 1.8x slower on
+  56x56x144), then a small sum over columns; each keeps the channels innermost.
 
 Off the CPU (``jax.default_backend()``) and with ``method="xla"`` they are the grouped
 convolution and its ``jax.vjp``. ``formulation`` says which a call picks; ``tuning.DEPTHWISE_TAPS``
@@ -165,16 +166,15 @@ def depthwise_filter_grad(x, dy, filter_shape, strides, padding, dilations, *, m
     acc = _accumulation_dtype(x.dtype)
     xp = _pad_spatial(x, pads).astype(acc)
     g = dy.reshape(dy.shape[:-1] + (channels, multiplier)).astype(acc)
-    taps = []
+    per_row = out_spatial[-1] * channels * multiplier
+    products = []
     for tap in itertools.product(*map(range, kernel)):
         window = _window(xp, tap, dilations, strides, out_spatial)
         product = window * g[..., 0] if multiplier == 1 else window[..., None] * g
-        taps.append(_sum_to_channels(product, 1 if multiplier == 1 else 2))
-    return jnp.stack(taps).reshape(filter_shape).astype(dy.dtype)
-
-
-def _sum_to_channels(product, channel_axes):
-    """Sums (batch, *spatial, *channel_axes) over batch and space: over rows first, then over the
-    last spatial axis, so that every reduction keeps the channels innermost."""
-    per_row = product.shape[product.ndim - 1 - channel_axes:]
-    return jnp.sum(jnp.sum(product.reshape((-1,) + per_row), axis=0), axis=0)
+        products.append(product.reshape(-1, per_row))
+    # one variadic reduction over rows for all taps: XLA fuses the padding, the windows and the
+    # products into it and reads x and dy once (summed one by one, each tap's window would be a copy)
+    sums = lax.reduce(tuple(products), tuple(jnp.zeros((), acc) for _ in products),
+                      lambda a, b: tuple(u + v for u, v in zip(a, b)), (0,))
+    per_tap = jnp.stack(sums).reshape(len(sums), out_spatial[-1], channels * multiplier)
+    return jnp.sum(per_tap, axis=1).reshape(filter_shape).astype(dy.dtype)
