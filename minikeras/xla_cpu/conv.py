@@ -24,7 +24,10 @@ input channels where the output has (an MNIST CNN's first layer: faster than 'ch
 fewer kernels for XLA to compile). They run closer to GEMM speed than Eigen does on these shapes
 (``benchmarks/conv.py --methods``). They are differentiable in reverse mode (``jax.custom_vjp``,
 with the other convolutions as rules), not in forward mode. Where they cannot be built (no C++
-compiler; ``MINIKERAS_NATIVE=0``) or do not apply, the rest holds.
+compiler; ``MINIKERAS_NATIVE=0``) or do not apply, the rest holds. A strided float32 1x1
+convolution without padding (a ResNet's projection shortcut) is the stride-1 convolution of every
+stride-th pixel, so it runs as one, and its gradients as the stride-1 ones (the input gradient
+spread back with zeros between): a stride-1 formulation beats any strided one.
 
 Which formulation is fastest depends on which library XLA:CPU gives the convolution to, which
 ``eigen`` says: True for XLA's own Eigen code, False for YNNPACK. By default it is the context
@@ -201,6 +204,29 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
 
 
 # -- building blocks --------------------------------------------------------------------------
+def _strided_pointwise(x_shape, w_shape, strides, pads, dilations, dtype):
+    """Whether this is a strided float32 1x1 convolution without padding (a ResNet's projection
+    shortcut): the stride-1 convolution of the input's every ``stride``-th pixel, whose
+    formulations (a GEMM, the native kernels) run far faster than a strided convolution's."""
+    return (tuple(w_shape[:2]) == (1, 1) and tuple(strides) != (1, 1) and tuple(dilations) == (1, 1)
+            and pads == ((0, 0), (0, 0)) and jnp.dtype(dtype) == jnp.float32 and _on_cpu()
+            and all(type(d) is int for d in x_shape))
+
+
+def _subsample(x, strides):
+    """Every ``strides``-th pixel of an NHWC array, from the first."""
+    return x[:, ::strides[0], ::strides[1], :]
+
+
+def _unsubsample(sampled, input_shape, strides):
+    """The transpose of ``_subsample``: ``sampled``'s pixels at every ``strides``-th position of
+    an array of ``input_shape``, zeros between (one pad with interior padding)."""
+    (sh, sw), (ho, wo) = strides, sampled.shape[1:3]
+    config = [(0, 0, 0), (0, input_shape[1] - (ho - 1) * sh - 1, sh - 1),
+              (0, input_shape[2] - (wo - 1) * sw - 1, sw - 1), (0, 0, 0)]
+    return lax.pad(sampled, jnp.zeros((), sampled.dtype), config)
+
+
 def _pad_hw(x, pads):
     """Zero-pads (or, for negative amounts, crops) the two spatial axes of an NHWC array."""
     (t, b), (l, r) = pads
@@ -259,6 +285,8 @@ def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, m
         return low_precision.conv_in_float32(
             lambda x, w: conv2d_forward(x, w, strides, padding, dilations, method=method, eigen=eigen), x, w)
     strides, pads, dilations = _normalize(x.shape, w.shape, strides, padding, dilations)
+    if method is None and _strided_pointwise(x.shape, w.shape, strides, pads, dilations, x.dtype):
+        return conv2d_forward(_subsample(x, strides), w, eigen=eigen)
     out_hw = output_hw(x.shape[1:3], w.shape[:2], strides, pads, dilations)
     if method is None:
         method = formulation("forward", x.shape, w.shape, strides, pads, dilations, eigen, x.dtype)
@@ -308,6 +336,8 @@ def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations
             lambda x, w, b: conv2d_bias_relu_forward(x, w, b, strides, padding, dilations, method=method, eigen=eigen,
                                                      result_dtype=dtype), x, w, b)
     strides_, pads, dilations_ = _normalize(x.shape, w.shape, strides, padding, dilations)
+    if method is None and _strided_pointwise(x.shape, w.shape, strides_, pads, dilations_, x.dtype):
+        return conv2d_bias_relu_forward(_subsample(x, strides_), w, b, eigen=eigen, result_dtype=result_dtype)
     if method is None:
         method = formulation("forward", x.shape, w.shape, strides_, pads, dilations_, eigen, x.dtype)
     if method == "native" and min(output_hw(x.shape[1:3], w.shape[:2], strides_, pads, dilations_)) > 0 \
@@ -401,6 +431,9 @@ def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilat
                                             eigen=eigen), dy, w)
     input_shape = tuple(input_shape)
     strides, pads, dilations = _normalize(input_shape, w.shape, strides, padding, dilations)
+    if method is None and _strided_pointwise(input_shape, w.shape, strides, pads, dilations, dy.dtype):
+        sampled = conv2d_input_grad(dy, w, (*input_shape[:1], *dy.shape[1:3], input_shape[3]), eigen=eigen)
+        return _unsubsample(sampled, input_shape, strides)
     if method is None:
         method = formulation("input_grad", input_shape, w.shape, strides, pads, dilations, eigen, dy.dtype)
     if min(dy.shape[1:3]) <= 0 or method == "xla":
@@ -610,6 +643,8 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
                                              eigen=eigen), x, dy)
     filter_shape = tuple(filter_shape)
     strides, pads, dilations = _normalize(x.shape, filter_shape, strides, padding, dilations)
+    if method is None and _strided_pointwise(x.shape, filter_shape, strides, pads, dilations, x.dtype):
+        return conv2d_filter_grad(_subsample(x, strides), dy, filter_shape, eigen=eigen)
     if method is None:
         method = formulation("filter_grad", x.shape, filter_shape, strides, pads, dilations, eigen, x.dtype)
     if min(dy.shape[1:3]) <= 0 or method == "xla":
