@@ -15,7 +15,8 @@ from minikeras import (  # noqa: F401
     mixed_precision, models, optimizers, regularizers, saving, utils, visualization)
 from minikeras.dtype_policies import DTypePolicy, FloatDTypePolicy  # noqa: F401
 from minikeras.keras import backend  # noqa: F401
-from minikeras.keras import config, distribution, legacy, ops, preprocessing, random, tree, wrappers  # noqa: F401
+from minikeras.keras import (  # noqa: F401
+    config, distillation, distribution, legacy, ops, preprocessing, random, tree, wrappers)
 from minikeras.device import device  # noqa: F401
 from minikeras.initializers import Initializer  # noqa: F401
 from minikeras.keras.function import Function  # noqa: F401
