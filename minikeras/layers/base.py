@@ -10,6 +10,7 @@ from minikeras.dtypes import as_dtype, is_floating, string_refusal
 from minikeras.layers import mask_flow
 from minikeras.layers.autocast import scope_for
 from minikeras.layers.input_spec import assert_input_compatibility
+from minikeras.layers.name_scope import name_scope
 from minikeras.layers.remat_scope import current_remat_mode, rematerialized
 from minikeras.layers.saving_hooks import SavingHooks
 from minikeras.metrics.base import Metric
@@ -349,6 +350,19 @@ class Layer(SavingHooks, Module):
         return previous_mask
 
     def __call__(self, *args, training=None, **kwargs):
+        with self.open_name_scope():
+            return self._call_in_own_scope(args, training, kwargs)
+
+    def open_name_scope(self):
+        """Keras 3's scope of the layer's own name (its ``_open_name_scope``), open while it is
+        built and called: the weights of sub-layers built there have its path as their prefix
+        (``outer/inner/kernel``). The layer's own prefix is fixed where it first opens it (loading
+        opens it where Keras would build the layer from its ``build_config``)."""
+        if vars(self).get("_parent_path") is None:
+            self._parent_path = _context.name_scope_path()
+        return name_scope(self.name, caller=self)
+
+    def _call_in_own_scope(self, args, training, kwargs):
         inputs, args = self._first_argument(args, kwargs)
         if any_symbolic(inputs) or (args or kwargs) and any_symbolic((args, kwargs)):
             return self._symbolic_call(inputs, args, training, kwargs)

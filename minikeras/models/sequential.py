@@ -81,6 +81,10 @@ class Sequential(Model):
             self.build(shape)
 
     def build(self, input_shape=None):
+        with self.open_name_scope():  # as Keras 3: the layers' weights are 'sequential/dense/kernel'
+            self._build_in_own_scope(input_shape)
+
+    def _build_in_own_scope(self, input_shape):
         if input_shape is None:
             source = self._input_layer or (self._layers[0] if self._layers else None)
             input_shape = getattr(source, "_batch_input_shape", None)

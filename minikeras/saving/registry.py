@@ -276,11 +276,15 @@ def _from_spec(spec, custom_objects, what):
     else:
         instance = cls.from_config(config)
     build_config = spec.get("build_config")
-    if build_config and not getattr(instance, "built", True) and (
-            overrides_default(instance, "build_from_config") or overrides_default(instance, "get_build_config")):
-        with CustomObjectScope(custom_objects):  # a layer's own build state: Keras rebuilds it here
-            instance.build_from_config(build_config)
-        instance.built = True  # as Keras: a build method need not say so
+    if not build_config or getattr(instance, "built", True) or not hasattr(instance, "open_name_scope"):
+        return instance
+    # Keras builds a layer with a build_config here, so its variables' path prefix is the one of
+    # where it is deserialized (a loaded Sequential's layer is "dense/kernel", not "sequential/...").
+    with instance.open_name_scope():
+        if overrides_default(instance, "build_from_config") or overrides_default(instance, "get_build_config"):
+            with CustomObjectScope(custom_objects):  # a layer's own build state: Keras rebuilds it here
+                instance.build_from_config(build_config)
+            instance.built = True  # as Keras: a build method need not say so
     return instance
 
 
