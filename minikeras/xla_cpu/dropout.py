@@ -2,6 +2,7 @@
 
     dropout_mask(key, shape, rate)       -> bool array, True where the element is kept
     scaled_mask(key, shape, rate, dtype) -> where(mask, 1 / (1 - rate), 0), computed once
+                                            (widened=True: a bfloat16 one may be float32)
     dropout(x, key, rate)                -> where(mask, x / (1 - rate), 0)
     split_key_data(data)                 -> jax.random.split's two new keys, as key data (the
                                             global generator's draw inside a compiled step)
