@@ -11,6 +11,7 @@ import pytest
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.datasets import make_classification, make_regression  # noqa: E402
+from sklearn.model_selection import cross_val_score  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from minikeras import keras  # noqa: E402
@@ -133,6 +134,9 @@ def test_model_instance_is_cloned_unless_warm_start(data):
     warm.fit(X, y)
     assert warm.model_ is first  # trained on from where the first fit stopped
     assert any(not np.array_equal(a, w.numpy()) for a, w in zip(weights, first.weights))
+    model.fit(X, np.eye(2)[y], verbose=0)  # a trained model holds compiled steps: cloning copies it all the same
+    scores = cross_val_score(SKLearnClassifier(model, fit_kwargs={"verbose": 0}), X, y, cv=2)
+    assert scores.shape == (2,) and np.all((scores >= 0) & (scores <= 1))
 
 
 def test_regressor_and_transformer_in_a_pipeline():

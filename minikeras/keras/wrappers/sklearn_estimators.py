@@ -76,8 +76,14 @@ class SKLBase(BaseEstimator):
         return tags
 
     def __sklearn_clone__(self):
-        """``sklearn.base.clone``: the same arguments, a deep copy of a model instance, unfitted."""
-        model = copy.deepcopy(self.model) if isinstance(self.model, Model) else self.model
+        """``sklearn.base.clone``: the same arguments, a copy of a model instance (a deep copy, or
+        ``clone_model``'s compiled copy of a trained one), unfitted."""
+        model = self.model
+        if isinstance(model, Model):
+            try:
+                model = copy.deepcopy(model)
+            except TypeError:  # a trained model holds compiled steps, which do not copy: a clone of it does
+                model = clone_model(model)
         return type(self)(model=model, warm_start=self.warm_start, model_kwargs=self.model_kwargs,
                           fit_kwargs=self.fit_kwargs)
 
