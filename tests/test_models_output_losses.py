@@ -222,3 +222,17 @@ def test_one_target_array_for_two_outputs_is_refused_as_keras():
                                              r"y_pred: \['\*', '\*'\]\n$"):
             model.evaluate(x, y, verbose=0)
     assert len(model.evaluate(x, [y, y], verbose=0)) == 3
+
+
+def test_one_target_array_goes_to_the_only_output_with_a_loss_as_keras():
+    """keras.io's miniature GPT compiles ``loss=[loss_fn, None]`` and fits one target array;
+    Keras 3.15 on JAX trains the first output on it (checked by hand)."""
+    from minikeras import keras
+    inputs = keras.Input((4,))
+    hidden = keras.layers.Dense(3)(inputs)
+    model = keras.Model(inputs, [keras.layers.Dense(2, name="out_a")(hidden), hidden])
+    x, y = np.ones((4, 4), "float32"), np.zeros((4, 2), "float32")
+    model.compile(optimizer="adam", loss=["mse", None])
+    expected = float(np.mean(np.square(model.predict(x, verbose=0)[0] - y)))
+    assert np.isclose(model.evaluate(x, y, verbose=0, return_dict=True)["loss"], expected, rtol=1e-6)
+    model.fit(x, y, verbose=0)

@@ -87,13 +87,20 @@ class OutputLosses:
     def total(self, y, y_pred, sample_weight):
         """The weighted sum of the outputs' losses; updates each output's loss tracker.
 
+        One target array for several outputs goes to the one output with a loss where a list of
+        losses has one that is not None (keras.io's miniature GPT: ``loss=[loss_fn, None]``), as
+        in Keras 3.15.
+
         Raises:
           KeyError, ValueError: as Keras 3.15, for one target array given to several outputs
-            (a KeyError naming the first output's path with one loss, a ValueError showing both
-            structures with a list or dict of losses).
+            otherwise (a KeyError naming the first output's path with one loss, a ValueError
+            showing both structures with a list or dict of losses).
         """
         if y is not None and not isinstance(y, (list, tuple, dict)) and len(self.names) > 1:
-            raise _single_target_error(self.loss_spec, y_pred)
+            one_loss = (isinstance(self.loss_spec, (list, tuple))
+                        and sum(loss is not None for loss in self.losses) == 1)
+            if not one_loss:
+                raise _single_target_error(self.loss_spec, y_pred)
         ys, preds = self.flatten(y, "y"), self.flatten(y_pred, "y_pred")
         weights = self.flatten(sample_weight, "sample_weight")
         total = 0.0
