@@ -17,8 +17,9 @@ arguments. It checks, as Keras's does:
   symbolic call's outputs and floating weights are float32.
 
 Differences from Keras's: no sparse or ragged inputs, no seed-generator count (minikeras's random
-layers draw from the global generator), no torch/TPU branches; ``expected_num_seed_generators``
-is accepted and ignored.
+layers draw from the global generator; only the recurrent cells hold a SeedGenerator, as
+Keras's, whose state ``expected_num_non_trainable_variables`` counts), no torch/TPU branches;
+``expected_num_seed_generators`` is accepted and ignored.
 """
 import json
 import warnings

@@ -6,18 +6,19 @@ activations, convolutional, pooling, normalization, regularization, reshaping, m
 attention), recorded by ``record_cases.py`` there: Keras's layer classes by name, Keras objects
 as class name and config; here each is rebuilt from minikeras's classes (the classes and
 functions Keras's test files define are ported in ``keras_layer_test_objects.py``) and checked.
-A case whose arguments Keras's constructor refuses (``"raises"``) must be refused here too, with
-the same exception type. ``KNOWN_FAILURES`` lists the cases that do not pass yet, with the
-reason (strict: one that starts to pass fails the run, so the list stays true).
+A large random input (Keras's Cropping3D volumes) is recorded as its seed and shape and drawn
+again here (``"__random__"``: ``np.random.RandomState(seed).random_sample(shape)``), its
+expected crop as a block of that draw (``"__block__"``). A case whose arguments Keras's
+constructor refuses (``"raises"``) must be refused here too, with the same exception type.
+``KNOWN_FAILURES`` lists the cases that do not pass yet, with the reason (strict: one that
+starts to pass fails the run, so the list stays true); it is empty: all 339 cases run pass.
 
 Left out, and why:
 
-- quantization (``quantize`` tests, int4/int8/float8 dtype policies): minikeras has no
-  quantized layers;
-- sparse or ragged inputs or outputs (``input_sparse``, ``input_ragged``...): minikeras's layers
-  take neither;
-- Keras's Cropping3D cases (60): their random volumes are ~100 KB each, too large for the
-  fixture; ``record_cases.py`` writes them as ``"unrecordable"`` entries, not run;
+- quantization (``quantize`` tests, int4/int8/float8 dtype policies; 14 cases): minikeras has
+  no quantized layers;
+- sparse or ragged inputs or outputs (``input_sparse``, ``input_ragged``...; 27 cases):
+  minikeras's layers take neither;
 - what a case checks about Keras's backend itself: the seed-generator count
   (``expected_num_seed_generators``; minikeras's random layers draw from the global generator),
   torch parameters and TPU tolerances.
@@ -47,19 +48,7 @@ LEFT_OUT = ("input_sparse", "input_ragged", "expected_output_sparse", "expected_
 # Keras classes exported under another name (keras.layers.GroupQueryAttention is GroupedQueryAttention)
 KERAS_EXPORT_NAMES = {"GroupedQueryAttention": "GroupQueryAttention"}
 QUANTIZED_DTYPES = ("int4", "int8", "float8", "gptq", "awq")
-_LORA = "LoRA (lora_rank) is not supported by minikeras's layers"
-_RENORM = "BatchNormalization's batch renormalization (renorm, renorm_clipping) is not implemented"
-KNOWN_FAILURES = {
-    "ConvBasicTest.test_lora_rank_argument": _LORA,
-    "DenseTest.test_lora_rank_argument": _LORA,
-    "EinsumDenseTest.test_lora_rank_argument": _LORA,
-    "EmbeddingTest.test_lora_rank_argument": _LORA,
-    "BatchNormalizationTest.test_renorm_basics": _RENORM,
-    "BatchNormalizationTest.test_renorm_basics#2": _RENORM,
-    "SimpleRNNTest.test_basics#3": "minikeras's recurrent cells draw their dropout masks without a SeedGenerator, so "
-                                   "a SimpleRNN with dropout has no seed-state variable (Keras counts 1 "
-                                   "non-trainable variable)",
-}
+KNOWN_FAILURES = {}
 
 
 def _decode(value):
@@ -73,6 +62,14 @@ def _decode(value):
         return {k: _decode(v) for k, v in value["__dict__"].items()}
     if "__array__" in value:
         return ARRAYS[value["__array__"]]
+    if "__random__" in value:  # a test's np.random.rand draw, regenerated from the recorder's seed
+        spec = value["__random__"]
+        return np.random.RandomState(spec["seed"]).random_sample(spec["shape"]).astype(spec["dtype"])
+    if "__block__" in value:  # a block of such a draw (Keras's expected crop), in its dtype
+        spec = value["__block__"]
+        whole = _decode(spec["of"])
+        index = tuple(slice(start, start + n) for start, n in zip(spec["start"], spec["shape"]))
+        return whole[index].astype(spec["dtype"])
     if "__dtype__" in value:
         return value["__dtype__"]
     if "__callable__" in value:
