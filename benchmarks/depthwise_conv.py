@@ -23,6 +23,7 @@ the grouped convolution) and one with it on, timed in interleaved rounds.
 import argparse
 import os
 import sys
+import time
 
 import jax
 import numpy as np
@@ -82,8 +83,13 @@ def mobilenet(size, predict_batch, train_batch, rounds):
         tuning.DEPTHWISE_TAPS = taps  # read while the programs are traced, on the first calls below
         model = mk.applications.MobileNetV2(weights=None, input_shape=(size, size, 3))
         model.compile(optimizer=mk.keras.optimizers.SGD(0.01, momentum=0.9), loss="sparse_categorical_crossentropy")
+        start = time.perf_counter()
         model.predict_on_batch(xp)
+        first_predict = time.perf_counter() - start
+        start = time.perf_counter()
         model.train_on_batch(xt, yt)
+        print(f"{label}: first calls (compile included) predict {first_predict:.1f} s, "
+              f"train {time.perf_counter() - start:.1f} s", flush=True)
         runs[("predict", label)] = lambda m=model: np.asarray(m.predict_on_batch(xp))
         runs[("train", label)] = lambda m=model: m.train_on_batch(xt, yt)
     tuning.DEPTHWISE_TAPS = True
