@@ -4,11 +4,13 @@ from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable
 
 
-def _reverse(op):
+def reflected(op):
+    """The reflected operator (``__radd__`` and the like): ``op`` with the operands swapped."""
     return lambda self, other: op(other, self)
 
 
-def _comparison(op):
+def comparison(op):
+    """An ordering operator (``__lt__`` and the like) that answers ``NotImplemented`` for None."""
     def compare(self, other):
         if other is None:
             return NotImplemented
@@ -35,19 +37,19 @@ def _convertible(x):
 
 
 OPERATORS = {
-    "__add__": math.add, "__radd__": _reverse(math.add),
-    "__sub__": math.subtract, "__rsub__": _reverse(math.subtract),
-    "__mul__": math.multiply, "__rmul__": _reverse(math.multiply),
-    "__truediv__": math.divide, "__rtruediv__": _reverse(math.divide),
-    "__floordiv__": math.floordiv, "__rfloordiv__": _reverse(math.floordiv),
-    "__mod__": math.floormod, "__rmod__": _reverse(math.floormod),
-    "__pow__": math.pow, "__rpow__": _reverse(math.pow),
-    "__matmul__": linalg.matmul, "__rmatmul__": _reverse(linalg.matmul),
+    "__add__": math.add, "__radd__": reflected(math.add),
+    "__sub__": math.subtract, "__rsub__": reflected(math.subtract),
+    "__mul__": math.multiply, "__rmul__": reflected(math.multiply),
+    "__truediv__": math.divide, "__rtruediv__": reflected(math.divide),
+    "__floordiv__": math.floordiv, "__rfloordiv__": reflected(math.floordiv),
+    "__mod__": math.floormod, "__rmod__": reflected(math.floormod),
+    "__pow__": math.pow, "__rpow__": reflected(math.pow),
+    "__matmul__": linalg.matmul, "__rmatmul__": reflected(linalg.matmul),
     "__neg__": math.negative, "__abs__": math.abs,
-    "__lt__": _comparison(math.less), "__le__": _comparison(math.less_equal),
-    "__gt__": _comparison(math.greater), "__ge__": _comparison(math.greater_equal),
-    "__and__": math.logical_and, "__rand__": _reverse(math.logical_and),
-    "__or__": math.logical_or, "__ror__": _reverse(math.logical_or),
+    "__lt__": comparison(math.less), "__le__": comparison(math.less_equal),
+    "__gt__": comparison(math.greater), "__ge__": comparison(math.greater_equal),
+    "__and__": math.logical_and, "__rand__": reflected(math.logical_and),
+    "__or__": math.logical_or, "__ror__": reflected(math.logical_or),
     "__xor__": math.logical_xor, "__invert__": math.logical_not,
     "__getitem__": array.getitem,
     "__eq__": _eq, "__ne__": _ne,

@@ -4,35 +4,23 @@ operation), with Keras 3's result dtypes. (On concrete Tensors the operators sta
 TensorFlow-style ops.) ``==`` and ``!=`` stay identity: graphs key on symbolic tensors; ``[]``
 stays minikeras's slicing (``keras.ops.get_item`` is itself written with it)."""
 from minikeras.keras.ops import numpy as np_ops
+from minikeras.ops.operators import comparison, reflected
 from minikeras.symbolic import KerasTensor
 
-
-def _reverse(op):
-    return lambda self, other: op(other, self)
-
-
-def _comparison(op):
-    def compare(self, other):
-        if other is None:
-            return NotImplemented
-        return op(self, other)
-    return compare
-
-
 OPERATORS = {
-    "__add__": np_ops.add, "__radd__": _reverse(np_ops.add),
-    "__sub__": np_ops.subtract, "__rsub__": _reverse(np_ops.subtract),
-    "__mul__": np_ops.multiply, "__rmul__": _reverse(np_ops.multiply),
-    "__truediv__": np_ops.true_divide, "__rtruediv__": _reverse(np_ops.true_divide),
-    "__floordiv__": np_ops.floor_divide, "__rfloordiv__": _reverse(np_ops.floor_divide),
-    "__mod__": np_ops.mod, "__rmod__": _reverse(np_ops.mod),
-    "__pow__": np_ops.power, "__rpow__": _reverse(np_ops.power),
-    "__matmul__": np_ops.matmul, "__rmatmul__": _reverse(np_ops.matmul),
+    "__add__": np_ops.add, "__radd__": reflected(np_ops.add),
+    "__sub__": np_ops.subtract, "__rsub__": reflected(np_ops.subtract),
+    "__mul__": np_ops.multiply, "__rmul__": reflected(np_ops.multiply),
+    "__truediv__": np_ops.true_divide, "__rtruediv__": reflected(np_ops.true_divide),
+    "__floordiv__": np_ops.floor_divide, "__rfloordiv__": reflected(np_ops.floor_divide),
+    "__mod__": np_ops.mod, "__rmod__": reflected(np_ops.mod),
+    "__pow__": np_ops.power, "__rpow__": reflected(np_ops.power),
+    "__matmul__": np_ops.matmul, "__rmatmul__": reflected(np_ops.matmul),
     "__neg__": np_ops.negative, "__abs__": np_ops.absolute,
-    "__lt__": _comparison(np_ops.less), "__le__": _comparison(np_ops.less_equal),
-    "__gt__": _comparison(np_ops.greater), "__ge__": _comparison(np_ops.greater_equal),
-    "__and__": np_ops.logical_and, "__rand__": _reverse(np_ops.logical_and),
-    "__or__": np_ops.logical_or, "__ror__": _reverse(np_ops.logical_or),
+    "__lt__": comparison(np_ops.less), "__le__": comparison(np_ops.less_equal),
+    "__gt__": comparison(np_ops.greater), "__ge__": comparison(np_ops.greater_equal),
+    "__and__": np_ops.logical_and, "__rand__": reflected(np_ops.logical_and),
+    "__or__": np_ops.logical_or, "__ror__": reflected(np_ops.logical_or),
     "__xor__": np_ops.logical_xor, "__invert__": np_ops.logical_not,
 }
 
