@@ -123,6 +123,24 @@ def test_seeding_rules():
     assert not np.array_equal(*unseeded)
 
 
+def test_unseeded_seed_generators_follow_the_global_seed():
+    # SeedGenerator(None) (a recurrent cell's, for its dropout) takes its seed from the global seed's
+    # sequence, so tf.random.set_seed repeats a program whose layers own generators
+    def states():
+        mk.random.set_seed(11)
+        return [r.SeedGenerator().state.numpy()[0] for _ in range(3)]
+
+    first = states()
+    assert first == states() and len(set(first)) == 3 and all(1 <= s <= 10**9 for s in first)
+    x = np.ones((2, 3, 2), "float32")
+
+    def dropped():
+        mk.random.set_seed(3)
+        return mk.layers.LSTM(4, dropout=0.5)(x, training=True).numpy()
+
+    np.testing.assert_array_equal(dropped(), dropped())
+
+
 def test_dtypes_and_shapes_as_keras():
     assert r.normal((2, 3), seed=1).dtype == mk.float32 and r.normal((2, 3), seed=1).shape == (2, 3)
     assert r.normal((2,), dtype="float16", seed=1).dtype == mk.float16

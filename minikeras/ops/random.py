@@ -35,6 +35,11 @@ def set_seed(seed):
     get_global_generator().assign(jax.random.key_data(jax.random.key(seed)))
 
 
+def global_seed():
+    """The seed last given to ``set_seed``, or None."""
+    return _state["seed"]
+
+
 def get_global_generator():
     """The Variable holding the random generator's state (advanced by every draw).
 

@@ -24,9 +24,21 @@ import numpy as np
 from minikeras import _context
 from minikeras.backend import is_tracer
 from minikeras.module import Module
+from minikeras.ops.random import global_seed, numpy_seed
 from minikeras.tensor import Variable, to_array
 
 _INCREMENT = np.array([0, 1], dtype=np.uint32)
+
+
+def default_seed():
+    """The seed of a ``SeedGenerator(None)``, in Keras's default range [1, 1e9]: the next of a
+    sequence fixed by the global seed once ``mk.random.set_seed`` (or
+    ``keras.utils.set_random_seed``) has run, so that layers drawing from their own generators
+    (the recurrent cells' dropout) repeat like every other random op; else Python's ``random``,
+    as Keras draws it."""
+    if global_seed() is None:
+        return python_random.randint(1, int(1e9))
+    return numpy_seed() % int(1e9) + 1
 
 
 class SeedGenerator(Module):
@@ -43,7 +55,7 @@ class SeedGenerator(Module):
         super().__init__(name=name)
         self._initial_seed = seed
         if seed is None:
-            seed = python_random.randint(1, int(1e9))  # Keras's default seed range
+            seed = default_seed()
         if not isinstance(seed, int):
             raise ValueError(f"Argument `seed` must be an integer. Received: seed={seed}")
         with _context.outside_traces():
