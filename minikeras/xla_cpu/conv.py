@@ -27,7 +27,9 @@ with the other convolutions as rules), not in forward mode. Where they cannot be
 compiler; ``MINIKERAS_NATIVE=0``) or do not apply, the rest holds. A strided float32 1x1
 convolution without padding (a ResNet's projection shortcut) is the stride-1 convolution of every
 stride-th pixel, so it runs as one, and its gradients as the stride-1 ones (the input gradient
-spread back with zeros between): a stride-1 formulation beats any strided one.
+spread back with zeros between): a stride-1 formulation beats any strided one. The gradients of
+other strided convolutions run as one stride-1 gradient per input phase (rows ``ra::sh``,
+columns ``rb::sw`` of the padded input against the filter taps ``w[ra::sh, rb::sw]``).
 
 Which formulation is fastest depends on which library XLA:CPU gives the convolution to, which
 ``eigen`` says: True for XLA's own Eigen code, False for YNNPACK. By default it is the context
@@ -211,6 +213,61 @@ def _strided_pointwise(x_shape, w_shape, strides, pads, dilations, dtype):
     return (tuple(w_shape[:2]) == (1, 1) and tuple(strides) != (1, 1) and tuple(dilations) == (1, 1)
             and pads == ((0, 0), (0, 0)) and jnp.dtype(dtype) == jnp.float32 and _on_cpu()
             and all(type(d) is int for d in x_shape))
+
+
+def _phased(x_shape, w_shape, strides, pads, dilations, dtype):
+    """Whether the gradients of this strided float32 convolution run as ``sh * sw`` stride-1
+    ones, one per input phase (``_phases``): a filter of at least the stride in each direction,
+    more than ``tuning.CONV_FEW_CHANNELS`` input channels (fewer take 'col2im' and 'chunked'), no
+    dilation, no cropping. Each phase's gradient then takes a stride-1 formulation (the native
+    kernels), which beats the strided ones; the forward pass stays XLA's strided convolution,
+    which Eigen runs faster than the phases' sum."""
+    (kh, kw, c, _), (sh, sw) = w_shape, strides
+    return (tuple(strides) != (1, 1) and tuple(dilations) == (1, 1) and (kh, kw) != (1, 1)
+            and kh >= sh and kw >= sw and c > tuning.CONV_FEW_CHANNELS and not _negative(pads)
+            and jnp.dtype(dtype) == jnp.float32 and _on_cpu() and all(type(d) is int for d in x_shape))
+
+
+def _phases(padded_hw, filter_hw, strides):
+    """``[(ra, rb, rows, cols), ...]``: for each phase (ra, rb) of a strided convolution of a
+    padded input, the padded input's rows ``ra, ra + sh, ...`` and columns ``rb, rb + sw, ...``
+    that its stride-1 convolution with the filter taps ``w[ra::sh, rb::sw]`` reads (as many as
+    give the strided output's size)."""
+    (hp, wp), (kh, kw), (sh, sw) = padded_hw, filter_hw, strides
+    ho, wo = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    return [(ra, rb, ho + -(-(kh - ra) // sh) - 1, wo + -(-(kw - rb) // sw) - 1)
+            for ra in range(sh) for rb in range(sw)]
+
+
+def _phase_input(xp, ra, rb, rows, cols, strides):
+    sh, sw = strides
+    n, _, _, c = xp.shape
+    return lax.slice(xp, (0, ra, rb, 0), (n, ra + sh * (rows - 1) + 1, rb + sw * (cols - 1) + 1, c), (1, sh, sw, 1))
+
+
+def _phased_input_grad(dy, w, input_shape, strides, pads, eigen):
+    (top, bottom), (left, right) = pads
+    n, h, w_in, c = input_shape
+    hp, wp = h + top + bottom, w_in + left + right
+    dxp = None
+    for ra, rb, rows, cols in _phases((hp, wp), w.shape[:2], strides):
+        part = conv2d_input_grad(dy, w[ra::strides[0], rb::strides[1]], (n, rows, cols, c), eigen=eigen)
+        config = [(0, 0, 0), (ra, hp - ra - (rows - 1) * strides[0] - 1, strides[0] - 1),
+                  (rb, wp - rb - (cols - 1) * strides[1] - 1, strides[1] - 1), (0, 0, 0)]
+        part = lax.pad(part, jnp.zeros((), part.dtype), config)
+        dxp = part if dxp is None else dxp + part
+    return dxp[:, top:top + h, left:left + w_in, :]
+
+
+def _phased_filter_grad(x, dy, filter_shape, strides, pads, eigen):
+    xp = _pad_hw(x, pads)
+    dw = jnp.zeros(filter_shape, x.dtype)
+    for ra, rb, rows, cols in _phases(xp.shape[1:3], filter_shape[:2], strides):
+        taps = (-(-(filter_shape[0] - ra) // strides[0]), -(-(filter_shape[1] - rb) // strides[1]))
+        part = conv2d_filter_grad(_phase_input(xp, ra, rb, rows, cols, strides), dy, (*taps, *filter_shape[2:]),
+                                  eigen=eigen)
+        dw = dw.at[ra::strides[0], rb::strides[1]].set(part)
+    return dw
 
 
 def _subsample(x, strides):
@@ -434,6 +491,8 @@ def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilat
     if method is None and _strided_pointwise(input_shape, w.shape, strides, pads, dilations, dy.dtype):
         sampled = conv2d_input_grad(dy, w, (*input_shape[:1], *dy.shape[1:3], input_shape[3]), eigen=eigen)
         return _unsubsample(sampled, input_shape, strides)
+    if method is None and _phased(input_shape, w.shape, strides, pads, dilations, dy.dtype):
+        return _phased_input_grad(dy, w, input_shape, strides, pads, eigen)
     if method is None:
         method = formulation("input_grad", input_shape, w.shape, strides, pads, dilations, eigen, dy.dtype)
     if min(dy.shape[1:3]) <= 0 or method == "xla":
@@ -645,6 +704,8 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
     strides, pads, dilations = _normalize(x.shape, filter_shape, strides, padding, dilations)
     if method is None and _strided_pointwise(x.shape, filter_shape, strides, pads, dilations, x.dtype):
         return conv2d_filter_grad(_subsample(x, strides), dy, filter_shape, eigen=eigen)
+    if method is None and _phased(x.shape, filter_shape, strides, pads, dilations, x.dtype):
+        return _phased_filter_grad(x, dy, filter_shape, strides, pads, eigen)
     if method is None:
         method = formulation("filter_grad", x.shape, filter_shape, strides, pads, dilations, eigen, x.dtype)
     if min(dy.shape[1:3]) <= 0 or method == "xla":
