@@ -45,7 +45,8 @@ CONV_SPLIT_BYTES = 2 << 20
 # one of MobileNetV2's ten depthwise shapes at 224x224 (Eigen, as in minikeras' programs; batch 8
 # forward, batch 4 forward + both gradients; jax 0.10.2, a 2-vCPU Zen 4 (AVX-512) loaded by
 # other work, 2026-11-28): forward 16-60x, the three together 21-128x, the input gradient
-# 13-160x, the filter gradient 3.9x (112x112x32) to 153x (7x7x960). No shape kept the grouped
+# 13-160x, the filter gradient 3.9x (112x112x32) to 153x (7x7x960); on YNNPACK (``--eager``:
+# eager ops, plain jax.jit) forward 4.5-18x, all three 6.3-93x. No shape kept the grouped
 # convolution, so there is no threshold. False: the grouped convolution (and jax's transposes of
 # it) everywhere.
 #     python benchmarks/depthwise_conv.py --parts
