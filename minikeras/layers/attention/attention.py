@@ -2,12 +2,13 @@
 import numpy as np
 
 from minikeras import activations
+from minikeras.layers.attention.attention_masks import as_bool
 from minikeras.layers.base import Layer
 from minikeras.ops.array import expand_dims, transpose
 from minikeras.ops.creation import zeros_like
 from minikeras.ops.elementwise import logical_and, logical_not, tanh
 from minikeras.ops.linalg import matmul
-from minikeras.ops.math import cast, where
+from minikeras.ops.math import where
 from minikeras.ops.nn import dropout
 from minikeras.ops.reduce import reduce_sum
 from minikeras.saving.registry import register_builtin
@@ -80,8 +81,8 @@ class Attention(Layer):
         query, value = inputs[0], inputs[1]
         key = inputs[2] if len(inputs) > 2 else value
         self._check_dims(query, value, key)
-        q_mask = _as_bool(mask[0]) if mask and mask[0] is not None else None
-        v_mask = _as_bool(mask[1]) if mask and mask[1] is not None else None
+        q_mask = as_bool(mask[0]) if mask and mask[0] is not None else None
+        v_mask = as_bool(mask[1]) if mask and mask[1] is not None else None
         for name, m, x in (("query", q_mask, query), ("value", v_mask, value)):
             if m is not None and tuple(m.shape) != tuple(x.shape[:-1]):
                 raise ValueError(f"{type(self).__name__} '{self.name}': the {name} mask must have the shape of the "
@@ -113,7 +114,7 @@ class Attention(Layer):
         self._validate_inputs(inputs, mask)
         if mask is None or mask[0] is None:
             return None
-        return _as_bool(mask[0])
+        return as_bool(mask[0])
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[0][:-1]) + (input_shape[1][-1],)
@@ -169,7 +170,3 @@ class AdditiveAttention(Attention):
 def _swap_last(ndim):
     return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
 
-
-def _as_bool(mask):
-    mask = mask if isinstance(mask, Tensor) else Tensor(to_array(mask))
-    return mask if mask.dtype.name == "bool" else cast(mask, "bool")

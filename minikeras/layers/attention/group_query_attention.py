@@ -2,18 +2,16 @@
 import numpy as np
 
 from minikeras import activations, constraints, initializers, regularizers
-from minikeras.dtypes import as_dtype
 from minikeras.layers.activations.activation_layers import Softmax
+from minikeras.layers.attention.attention_masks import as_bool, combined_attention_mask, masked_logits
 from minikeras.layers.base import Layer
 from minikeras.layers.core.einsum_dense import EinsumDense
 from minikeras.layers.mask_flow import set_mask
 from minikeras.layers.regularization.dropout import Dropout
 from minikeras.ops.array import expand_dims, gather
 from minikeras.ops.einsum import einsum
-from minikeras.ops.elementwise import logical_and
-from minikeras.ops.math import cast, where
 from minikeras.saving.registry import register_builtin
-from minikeras.tensor import Tensor, to_array
+from minikeras.tensor import Tensor
 
 _DOT_PRODUCT = "bquh,bkuh->buqk"
 _COMBINE = "buqk,bkuh->bquh"
@@ -184,7 +182,7 @@ class GroupedQueryAttention(Layer):
         output, scores = self._compute_attention(query, key, value, attention_mask, training, return_attention_scores)
         output = self._output_dense(output * gate if gate is not None else output)
         if query_mask is not None:
-            set_mask(output, _as_bool(query_mask))
+            set_mask(output, as_bool(query_mask))
         return (output, scores) if return_attention_scores else output
 
     def _compute_attention(self, query, key, value, attention_mask, training, return_attention_scores):
@@ -196,8 +194,7 @@ class GroupedQueryAttention(Layer):
         if self.dropout == 0 and not return_attention_scores:
             # Keras's dot_product_attention: a row with nothing to attend to attends uniformly
             logits = einsum(_DOT_PRODUCT, query, key) * self._inverse_sqrt_head_dim
-            if mask is not None:
-                logits = where(mask, logits, float(-0.7 * np.finfo(as_dtype(logits.dtype)).max))
+            logits = masked_logits(logits, mask)
             return einsum(_COMBINE, activations.softmax(logits, axis=-1), value), None
         scores = einsum(_DOT_PRODUCT, query * self._inverse_sqrt_head_dim, key)
         scores = self._softmax(scores, mask=mask)
@@ -218,34 +215,8 @@ class GroupedQueryAttention(Layer):
 
     def _attention_mask(self, query, value, query_mask, value_mask, key_mask, attention_mask, use_causal_mask):
         """The (B, T, S) mask: ``attention_mask``, the inputs' masks, causality and the window, ANDed."""
-        t, s = query.shape[1], value.shape[1]
-        auto = None
-        for name, mask, axis, tensor in (("query_mask", query_mask, -1, query), ("value_mask", value_mask, -2, value),
-                                         ("key_mask", key_mask, -2, value)):
-            if mask is None:
-                continue
-            mask = _as_bool(mask)
-            if tuple(mask.shape) != tuple(tensor.shape[:2]):
-                raise ValueError(f"GroupQueryAttention '{self.name}': `{name}` must have the shape of its input "
-                                 f"without the last axis, {tuple(tensor.shape[:2])}. Received: {name}.shape="
-                                 f"{tuple(mask.shape)}")
-            mask = expand_dims(mask, axis)
-            auto = mask if auto is None else logical_and(auto, mask)
-        rows, cols = np.arange(t)[:, None], np.arange(s)[None, :]
-        if use_causal_mask:
-            auto = _and_constant(auto, rows >= cols)
-        if self.sliding_window is not None:
-            auto = _and_constant(auto, np.abs(rows - cols) < self.sliding_window)
-        if attention_mask is not None:
-            attention_mask = _as_bool(attention_mask)
-            expected = (query.shape[0], t, s)
-            shape = tuple(attention_mask.shape)
-            if len(shape) > 3 or any(m not in (1, n) for m, n in zip(shape[::-1], expected[::-1])):
-                raise ValueError(f"GroupQueryAttention '{self.name}': `attention_mask` must be broadcastable to "
-                                 f"(batch, target, source) = {expected}. Received: attention_mask.shape={shape}")
-        if auto is not None:
-            attention_mask = auto if attention_mask is None else logical_and(attention_mask, auto)
-        return attention_mask
+        return combined_attention_mask(f"GroupQueryAttention '{self.name}'", query, value, value, query_mask,
+                                       value_mask, key_mask, attention_mask, use_causal_mask, self.sliding_window)
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         query_shape = tuple(query_shape)
@@ -265,13 +236,3 @@ class GroupedQueryAttention(Layer):
 def _shape_of(x):
     return tuple(x.shape) if hasattr(x, "shape") else tuple(np.shape(x))
 
-
-def _as_bool(mask):
-    mask = mask if isinstance(mask, Tensor) else Tensor(to_array(mask))
-    return mask if mask.dtype.name == "bool" else cast(mask, "bool")
-
-
-def _and_constant(mask, band):
-    """``mask`` ANDed with the (T, S) boolean array ``band``, as (1, T, S)."""
-    band = Tensor(to_array(band[None]))
-    return band if mask is None else logical_and(mask, band)

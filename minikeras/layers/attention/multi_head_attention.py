@@ -4,18 +4,16 @@ import string
 import numpy as np
 
 from minikeras import activations, constraints, initializers, regularizers
-from minikeras.dtypes import as_dtype
 from minikeras.layers.activations.activation_layers import Softmax
+from minikeras.layers.attention.attention_masks import as_bool, combined_attention_mask, masked_logits
 from minikeras.layers.base import Layer
 from minikeras.layers.core.einsum_dense import EinsumDense
 from minikeras.layers.mask_flow import get_mask, set_mask
 from minikeras.layers.regularization.dropout import Dropout
 from minikeras.ops.array import expand_dims
 from minikeras.ops.einsum import einsum
-from minikeras.ops.elementwise import logical_and
-from minikeras.ops.math import cast, where
 from minikeras.saving.registry import register_builtin
-from minikeras.tensor import Tensor, to_array
+from minikeras.tensor import Tensor
 
 
 @register_builtin("minikeras.layers")
@@ -209,7 +207,7 @@ class MultiHeadAttention(Layer):
                                                  return_attention_scores)
         output = self.output_dense(output * gate if gate is not None else output)
         if query_mask is not None:
-            set_mask(output, _as_bool(query_mask))
+            set_mask(output, as_bool(query_mask))
         return (output, scores) if return_attention_scores else output
 
     def _compute_attention(self, query, key, value, attention_mask=None, training=None,
@@ -218,11 +216,7 @@ class MultiHeadAttention(Layer):
         fused = self._dropout == 0 and not return_attention_scores and query.ndim == 4
         if fused:  # Keras's ops.dot_product_attention: an all-masked row attends uniformly, not to nothing
             logits = einsum(self._dot_product_equation, key, query) * self._inverse_sqrt_key_dim
-            if attention_mask is not None:
-                mask = attention_mask
-                while mask.ndim < logits.ndim:
-                    mask = expand_dims(mask, -3)
-                logits = where(mask, logits, float(-0.7 * np.finfo(as_dtype(logits.dtype)).max))
+            logits = masked_logits(logits, attention_mask)
             probs = activations.softmax(logits, axis=-1)
             return einsum(self._combine_equation, probs, value), None
         query = query * self._inverse_sqrt_key_dim
@@ -248,48 +242,15 @@ class MultiHeadAttention(Layer):
                                  f"{tuple(tensor.shape)}")
 
     def _attention_mask(self, query, value, key, query_mask, value_mask, key_mask, attention_mask, use_causal_mask):
-        """The (B, T, S) mask: ``attention_mask`` and the masks of the inputs and causality, ANDed."""
-        t, s = query.shape[1], value.shape[1]
-        auto = None
-        for name, mask, axis, tensor in (("query_mask", query_mask, -1, query), ("value_mask", value_mask, -2, value),
-                                         ("key_mask", key_mask, -2, key)):
-            if mask is None:
-                continue
-            mask = _as_bool(mask)
-            if tuple(mask.shape) != tuple(tensor.shape[:mask.ndim]) or mask.ndim != tensor.ndim - 1:
-                raise ValueError(f"MultiHeadAttention '{self.name}': `{name}` must have the shape of its input "
-                                 f"without the last axis, {tuple(tensor.shape[:-1])}. Received: {name}.shape="
-                                 f"{tuple(mask.shape)}")
-            mask = expand_dims(mask, axis)
-            auto = mask if auto is None else logical_and(auto, mask)
-        if use_causal_mask:
-            causal = Tensor(to_array(np.tril(np.ones((1, t, s), bool))))
-            auto = causal if auto is None else logical_and(auto, causal)
-        if self._sliding_window is not None:
-            band = np.abs(np.arange(t)[:, None] - np.arange(s)[None, :]) < self._sliding_window
-            band = Tensor(to_array(band[None]))
-            auto = band if auto is None else logical_and(auto, band)
-        if attention_mask is not None:
-            attention_mask = _as_bool(attention_mask)
-            expected = (query.shape[0],) + tuple(query.shape[1:-1]) + tuple(value.shape[1:-1])
-            shape = tuple(attention_mask.shape)
-            if len(shape) > len(expected) or any(m not in (1, n) for m, n in zip(shape[::-1], expected[::-1])):
-                raise ValueError(f"MultiHeadAttention '{self.name}': `attention_mask` must be broadcastable to "
-                                 f"(batch, target, source) = {expected}. Received: attention_mask.shape={shape}")
-        if auto is not None:
-            attention_mask = auto if attention_mask is None else logical_and(attention_mask, auto)
-        return attention_mask
+        """The (B, T, S) mask: ``attention_mask``, the inputs' masks, causality and the window, ANDed."""
+        return combined_attention_mask(f"MultiHeadAttention '{self.name}'", query, value, key, query_mask, value_mask,
+                                       key_mask, attention_mask, use_causal_mask, self._sliding_window)
 
     def compute_output_shape(self, query_shape, value_shape=None, key_shape=None):
         query_shape = tuple(query_shape)
         if self._output_shape_arg:
             return query_shape[:-1] + tuple(self._output_shape_arg)
         return query_shape
-
-
-def _as_bool(mask):
-    mask = mask if isinstance(mask, Tensor) else Tensor(to_array(mask))
-    return mask if mask.dtype.name == "bool" else cast(mask, "bool")
 
 
 def _projection_equation(free_dims, bound_dims, output_dims):
