@@ -236,3 +236,20 @@ def test_one_target_array_goes_to_the_only_output_with_a_loss_as_keras():
     expected = float(np.mean(np.square(model.predict(x, verbose=0)[0] - y)))
     assert np.isclose(model.evaluate(x, y, verbose=0, return_dict=True)["loss"], expected, rtol=1e-6)
     model.fit(x, y, verbose=0)
+
+
+def test_per_output_losses_are_logged_only_where_two_outputs_have_a_loss():
+    # Keras 3.15: one loss among two outputs logs 'loss' alone (evaluate returns a number);
+    # two losses log each output's '<name>_loss' beside it
+    from minikeras import keras
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, [keras.layers.Dense(2, name="a")(inputs), keras.layers.Dense(1, name="b")(inputs)])
+    x, ya, yb = np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"), np.zeros((4, 1), "float32")
+    for loss in (["mse", None], {"a": "mse", "b": None}):
+        model.compile("sgd", loss=loss)
+        assert sorted(model.evaluate(x, [ya, yb], verbose=0, return_dict=True)) == ["loss"]
+        assert np.ndim(model.evaluate(x, [ya, yb], verbose=0)) == 0
+    model.compile("sgd", loss=["mse", None], metrics=[["mae"], None])
+    assert sorted(model.fit(x, [ya, yb], verbose=0).history) == ["a_mae", "loss"]
+    model.compile("sgd", loss="mse")
+    assert sorted(model.evaluate(x, [ya, yb], verbose=0, return_dict=True)) == ["a_loss", "b_loss", "loss"]

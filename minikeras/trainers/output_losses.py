@@ -63,7 +63,9 @@ class OutputLosses:
                 metric.name = f"{names[i]}_{metric.name}"
                 self.metrics.append((i, metric))
         self.metrics.sort(key=lambda item: item[1].name)  # Keras 3 logs them sorted by name
-        self.trackers = [metrics_module.Mean(name=f"{name}_loss") if loss is not None else None
+        # Keras 3 tracks each output's loss only where two or more outputs have one
+        tracked = sum(loss is not None for loss in self.losses) > 1
+        self.trackers = [metrics_module.Mean(name=f"{name}_loss") if loss is not None and tracked else None
                          for name, loss in zip(names, self.losses)]
         self.names = list(names)
         if n and all(loss is None for loss in self.losses) and self.loss_spec is not None:
@@ -108,7 +110,8 @@ class OutputLosses:
             if loss is None:
                 continue
             value = loss(yt, yp, sample_weight=sw)
-            tracker.update_state(value, sample_weight=yp.shape[0] if yp.ndim else 1)
+            if tracker is not None:
+                tracker.update_state(value, sample_weight=yp.shape[0] if yp.ndim else 1)
             total = total + w * value
         return total
 
