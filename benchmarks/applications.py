@@ -16,12 +16,10 @@ a row out. Weights are random (``weights=None``): the speed does not depend on t
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CpuSteal, StepWorker, cpu_model  # noqa: E402
+from common import CpuSteal, cpu_model, print_rates, time_workers  # noqa: E402
 
 DEFAULT_BATCH = {"predict": 32, "train": 16}
 
@@ -39,37 +37,14 @@ def contenders(keras_python, tf_python):
 def measure(model, phase, batch, size, steps, rounds, keras_python, tf_python):
     """Starts each contender, times its first call, then ``rounds`` interleaved runs; prints the
     table and returns {row: images/s}."""
-    workers, first, notes = {}, {}, []
-    try:
-        for name, python, framework, env in contenders(keras_python, tf_python):
-            options = ["--framework", framework, "--model", model, "--phase", phase, "--batch-size", str(batch),
-                       "--size", str(size), "--steps", str(steps)]
-            worker = StepWorker.start("applications_worker.py", python, options, env)
-            if isinstance(worker, str):
-                notes.append(f"no {name} row: {worker}")
-                continue
-            workers[name] = worker
-            notes.append(f"{name}: {worker.description}")
-            start = time.perf_counter()
-            worker.first()
-            first[name] = time.perf_counter() - start
-        times = {name: [] for name in workers}
-        for _ in range(rounds):
-            for name, worker in workers.items():
-                start = time.perf_counter()
-                worker.run()
-                times[name].append(time.perf_counter() - start)
-    finally:
-        for worker in workers.values():
-            worker.close()
-    rates = {name: batch * steps / statistics.median(values) for name, values in times.items()}
-    reference = next(iter(rates.values()), None)
-    print(f"\n{model} {phase}: {size}x{size}, batch {batch}, {steps} batches per run, median of {rounds} rounds")
-    for note in notes:
-        print(f"  {note}")
-    print(f"  {'':12s} {'images/s':>10s} {'vs first row':>12s} {'first call s':>12s}")
-    for name, rate in rates.items():
-        print(f"  {name:12s} {rate:10.1f} {rate / reference:11.2f}x {first[name]:12.1f}")
+    options = ["--model", model, "--phase", phase, "--batch-size", str(batch), "--size", str(size),
+               "--steps", str(steps)]
+    rows = [(name, python, ["--framework", framework, *options], env)
+            for name, python, framework, env in contenders(keras_python, tf_python)]
+    first, medians, notes = time_workers("applications_worker.py", rows, rounds)
+    rates = {name: batch * steps / seconds for name, seconds in medians.items()}
+    print_rates(f"{model} {phase}: {size}x{size}, batch {batch}, {steps} batches per run, median of {rounds} rounds",
+                notes, rates, first, "images/s", 12)
     return rates
 
 

@@ -165,3 +165,40 @@ class StepWorker:
     def close(self):
         self.process.stdin.close()
         self.process.wait()
+
+
+def time_workers(script, contenders, rounds):
+    """Starts ``script`` for each of ``contenders`` [(row name, python, options, env)], times each
+    one's first call, then ``rounds`` of ``run()`` in turn (``interleaved``); closes them all.
+
+    Returns ``(first, medians, notes)``: {row: first call's seconds}, {row: median seconds of a
+    run} and lines that say which rows run what, and why a row is missing."""
+    workers, first, notes = {}, {}, []
+    try:
+        for name, python, options, env in contenders:
+            worker = StepWorker.start(script, python, options, env)
+            if isinstance(worker, str):
+                notes.append(f"no {name} row: {worker}")
+                continue
+            workers[name] = worker
+            notes.append(f"{name}: {worker.description}")
+            start = time.perf_counter()
+            worker.first()
+            first[name] = time.perf_counter() - start
+        medians = interleaved({name: worker.run for name, worker in workers.items()}, repeats=rounds)
+    finally:
+        for worker in workers.values():
+            worker.close()
+    return first, medians, notes
+
+
+def print_rates(title, notes, rates, first, unit, width):
+    """Prints a table of ``rates`` {row: items/s} with each row's ratio to the first row and its
+    first call's seconds (``first``), under ``title`` and ``notes``; ``width``: the row names' column."""
+    reference = next(iter(rates.values()), None)
+    print(f"\n{title}")
+    for note in notes:
+        print(f"  {note}")
+    print(f"  {'':{width}s} {unit:>10s} {'vs first row':>12s} {'first call s':>12s}")
+    for name, rate in rates.items():
+        print(f"  {name:{width}s} {rate:10.1f} {rate / reference:11.2f}x {first[name]:12.1f}")

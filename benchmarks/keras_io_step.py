@@ -19,12 +19,10 @@ Each row: samples/s of ``fit`` over ``--steps`` batches (median of ``--rounds``)
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CpuSteal, StepWorker, cpu_model  # noqa: E402
+from common import CpuSteal, cpu_model, print_rates, time_workers  # noqa: E402
 
 DEFAULT_BATCH = {"vit": 64, "gpt": 32, "mlp": 256}
 
@@ -42,37 +40,15 @@ def contenders(kind, keras_python):
 
 
 def measure(kind, batch, steps, rounds, keras_python):
-    workers, first, notes = {}, {}, []
-    try:
-        for name, python, framework, model_kind, env in contenders(kind, keras_python):
-            options = ["--framework", framework, "--kind", model_kind,
-                       "--batch-size", str(batch), "--steps", str(steps)]
-            worker = StepWorker.start("keras_io_worker.py", python, options, env)
-            if isinstance(worker, str):
-                notes.append(f"no {name} row: {worker}")
-                continue
-            workers[name] = worker
-            notes.append(f"{name}: {worker.description}")
-            start = time.perf_counter()
-            worker.first()
-            first[name] = time.perf_counter() - start
-        times = {name: [] for name in workers}
-        for _ in range(rounds):
-            for name, worker in workers.items():
-                start = time.perf_counter()
-                worker.run()
-                times[name].append(time.perf_counter() - start)
-    finally:
-        for worker in workers.values():
-            worker.close()
-    rates = {name: batch * steps / statistics.median(values) for name, values in times.items()}
-    reference = next(iter(rates.values()), None)
-    print(f"\n{kind}: batch {batch}, {steps} steps per fit, median of {rounds} rounds")
-    for note in notes:
-        print(f"  {note}")
-    print(f"  {'':22s} {'samples/s':>10s} {'vs first row':>12s} {'first call s':>12s}")
-    for name, rate in rates.items():
-        print(f"  {name:22s} {rate:10.1f} {rate / reference:11.2f}x {first[name]:12.1f}")
+    """Starts each contender, times its first call, then ``rounds`` interleaved runs; prints the
+    table and returns {row: samples/s}."""
+    rows = [(name, python, ["--framework", framework, "--kind", model_kind, "--batch-size", str(batch),
+                            "--steps", str(steps)], env)
+            for name, python, framework, model_kind, env in contenders(kind, keras_python)]
+    first, medians, notes = time_workers("keras_io_worker.py", rows, rounds)
+    rates = {name: batch * steps / seconds for name, seconds in medians.items()}
+    print_rates(f"{kind}: batch {batch}, {steps} steps per fit, median of {rounds} rounds", notes, rates, first,
+                "samples/s", 22)
     return rates
 
 
