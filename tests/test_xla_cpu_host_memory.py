@@ -14,9 +14,20 @@ from minikeras.xla_cpu.host_memory import _glibc
 
 needs_glibc = pytest.mark.skipif(_glibc() is None, reason="glibc only")
 
-# mallinfo2 (glibc >= 2.33) counts the blocks served by mmap in hblks; run in a child process
-# because the setting is process-wide
-CHILD = textwrap.dedent("""
+
+def _has_mallinfo2():
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").mallinfo2
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
+needs_mallinfo2 = pytest.mark.skipif(_glibc() is None or not _has_mallinfo2(), reason="glibc >= 2.33 (mallinfo2)")
+
+# a child process's start: glibc's mallinfo2 as ``libc.mallinfo2()``
+MALLINFO2_CHILD = textwrap.dedent("""
     import ctypes, sys
     import numpy as np
     import minikeras as mk
@@ -28,6 +39,11 @@ CHILD = textwrap.dedent("""
 
     libc = ctypes.CDLL("libc.so.6")
     libc.mallinfo2.restype = MallInfo2
+""")
+
+# mallinfo2 (glibc >= 2.33) counts the blocks served by mmap in hblks; run in a child process
+# because the setting is process-wide
+CHILD = MALLINFO2_CHILD + textwrap.dedent("""
     if sys.argv[1] == "reuse":
         assert mk.config.reuse_freed_host_memory() is True
     before = libc.mallinfo2().hblks
@@ -51,34 +67,17 @@ def new_mmapped_blocks(mode, import_setting="0"):
     return run_child(CHILD, mode, import_setting)
 
 
-@needs_glibc
+@needs_mallinfo2
 def test_large_blocks_come_from_the_heap_after_the_call():
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6").mallinfo2
-    except AttributeError:
-        pytest.skip("glibc < 2.33 has no mallinfo2")
     assert new_mmapped_blocks("default") == 1
     assert new_mmapped_blocks("reuse") == 0
     assert new_mmapped_blocks("default", import_setting=None) == 0  # import minikeras made it
     assert new_mmapped_blocks("default", import_setting="1") == 0
 
 
-
 # mallinfo2().arena: the bytes of heap glibc holds from the system; a freed block at the top of
 # the heap is given back once more than the retained amount lies free there
-TRIM_CHILD = textwrap.dedent("""
-    import ctypes, sys
-    import numpy as np
-    import minikeras as mk
-
-    class MallInfo2(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_size_t) for name in
-                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
-                     "fordblks", "keepcost")]
-
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallinfo2.restype = MallInfo2
+TRIM_CHILD = MALLINFO2_CHILD + textwrap.dedent("""
     assert mk.config.reuse_freed_host_memory(None if sys.argv[1] == "all" else 16 << 20) is True
     block = np.ones(64 << 20, np.uint8)
     held = libc.mallinfo2().arena
@@ -87,13 +86,8 @@ TRIM_CHILD = textwrap.dedent("""
 """)
 
 
-@needs_glibc
+@needs_mallinfo2
 def test_the_default_keeps_all_freed_heap():
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6").mallinfo2
-    except AttributeError:
-        pytest.skip("glibc < 2.33 has no mallinfo2")
     assert run_child(TRIM_CHILD, "16MiB", "0") >= 48  # MiB given back to the system
     assert run_child(TRIM_CHILD, "all", "0") == 0
 
