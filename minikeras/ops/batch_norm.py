@@ -22,9 +22,9 @@ import math
 import jax
 import jax.numpy as jnp
 
-from minikeras.ops.elementwise import rsqrt
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_mean, reduce_sum
+from minikeras.ops.standardized import standardized
 
 
 def _forward(x, *weights, axes, has_gamma, has_beta, epsilon):
@@ -45,10 +45,7 @@ _batch_norm_training = Primitive("batch_norm_training", _forward)
 
 @_batch_norm_training.defgrad
 def _(g, out, x, *weights, axes, has_gamma, has_beta, epsilon):
-    mean = reduce_mean(x, axis=axes, keepdims=True)
-    centered = x - mean
-    rstd = rsqrt(reduce_mean(centered * centered, axis=axes, keepdims=True) + epsilon)
-    xhat = centered * rstd
+    xhat, rstd = standardized(x, axes, epsilon)
     dbeta = reduce_sum(g, axis=axes, keepdims=True)
     dgamma = reduce_sum(g * xhat, axis=axes, keepdims=True)
     sizes = [x.shape[a] for a in axes]

@@ -15,9 +15,9 @@ well. The rule is written with minikeras ops, so higher orders work as for any o
 import jax
 import jax.numpy as jnp
 
-from minikeras.ops.elementwise import rsqrt
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_mean, reduce_sum
+from minikeras.ops.standardized import standardized
 
 
 def _forward(x, *weights, axes, has_gamma, has_beta, epsilon):
@@ -37,10 +37,7 @@ _layer_norm = Primitive("layer_norm", _forward)
 
 @_layer_norm.defgrad
 def _(g, out, x, *weights, axes, has_gamma, has_beta, epsilon):
-    mean = reduce_mean(x, axis=axes, keepdims=True)
-    centered = x - mean
-    rstd = rsqrt(reduce_mean(centered * centered, axis=axes, keepdims=True) + epsilon)
-    xhat = centered * rstd
+    xhat, rstd = standardized(x, axes, epsilon)
     dxhat = g * weights[0] if has_gamma else g
     dx = rstd * (dxhat - reduce_mean(dxhat, axis=axes, keepdims=True)
                  - xhat * reduce_mean(dxhat * xhat, axis=axes, keepdims=True))
