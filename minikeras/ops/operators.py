@@ -4,18 +4,33 @@ from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable
 
 
-def reflected(op):
+def _reflected(op):
     """The reflected operator (``__radd__`` and the like): ``op`` with the operands swapped."""
     return lambda self, other: op(other, self)
 
 
-def comparison(op):
+def _comparison(op):
     """An ordering operator (``__lt__`` and the like) that answers ``NotImplemented`` for None."""
     def compare(self, other):
         if other is None:
             return NotImplemented
         return op(self, other)
     return compare
+
+
+def python_operators(*, add, subtract, multiply, divide, floordiv, mod, power, matmul, negative, absolute,
+                     less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor, logical_not):
+    """{dunder name: method} for Python's arithmetic, ordering and logical operators written with
+    the given ops (the reflected ones with the operands swapped; ``x < None`` is ``NotImplemented``)."""
+    binary = {"add": add, "sub": subtract, "mul": multiply, "truediv": divide, "floordiv": floordiv, "mod": mod,
+              "pow": power, "matmul": matmul, "and": logical_and, "or": logical_or}
+    table = {}
+    for name, op in binary.items():
+        table[f"__{name}__"], table[f"__r{name}__"] = op, _reflected(op)
+    ordering = {"lt": less, "le": less_equal, "gt": greater, "ge": greater_equal}
+    table.update({f"__{name}__": _comparison(op) for name, op in ordering.items()})
+    table.update({"__xor__": logical_xor, "__invert__": logical_not, "__neg__": negative, "__abs__": absolute})
+    return table
 
 
 def _eq(self, other):
@@ -37,20 +52,11 @@ def _convertible(x):
 
 
 OPERATORS = {
-    "__add__": math.add, "__radd__": reflected(math.add),
-    "__sub__": math.subtract, "__rsub__": reflected(math.subtract),
-    "__mul__": math.multiply, "__rmul__": reflected(math.multiply),
-    "__truediv__": math.divide, "__rtruediv__": reflected(math.divide),
-    "__floordiv__": math.floordiv, "__rfloordiv__": reflected(math.floordiv),
-    "__mod__": math.floormod, "__rmod__": reflected(math.floormod),
-    "__pow__": math.pow, "__rpow__": reflected(math.pow),
-    "__matmul__": linalg.matmul, "__rmatmul__": reflected(linalg.matmul),
-    "__neg__": math.negative, "__abs__": math.abs,
-    "__lt__": comparison(math.less), "__le__": comparison(math.less_equal),
-    "__gt__": comparison(math.greater), "__ge__": comparison(math.greater_equal),
-    "__and__": math.logical_and, "__rand__": reflected(math.logical_and),
-    "__or__": math.logical_or, "__ror__": reflected(math.logical_or),
-    "__xor__": math.logical_xor, "__invert__": math.logical_not,
+    **python_operators(add=math.add, subtract=math.subtract, multiply=math.multiply, divide=math.divide,
+                       floordiv=math.floordiv, mod=math.floormod, power=math.pow, matmul=linalg.matmul,
+                       negative=math.negative, absolute=math.abs, less=math.less, less_equal=math.less_equal,
+                       greater=math.greater, greater_equal=math.greater_equal, logical_and=math.logical_and,
+                       logical_or=math.logical_or, logical_xor=math.logical_xor, logical_not=math.logical_not),
     "__getitem__": array.getitem,
     "__eq__": _eq, "__ne__": _ne,
 }

@@ -4,25 +4,15 @@ operation), with Keras 3's result dtypes. (On concrete Tensors the operators sta
 TensorFlow-style ops.) ``==`` and ``!=`` stay identity: graphs key on symbolic tensors; ``[]``
 stays minikeras's slicing (``keras.ops.get_item`` is itself written with it)."""
 from minikeras.keras.ops import numpy as np_ops
-from minikeras.ops.operators import comparison, reflected
+from minikeras.ops.operators import python_operators
 from minikeras.symbolic import KerasTensor
 
-OPERATORS = {
-    "__add__": np_ops.add, "__radd__": reflected(np_ops.add),
-    "__sub__": np_ops.subtract, "__rsub__": reflected(np_ops.subtract),
-    "__mul__": np_ops.multiply, "__rmul__": reflected(np_ops.multiply),
-    "__truediv__": np_ops.true_divide, "__rtruediv__": reflected(np_ops.true_divide),
-    "__floordiv__": np_ops.floor_divide, "__rfloordiv__": reflected(np_ops.floor_divide),
-    "__mod__": np_ops.mod, "__rmod__": reflected(np_ops.mod),
-    "__pow__": np_ops.power, "__rpow__": reflected(np_ops.power),
-    "__matmul__": np_ops.matmul, "__rmatmul__": reflected(np_ops.matmul),
-    "__neg__": np_ops.negative, "__abs__": np_ops.absolute,
-    "__lt__": comparison(np_ops.less), "__le__": comparison(np_ops.less_equal),
-    "__gt__": comparison(np_ops.greater), "__ge__": comparison(np_ops.greater_equal),
-    "__and__": np_ops.logical_and, "__rand__": reflected(np_ops.logical_and),
-    "__or__": np_ops.logical_or, "__ror__": reflected(np_ops.logical_or),
-    "__xor__": np_ops.logical_xor, "__invert__": np_ops.logical_not,
-}
+OPERATORS = python_operators(
+    add=np_ops.add, subtract=np_ops.subtract, multiply=np_ops.multiply, divide=np_ops.true_divide,
+    floordiv=np_ops.floor_divide, mod=np_ops.mod, power=np_ops.power, matmul=np_ops.matmul, negative=np_ops.negative,
+    absolute=np_ops.absolute, less=np_ops.less, less_equal=np_ops.less_equal, greater=np_ops.greater,
+    greater_equal=np_ops.greater_equal, logical_and=np_ops.logical_and, logical_or=np_ops.logical_or,
+    logical_xor=np_ops.logical_xor, logical_not=np_ops.logical_not)
 
 
 def install():
