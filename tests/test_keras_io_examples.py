@@ -1335,9 +1335,10 @@ def test_subclassing_conv_layers_convolution_op():
 
 
 # -- vision/image_classification_from_scratch.py ---------------------------------------------
-def make_pet_images(root, per_class=24):
+def make_pet_images(root, per_class=20):
     """PetImages/{Cat,Dog}/*.jpg as the Kaggle download has them (JFIF JPEGs of varying sizes,
-    plus one corrupted file the example filters out): cats reddish, dogs bluish."""
+    plus one corrupted file the example filters out): cats reddish, dogs bluish. Forty images
+    split 32/8 fill two training batches of 16, so the train step compiles for one batch shape."""
     from PIL import Image
     rng = np.random.default_rng(14)
     for folder, channel in (("Cat", 0), ("Dog", 2)):
