@@ -123,6 +123,7 @@ def test_configs_are_keras(name, make):
 
 
 def test_draws_by_their_ranges():
+    mk.random.set_seed(5)  # the mean-of-draws bounds below hold for most seeds, not all: fix the draws
     shape = (256, 4, 4, 3)
     solar = L.Solarization((0.1, 0.2), (0.3, 0.5)).get_random_transformation(shape)
     additions, thresholds = np.asarray(solar["additions"]), np.asarray(solar["thresholds"])
