@@ -14,7 +14,10 @@ arguments. It checks, as Keras's does:
 - a one-step ``fit`` of a Model wrapping the layer, with the loss ``sum(y_pred)``, fed by a
   Python generator that repeats the batch, with ``steps_per_epoch=1``;
 - mixed precision: under ``dtype="mixed_float16"`` the eager outputs have the dtypes of the
-  symbolic call's outputs and floating weights are float32.
+  symbolic call's outputs and floating weights are float32. The dtypes depend on the layer's
+  class, config, call arguments and input dtypes, not on the input shapes, so a case repeating
+  those of one already checked in this process skips it (every float16 call compiles each op
+  again).
 
 Differences from Keras's: no sparse or ragged inputs, no seed-generator count (minikeras's random
 layers draw from the global generator; only the recurrent cells hold a SeedGenerator, as
@@ -239,9 +242,26 @@ def _training_step(layer, input_data, output_data):
     model.fit(data_generator(), steps_per_epoch=1, verbose=0)
 
 
+_MIXED_PRECISION_CHECKED = set()
+
+
+def _mixed_precision_key(layer_cls, init_kwargs, input_data, call_kwargs):
+    dtypes = _map_like(lambda x: np.asarray(x).dtype.name, input_data)
+    try:
+        return json.dumps([layer_cls.__module__, layer_cls.__qualname__, init_kwargs, call_kwargs, dtypes],
+                          sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return None  # arguments JSON cannot describe: always checked
+
+
 def _mixed_precision_check(layer_cls, init_kwargs, input_data, symbolic, call_kwargs):
     """As Keras's: under ``mixed_float16`` the eager outputs have the dtypes of the symbolic call's
     outputs (the layer's own output spec) and the floating weights stay float32."""
+    key = _mixed_precision_key(layer_cls, init_kwargs, input_data, call_kwargs)
+    if key is not None:
+        if key in _MIXED_PRECISION_CHECKED:
+            return
+        _MIXED_PRECISION_CHECKED.add(key)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # float16 on a CPU: minikeras warns that it is slow
         layer = layer_cls(**{**init_kwargs, "dtype": "mixed_float16"})
