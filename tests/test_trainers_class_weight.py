@@ -26,3 +26,27 @@ def test_bad_uses_are_refused_as_in_keras():
         class_weight_to_sample_weights([np.array([0]), np.array([1])], WEIGHTS)
     with pytest.raises(TypeError, match="must be a dict"):
         class_weight_to_sample_weights(np.array([0]), [2.0, 1.0])
+
+
+def test_fit_on_a_dataset_weighs_each_batch_as_on_arrays():
+    # Keras 3 maps class weights into a Dataset's batches: the same losses and weights as on arrays
+    import minikeras as mk
+    x = np.random.default_rng(0).normal(size=(8, 3)).astype("float32")
+    y = np.array([0, 1] * 4)
+
+    def fit(data, **kwargs):
+        mk.random.set_seed(1)
+        model = mk.Sequential([mk.layers.Dense(2, activation="softmax")])
+        model.compile("sgd", "sparse_categorical_crossentropy")
+        history = model.fit(*data, class_weight={0: 1.0, 1: 3.0}, verbose=0, epochs=2, **kwargs)
+        return history.history["loss"], model.get_weights()[0]
+
+    on_dataset = fit((mk.data.Dataset.from_tensor_slices((x, y)).batch(4),))
+    on_arrays = fit((x, y), batch_size=4, shuffle=False)
+    np.testing.assert_allclose(on_dataset[0], on_arrays[0], rtol=1e-6)
+    np.testing.assert_allclose(on_dataset[1], on_arrays[1], rtol=1e-6)
+    unweighted = mk.Sequential([mk.layers.Dense(2, activation="softmax")])
+    unweighted.compile("sgd", "sparse_categorical_crossentropy")
+    weighted_ds = mk.data.Dataset.from_tensor_slices((x, y, np.ones(8, "float32"))).batch(4)
+    with pytest.raises(ValueError, match="class_weight` and `sample_weight` at the same time"):
+        unweighted.fit(weighted_ds, class_weight={0: 1.0}, verbose=0)

@@ -5,6 +5,33 @@ from minikeras.backend import floatx
 from minikeras.tensor import Tensor, Variable
 
 
+def _check_class_weight(class_weight):
+    if not isinstance(class_weight, dict):
+        raise TypeError(f"fit: `class_weight` must be a dict mapping class indices to weights, received "
+                        f"{class_weight!r}")
+
+
+def class_weight_dataset(dataset, class_weight):
+    """``dataset`` (batches of ``(x, y)``) with each batch's sample weights from ``class_weight``
+    added, ``(x, y, sample_weight)``, as Keras 3 maps a ``tf.data.Dataset``.
+
+    Raises (when a batch is drawn):
+      ValueError: for batches that already carry sample weights or have no labels.
+    """
+    _check_class_weight(class_weight)
+
+    def weigh(*element):
+        if len(element) != 2:
+            if len(element) == 3:
+                raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+            raise ValueError(f"fit: `class_weight` needs a Dataset of (x, y) batches, received elements of "
+                             f"{len(element)} parts")
+        x, y = element
+        return x, y, class_weight_to_sample_weights(y, class_weight)
+
+    return dataset.map(weigh)
+
+
 def class_weight_to_sample_weights(y, class_weight, sample_weight=None):
     """The sample weights ``fit`` uses for ``class_weight`` (a dict class index -> weight).
 
@@ -15,9 +42,7 @@ def class_weight_to_sample_weights(y, class_weight, sample_weight=None):
       ValueError: with ``sample_weight`` as well, or for a model with several outputs (a nested
         ``y``), or when ``y`` is None (as Keras 3).
     """
-    if not isinstance(class_weight, dict):
-        raise TypeError(f"fit: `class_weight` must be a dict mapping class indices to weights, received "
-                        f"{class_weight!r}")
+    _check_class_weight(class_weight)
     if sample_weight is not None:
         raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
     if isinstance(y, (list, tuple, dict)):

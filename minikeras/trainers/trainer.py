@@ -22,7 +22,7 @@ from minikeras.programs.function import function
 from minikeras.tape import GradientTape
 from minikeras.tensor import Tensor, Variable
 from minikeras.trainers import data_adapter, host_prefix
-from minikeras.trainers.class_weight import class_weight_to_sample_weights
+from minikeras.trainers.class_weight import class_weight_dataset, class_weight_to_sample_weights
 from minikeras.trainers.label_check import check_sparse_labels
 from minikeras.trainers.logs import TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, to_floats, wants_batch_logs
 from minikeras.trainers.output_losses import OutputLosses, as_loss_object, is_multi_output
@@ -419,9 +419,9 @@ class Trainer:
                                                                                    validation_split)
         if class_weight is not None:
             if data_adapter.is_dataset(x):
-                raise ValueError("fit(class_weight=...) with a Dataset is not supported: weight the examples in the "
-                                 "Dataset (yield (x, y, sample_weight)) or pass arrays")
-            sample_weight = class_weight_to_sample_weights(y, class_weight, sample_weight)
+                x = class_weight_dataset(x, class_weight)
+            else:
+                sample_weight = class_weight_to_sample_weights(y, class_weight, sample_weight)
         check_sparse_labels(self, y, "fit's y")
         if validation_data is not None:
             check_sparse_labels(self, _unpack_validation(validation_data)[1], "fit's validation labels")
