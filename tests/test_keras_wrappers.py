@@ -48,11 +48,22 @@ EXPECTED_FAILED_CHECKS = {
 }
 
 
+class _NamedModel:
+    """``dynamic_model`` with a repr without its address: parametrize_with_checks makes test ids
+    from the estimators' reprs, and pytest-xdist's workers must collect the same ids."""
+
+    def __call__(self, *args, **kwargs):
+        return dynamic_model(*args, **kwargs)
+
+    def __repr__(self):
+        return "dynamic_model"
+
+
 @parametrize_with_checks(
-    [SKLearnClassifier(model=dynamic_model, model_kwargs={"loss": "categorical_crossentropy", "layers": [20, 20, 20]},
+    [SKLearnClassifier(model=_NamedModel(), model_kwargs={"loss": "categorical_crossentropy", "layers": [20, 20, 20]},
                        fit_kwargs={"epochs": 5, "verbose": 0}),
-     SKLearnRegressor(model=dynamic_model, model_kwargs={"loss": "mse"}, fit_kwargs={"verbose": 0}),
-     SKLearnTransformer(model=dynamic_model, model_kwargs={"loss": "mse"}, fit_kwargs={"verbose": 0})],
+     SKLearnRegressor(model=_NamedModel(), model_kwargs={"loss": "mse"}, fit_kwargs={"verbose": 0}),
+     SKLearnTransformer(model=_NamedModel(), model_kwargs={"loss": "mse"}, fit_kwargs={"verbose": 0})],
     expected_failed_checks=lambda estimator: EXPECTED_FAILED_CHECKS[type(estimator).__name__],
 )
 def test_sklearn_estimator_checks(estimator, check):
