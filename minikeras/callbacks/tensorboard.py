@@ -173,12 +173,11 @@ class TensorBoard(Callback):
             return None
 
     def _log_weights(self, epoch):
-        # Keras 3 creates a Sequential model's weights under its name: 'sequential/dense/kernel'
-        prefix = f"{self.model.name}/" if type(self.model).__name__ == "Sequential" else ""
+        # Keras 3 on TF tags a weight by its variable name, its path: 'sequential/dense/kernel'
         with self._writer("train").as_default():
             for layer in self.model.layers:
                 for weight in layer.weights:
-                    name = prefix + weight.path.replace(":", "_")
+                    name = weight.path.replace(":", "_")
                     values = weight.numpy()
                     summary.histogram(f"{name}/histogram", values, step=epoch)
                     if self.write_images:
