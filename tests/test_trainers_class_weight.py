@@ -50,3 +50,17 @@ def test_fit_on_a_dataset_weighs_each_batch_as_on_arrays():
     weighted_ds = mk.data.Dataset.from_tensor_slices((x, y, np.ones(8, "float32"))).batch(4)
     with pytest.raises(ValueError, match="class_weight` and `sample_weight` at the same time"):
         unweighted.fit(weighted_ds, class_weight={0: 1.0}, verbose=0)
+
+
+def test_class_weight_needs_one_class_per_sample():
+    with pytest.raises(ValueError, match=r"one class per sample.*\(2, 3, 4\)"):
+        class_weight_to_sample_weights(np.zeros((2, 3, 4)), {1: 2.0})
+
+
+def test_class_weight_of_many_samples_matches_a_lookup_per_sample():
+    labels = np.random.default_rng(0).integers(0, 7, size=1000)
+    table = {0: 0.5, 3: 2.0, 6: 4.0}
+    expected = np.array([table.get(int(c), 1.0) for c in labels], dtype="float32")
+    got = class_weight_to_sample_weights(labels, table)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, expected)

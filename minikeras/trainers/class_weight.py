@@ -54,6 +54,9 @@ def class_weight_to_sample_weights(y, class_weight, sample_weight=None):
     if labels.ndim > 1:
         labels = np.argmax(labels, axis=-1) if labels.shape[-1] != 1 else np.squeeze(labels, axis=-1)
     labels = np.round(labels).astype("int32")
-    for i, label in enumerate(labels):
-        weights[i] = class_weight.get(int(label), 1.0)
-    return weights
+    if labels.ndim != 1:
+        raise ValueError(f"fit: `class_weight` needs one class per sample; the labels have shape {np.shape(y)}")
+    # one dict lookup per distinct class, not per sample: fit calls this for every batch of a Dataset
+    classes, index = np.unique(labels, return_inverse=True)
+    table = np.array([class_weight.get(int(c), 1.0) for c in classes], dtype=weights.dtype)
+    return table[index.reshape(-1)] if labels.size else weights
