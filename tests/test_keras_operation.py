@@ -1,9 +1,13 @@
 """keras.Operation and keras.Function against Keras 3.15: calls on values and on symbolic
 tensors, graph nodes in functional models, automatic names and configs, and Keras's errors.
 The expected values are the written formulas (Keras 3.15 on TensorFlow gives the same)."""
+import os
+import subprocess
+
 import numpy as np
 import pytest
 
+import minikeras as mk
 from minikeras import keras
 from minikeras.keras import ops
 
@@ -128,8 +132,60 @@ def test_function_errors():
         keras.Function([A], H)
 
 
-def test_a_model_with_a_custom_operation_says_it_cannot_be_saved():
+@keras.saving.register_keras_serializable(package="operation_test", name="ScaleShift")
+class RegisteredScaleShift(ScaleShift):
+    """Saved as Keras writes it: ``registered_name`` "operation_test>ScaleShift"."""
+
+    def get_config(self):
+        return {"factor": self.factor, "name": self.name}
+
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_operation", "scale_shift.keras")
+
+
+def expected_twice(x):
+    return ((x * 3 + 1) + 1) * 3 + 1
+
+
+def test_a_model_with_a_custom_operation_called_twice_saves_and_loads(tmp_path):
     x = keras.Input((3,))
-    model = keras.Model(x, ScaleShift(name="scale_for_config")(x))
-    with pytest.raises(ValueError, match="applies the op 'scale_for_config'"):
+    op = RegisteredScaleShift(3.0, name="scale_shift")
+    model = keras.Model(x, op(ops.add(op(x), 1.0)))
+    entry = [e for e in model.get_config()["layers"] if e["name"] == "scale_shift"][0]
+    assert entry["registered_name"] == "operation_test>ScaleShift" and entry["config"] == {"factor": 3.0, "name": "scale_shift"}
+    assert len(entry["inbound_nodes"]) == 2
+    model.save(tmp_path / "op.keras")
+    loaded = keras.saving.load_model(tmp_path / "op.keras")
+    np.testing.assert_allclose(loaded(X).numpy(), expected_twice(X), rtol=1e-6)
+
+
+def test_keras_file_with_a_custom_operation_loads():
+    model = keras.saving.load_model(FIXTURE)
+    np.testing.assert_allclose(model(X).numpy(), expected_twice(X), rtol=1e-6)
+    assert [op.name for op in model.operations if isinstance(op, RegisteredScaleShift)] == ["scale_shift"]
+
+
+KERAS_LOADS_OURS = """
+import sys, numpy as np, keras
+sys.path.insert(0, sys.argv[2])
+from make_fixtures import ScaleShift
+model = keras.saving.load_model(sys.argv[1])
+print(repr(np.asarray(model(np.arange(6, dtype="float32").reshape(2, 3))).tolist()))
+"""
+
+
+@pytest.mark.skipif(not os.environ.get("MINIKERAS_KERAS_PYTHON"), reason="MINIKERAS_KERAS_PYTHON is unset")
+def test_keras_loads_our_file_with_a_custom_operation(tmp_path):
+    model = keras.saving.load_model(FIXTURE)
+    model.save(tmp_path / "ours.keras")
+    result = subprocess.run([os.environ["MINIKERAS_KERAS_PYTHON"], "-c", KERAS_LOADS_OURS, str(tmp_path / "ours.keras"),
+                             os.path.dirname(FIXTURE)], check=True, capture_output=True, text=True,
+                            env={**os.environ, "KERAS_BACKEND": "jax"})
+    np.testing.assert_allclose(np.array(eval(result.stdout.strip().splitlines()[-1])), expected_twice(X), rtol=1e-6)
+
+
+def test_a_model_with_a_tf_style_op_says_it_cannot_be_saved():
+    x = keras.Input((3,))
+    model = keras.Model(x, mk.nn.relu(x))
+    with pytest.raises(ValueError, match="applies the op 'relu'.*wrap it in a layer"):
         model.get_config()

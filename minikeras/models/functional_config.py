@@ -24,15 +24,16 @@ def functional_config(model):
     """``get_config()`` of a functional model (see the module docstring)."""
     nodes = {id(n) for n in model._graph_nodes}
     nodes.update(id(t.node) for t in model._graph_inputs)
-    op_nodes = {id(n.operation): n for n in model._graph_nodes if not isinstance(n.operation, Layer)}
+    own = {id(layer): [n for n in layer._inbound_nodes() if id(n) in nodes] for layer in model.layers}
+    for node in model._graph_nodes:  # keras.ops calls and keras.Operation subclasses, in graph order
+        if not isinstance(node.operation, Layer):
+            own.setdefault(id(node.operation), []).append(node)
     for op in model.operations:
-        if not isinstance(op, Layer) and not hasattr(getattr(op, "op", None), "node_config"):
+        if not hasattr(getattr(op, "op", None), "node_config") and not hasattr(op, "get_config"):
             raise ValueError(f"Model '{model.name}' cannot be described by a config: it applies the op "
                              f"'{op.name}' to symbolic tensors directly; wrap it in a layer (mk.layers.Lambda, "
                              "or a merge layer such as mk.layers.Add), or use the keras.ops function, to save "
                              "the model")
-    own = {id(layer): [n for n in layer._inbound_nodes() if id(n) in nodes] for layer in model.layers}
-    own.update({key: [node] for key, node in op_nodes.items()})
 
     def history(tensor):
         node, index = tensor._keras_history
@@ -43,8 +44,8 @@ def functional_config(model):
                                                   "keras_history": history(tensor)}}
     layers = []
     for op in model.operations:
-        if not isinstance(op, Layer):  # a keras.ops call: Keras 3's Operation entry (keras.ops.op_nodes)
-            node = op_nodes[id(op)]
+        if hasattr(getattr(op, "op", None), "node_config"):  # a keras.ops call: its entry (keras.ops.op_nodes)
+            node, = own[id(op)]
             spec, args = op.op.node_config(op.name, *node.args)
             spec["name"] = op.name
             spec["inbound_nodes"] = [{"args": _plain(map_symbolic(describe, args)), "kwargs": {}}]
