@@ -31,7 +31,6 @@ LEFT_OUT = {
     "keras.layers.TorchModuleWrapper": BACKEND_WRAPPER,
     "keras.SymbolicScope": "nothing in minikeras would behave differently inside it (docs/keras3.md)",
     "keras.callbacks.OrbaxCheckpoint": "needs orbax-checkpoint; ModelCheckpoint and BackupAndRestore cover saving",
-    "keras.utils.bounding_boxes": BOUNDING_BOXES,
     "keras.visualization.draw_bounding_boxes": BOUNDING_BOXES,
     "keras.visualization.plot_bounding_box_gallery": BOUNDING_BOXES,
 }

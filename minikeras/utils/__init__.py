@@ -25,3 +25,4 @@ from minikeras.dtypes import standardize_dtype  # noqa: F401 - keras.utils keeps
 from minikeras.module import clear_session  # noqa: F401
 from minikeras.symbolic import get_source_inputs, is_keras_tensor  # noqa: F401
 from minikeras.layers.preprocessing.feature_space import FeatureSpace  # noqa: F401
+from minikeras.image import bounding_boxes  # noqa: F401 - keras.utils.bounding_boxes
