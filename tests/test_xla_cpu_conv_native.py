@@ -50,6 +50,10 @@ CASES = [  # n, h, w, c, o, kh, kw, pads
     (4, 12, 25, 32, 64, 3, 3, ((0, 0), (0, 0))),    # VALID, as the MNIST CNN's second layer
     (2, 7, 12, 96, 40, 3, 3, ((1, 1), (1, 1))),     # 3 channel chunks, a row of exactly 12
     (2, 5, 3, 16, 48, 2, 3, ((1, 0), (2, 2))),      # rows narrower than a tile, wide left pad
+    # the filter gradient of 16 input channels and 3 filter columns (AVX-512: a filter row's 3 taps at once):
+    (2, 5, 35, 16, 16, 3, 3, ((1, 1), (1, 1))),     # SAME, two output-channel tiles of 8
+    (2, 6, 21, 48, 20, 3, 3, ((0, 0), (0, 0))),     # VALID; 48 = 32 + 16 channels, 20 = 8 + 8 + 4
+    (2, 7, 19, 16, 80, 3, 3, ((2, 0), (0, 2))),     # uneven pads
     # the filter gradient of few input channels, vectorized over output channels (kw * C <= 6):
     (4, 28, 28, 1, 32, 3, 3, ((0, 0), (0, 0))),     # the MNIST CNN's first layer
     (3, 9, 11, 3, 16, 3, 2, ((1, 1), (0, 1))),      # kw * C = 6, uneven pads
@@ -116,8 +120,9 @@ def test_conv2d_bias_relu_forward_and_its_derivatives_match_lax():
         close(a, r, "Hessian-vector product", tol=1e-4)
 
 
-def test_threads_split_the_batch_with_the_same_result(monkeypatch):
-    x, w, dy = _case(13, 10, 10, 32, 16, 3, 3, ((1, 1), (1, 1)), seed=7)
+@pytest.mark.parametrize("channels", [32, 16])  # 16: the filter gradient's tiles of a filter row's 3 taps
+def test_threads_split_the_batch_with_the_same_result(monkeypatch, channels):
+    x, w, dy = _case(13, 10, 10, channels, 16, 3, 3, ((1, 1), (1, 1)), seed=7)
     results = []
     for threshold in (float("inf"), 0):  # one thread, then every CPU this process may use
         monkeypatch.setattr(tuning, "CONV_NATIVE_THREAD_FLOPS", threshold)

@@ -76,11 +76,55 @@ template <int CV>
 constexpr int kFilterTileO = CV == 2 ? 8 : kSingleVectorTile;
 constexpr int64_t kFilterRows = 8;  // output rows per block: their dy (8 x Wo x O) stays in L1/L2
 
+// filter_tile<1, TO> for the 3 taps j of filter row i at once (AVX-512): acc[j][t] += x[pixel + j,
+// c0 ...] * dy[pixel, o0 + t]. With one vector of 16 input channels filter_tile broadcasts a dy
+// scalar per multiply-add, and its loads, not its multiply-adds, bound it; here each dy scalar is
+// broadcast once for the row's 3 taps. The same sums, in the same order, to the bit.
+constexpr bool kRowTaps = kWideTiles;  // 3 x 8 accumulators, 3 x vectors and a broadcast: 28 registers
+constexpr int kRowTapsFilterO = 8;
+template <int TO>
+void filter_row_taps_tile(const float* xi, const float* dyi, float* dwt, const Shape& s, int64_t wp,
+                          int64_t r0, int64_t r1, int64_t i, int64_t c0, int64_t o0) {
+  constexpr int KW = 3;
+  v16 acc[KW][TO];
+  for (int j = 0; j < KW; ++j)
+    for (int t = 0; t < TO; ++t) acc[j][t] = v16{};
+  const int64_t r_end = std::min(r1, s.h + s.pt - i);
+  for (int64_t r = std::max(r0, s.pt - i); r < r_end; ++r) {
+    const float* xr = xi + (r + i) * wp * s.c + c0;
+    const float* dr = dyi + r * s.wo * s.o + o0;
+    for (int64_t q = 0; q < s.wo; ++q) {
+      v16 x[KW];
+      for (int j = 0; j < KW; ++j) x[j] = load(xr + (q + j) * s.c);
+      for (int t = 0; t < TO; ++t) {
+        const float scalar = dr[q * s.o + t];
+        for (int j = 0; j < KW; ++j) acc[j][t] += x[j] * scalar;
+      }
+    }
+  }
+  for (int j = 0; j < KW; ++j) {
+    float* out = dwt + ((i * s.kw + j) * s.o + o0) * s.c + c0;
+    for (int t = 0; t < TO; ++t) add_to(out + t * s.c, acc[j][t]);
+  }
+}
+
 template <int CV>
 void filter_chunk(const float* xi, const float* dyi, float* dwt, const Shape& s, int64_t wp, int64_t c0) {
   constexpr int TO = kFilterTileO<CV>;
   for (int64_t r0 = 0; r0 < s.ho; r0 += kFilterRows) {
     const int64_t r1 = std::min(r0 + kFilterRows, s.ho);
+    if constexpr (kRowTaps && CV == 1) {
+      if (s.kw == 3) {
+        for (int64_t i = 0; i < s.kh; ++i)
+          for (int64_t o0 = 0; o0 < s.o; o0 += kRowTapsFilterO) {
+            const int to = static_cast<int>(std::min<int64_t>(kRowTapsFilterO, s.o - o0));
+            with_tile_size<kRowTapsFilterO>(to, [&](auto t) __attribute__((always_inline)) {
+              filter_row_taps_tile<decltype(t)::value>(xi, dyi, dwt, s, wp, r0, r1, i, c0, o0);
+            });
+          }
+        continue;
+      }
+    }
     for (int64_t i = 0; i < s.kh; ++i)
       for (int64_t j = 0; j < s.kw; ++j)
         for (int64_t o0 = 0; o0 < s.o; o0 += TO) {
