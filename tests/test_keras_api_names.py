@@ -23,7 +23,6 @@ LEFT_OUT = {
     "keras.dtype_policies.Int4DTypePolicy": QUANTIZATION,
     "keras.dtype_policies.QuantizedDTypePolicy": QUANTIZATION,
     "keras.dtype_policies.QuantizedFloat8DTypePolicy": QUANTIZATION,
-    "keras.dtype_policies.DTypePolicyMap": "per-layer-path policies, which Keras uses for quantized models",
     "keras.export": "writes TensorFlow SavedModels (or ONNX) through TensorFlow or jax2tf",
     "keras.layers.FlaxLayer": BACKEND_WRAPPER,
     "keras.layers.JaxLayer": BACKEND_WRAPPER,

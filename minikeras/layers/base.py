@@ -123,9 +123,41 @@ class Layer(SavingHooks, Module):
     @dtype_policy.setter
     def dtype_policy(self, value):
         policy = dtype_policies.get(value)
-        self._dtype_policy = policy
+        current, path = vars(self).get("_dtype_policy"), self.path
+        if isinstance(current, dtype_policies.DTypePolicyMap) and path:  # Keras 3: the map's entry changes
+            if path in current:
+                del current[path]
+            current[path] = policy
+        else:
+            self._dtype_policy = policy
+        self._resolve_dtypes()
+
+    def _own_policy(self):
+        """The layer's policy: a ``DTypePolicyMap``'s for the layer's path once it has one."""
+        policy, path = self._dtype_policy, self.path
+        return policy[path] if isinstance(policy, dtype_policies.DTypePolicyMap) and path else policy
+
+    def _resolve_dtypes(self):
+        policy = self._own_policy()
         self._dtype = as_dtype(policy.variable_dtype)
         self._compute = as_dtype(policy.compute_dtype)
+
+    @property
+    def path(self):
+        """Keras 3's ``layer.path``: the name scopes the layer was first built or called in, and
+        its name (``"sequential/dense"``); None before then."""
+        parent = vars(self).get("_parent_path")
+        if parent is None:
+            return None
+        return f"{parent}/{self.name}" if parent else self.name
+
+    def _fix_parent_path(self):
+        """Where ``keras.name_scope`` puts the layer: fixed where it first opens its scope or
+        makes a weight (a ``DTypePolicyMap`` takes the layer's path from then on)."""
+        if vars(self).get("_parent_path") is None:
+            self._parent_path = _context.name_scope_path()
+            if isinstance(self._dtype_policy, dtype_policies.DTypePolicyMap):
+                self._resolve_dtypes()
 
     @property
     def dtype(self):
@@ -135,12 +167,12 @@ class Layer(SavingHooks, Module):
     @property
     def variable_dtype(self):
         """The dtype of the layer's weights, as a string."""
-        return self._dtype_policy.variable_dtype
+        return self._own_policy().variable_dtype
 
     @property
     def compute_dtype(self):
         """The dtype the layer computes in (its floating inputs are cast to it), as a string."""
-        return self._dtype_policy.compute_dtype
+        return self._own_policy().compute_dtype
 
     @property
     def trainable(self):
@@ -251,6 +283,7 @@ class Layer(SavingHooks, Module):
         if overwrite_with_gradient:
             raise ValueError(f"{type(self).__name__} '{self.name}'.add_weight: overwrite_with_gradient=True (a weight "
                              "set to its gradient, for float8 scaling) is not supported")
+        self._fix_parent_path()
         dtype = as_dtype(dtype) if dtype is not None else self._dtype
         shape = tuple(int(n) for n in (shape or ()))
         if initializer is None:
@@ -258,8 +291,6 @@ class Layer(SavingHooks, Module):
         init = initializers.get(initializer)
         variable = Variable(lambda: to_array(init(shape, dtype=dtype), dtype), trainable=trainable and self.trainable,
                             name=name or "variable", dtype=dtype, constraint=constraints.get(constraint))
-        if vars(self).get("_parent_path") is None:  # where keras.name_scope puts the layer: fixed at its first weight
-            self._parent_path = _context.name_scope_path()
         parent = vars(self)["_parent_path"]
         variable.path = f"{parent}/{self.name}/{variable.name}" if parent else f"{self.name}/{variable.name}"
         self.declared_weights().append((variable, bool(trainable)))
@@ -358,8 +389,7 @@ class Layer(SavingHooks, Module):
         built and called: the weights of sub-layers built there have its path as their prefix
         (``outer/inner/kernel``). The layer's own prefix is fixed where it first opens it (loading
         opens it where Keras would build the layer from its ``build_config``)."""
-        if vars(self).get("_parent_path") is None:
-            self._parent_path = _context.name_scope_path()
+        self._fix_parent_path()
         return name_scope(self.name, caller=self)
 
     def _call_in_own_scope(self, args, training, kwargs):

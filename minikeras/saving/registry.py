@@ -26,7 +26,7 @@ import inspect
 
 import numpy as np
 
-from minikeras import _context, activations, losses
+from minikeras import _context, activations, dtype_policies, losses
 from minikeras.module import overrides_default
 
 _registered = _context.execution.registered_objects  # name -> class or function (Keras's global custom objects)
@@ -36,6 +36,7 @@ _builtin_modules = {}  # class -> public module
 _saved_class_names = {}  # class -> the class name its files carry, where not its own
 _namespaces = {}  # public module -> the module object (its classes found there by name, when looked up)
 _FUNCTION_MODULES = (activations, losses)  # where a saved function's name is looked up last
+POLICY_CLASSES = ("DTypePolicy", "FloatDTypePolicy", "DTypePolicyMap")  # written by dtype_policies.serialize
 
 
 def register_keras_serializable(package="Custom", name=None):
@@ -178,6 +179,8 @@ def serialize_keras_object(obj):
                 "registered_name": "function"}
     if not hasattr(obj, "get_config"):
         raise TypeError(f"Cannot serialize {obj!r}: it has no get_config()")
+    if isinstance(obj, dtype_policies.DTypePolicy):  # Keras's modules and names (a DTypePolicyMap's included)
+        return dtype_policies.serialize(obj)
     cls = type(obj)
     builtin = None if cls in _names else _public_module(cls)
     class_name = _saved_class_names.get(cls, cls.__name__) if builtin else cls.__name__
@@ -231,6 +234,8 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, *, wha
                 for key, value in config.items()}
     if config["class_name"] == "function":
         return _function(config["config"], custom_objects)
+    if config["class_name"] in POLICY_CLASSES and config.get("module") in ("keras", "keras.dtype_policies"):
+        return dtype_policies.deserialize(config, custom_objects)
     return _from_spec(config, custom_objects, what)
 
 
