@@ -10,11 +10,14 @@ and call these ops; the choice of kernel is made here, below them, as every othe
   the jax code's bits, and no XLA kernels to compile), or None where it does not apply.
 - ``weight_gradient``: ``a.T @ b`` on jax arrays, the weight gradient of a product over many rows
   (a recurrent layer's kernels over all steps at once), on the native kernel where it applies.
+- ``step_slice``: a loop step's slice of a stacked array in a buffer of its own (``xla_cpu.materialize``),
+  so that the step's elementwise math does not read it through the loop's slice.
 """
 from minikeras.ops.nn import conv2d
 from minikeras.ops.nn_conv import conv2d_bias_relu
 from minikeras.tensor import Tensor, to_array
 from minikeras.xla_cpu import adam_native
+from minikeras.xla_cpu.materialize import materialize
 from minikeras.xla_cpu.matmul_native import matmul_tn
 
 
@@ -70,3 +73,15 @@ def weight_gradient(a, b):
     weight gradient over many rows. XLA:CPU runs this product well below its GEMM speed, so it
     runs on ``xla_cpu.matmul_native``'s kernel where that applies (differentiable in reverse mode)."""
     return matmul_tn(a, b)
+
+
+def step_slice(x):
+    """``x``, one step's slice of a stacked array inside a loop over time (a jax array), in a
+    buffer of its own before the step's elementwise math reads it.
+
+    XLA:CPU fuses a loop's ``dynamic_slice`` of a stacked input into each elementwise fusion
+    that reads it, and those fusions then run several times slower than on a buffer of their own
+    (a recurrent layer's gate math: benchmarks/LOG.md); ``xla_cpu.materialize`` keeps the slice
+    out of them. The values are ``x``'s.
+    """
+    return materialize(x)
