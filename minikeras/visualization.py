@@ -4,16 +4,19 @@
     keras.visualization.plot_image_gallery(images, value_range=(0, 1), rows=2, cols=4)
     keras.visualization.plot_segmentation_mask_gallery(images, num_classes=3, y_true=masks, y_pred=predicted)
 
+    keras.visualization.plot_bounding_box_gallery(images, "xyxy", y_true={"boxes": b, "labels": l})
+
 The drawing runs on the host with NumPy (Keras's converts to NumPy too); the galleries need
-matplotlib (``pip install matplotlib``). Not here: ``draw_bounding_boxes`` and
-``plot_bounding_box_gallery`` (minikeras's image layers carry no bounding boxes, and Keras's
-drawing of them needs OpenCV).
+matplotlib (``pip install matplotlib``), and the boxes and their labels are drawn with OpenCV,
+as Keras draws them (``pip install "minikeras[visualization]"``: opencv-python-headless and
+matplotlib, imported on first use).
 """
 import math
 
 import numpy as np
 
 from minikeras.backend import image_data_format
+from minikeras.image.bounding_boxes import convert_format
 from minikeras.tensor import to_array
 
 
@@ -159,4 +162,130 @@ def plot_segmentation_mask_gallery(images, num_classes, value_range=(0, 255), y_
         if pred_drawn is not None:
             gallery.append(pred_drawn[i])
     return plot_image_gallery(np.stack(gallery, axis=0), value_range=value_range, rows=images.shape[0], cols=cols,
+                              data_format="channels_last", **kwargs)
+
+
+def _cv2(function):
+    try:
+        import cv2  # optional: the visualization extra; only the box drawing needs it
+    except ImportError:
+        raise ImportError(f"The `{function}` function requires the `cv2` package (OpenCV). Please install it with "
+                          "`pip install opencv-python-headless` (or `pip install \"minikeras[visualization]\"`).") \
+            from None
+    return cv2
+
+
+def _text_origin(x, y, font_scale, thickness):
+    """Keras's place for a label: above the box where there is room, else inside it."""
+    font_height = int(font_scale * 12)
+    if y - 8 - 2 * font_height > 0:
+        return x, y - 8
+    return x + 3, y + 2 * font_height + thickness + 3
+
+
+def draw_bounding_boxes(images, bounding_boxes, bounding_box_format, class_mapping=None, color=(128, 128, 128),
+                        line_thickness=2, text_thickness=1, font_scale=1.0, data_format=None):
+    """Draws ``bounding_boxes`` on a batch of ``images`` with OpenCV, as Keras 3's.
+
+    Args:
+      images: (batch, height, width, channels) images (channels first with
+        ``data_format="channels_first"``); floats at most 1 are taken as 0..1, other floats as
+        0..255 (clipped), and drawn on as uint8.
+      bounding_boxes: a dict of ``"boxes"`` (batch, n, 4), ``"labels"`` (batch, n; -1: no box)
+        and optionally ``"confidences"`` (batch, n), written after the labels.
+      bounding_box_format: the boxes' format (``keras.utils.bounding_boxes.convert_format``'s).
+      class_mapping: ``{class id: name}``: the names written above the boxes.
+      color: the boxes' and labels' RGB colour.
+      line_thickness, text_thickness, font_scale: OpenCV's drawing sizes (``text_thickness``
+        None or 0: ``line_thickness``).
+
+    Returns:
+      A uint8 NumPy array of the images with the boxes drawn, the shape of ``images``. (Keras
+      3.15 draws channels-first images as if they were channels-last; here they are drawn right.)
+    """
+    cv2 = _cv2("draw_bounding_boxes")
+    class_mapping = class_mapping or {}
+    text_thickness = text_thickness or line_thickness
+    data_format = data_format or image_data_format()
+    images = _numpy(images)
+    if images.ndim != 4:
+        raise ValueError(f"`images` must be batched 4D tensor. Received: images.shape={images.shape}")
+    if not isinstance(bounding_boxes, dict):
+        raise TypeError(f"`bounding_boxes` should be a dict. Received: bounding_boxes={bounding_boxes} of type "
+                        f"{type(bounding_boxes)}")
+    if "boxes" not in bounding_boxes or "labels" not in bounding_boxes:
+        raise ValueError(f"`bounding_boxes` should be a dict containing 'boxes' and 'labels' keys. Received: "
+                         f"bounding_boxes={bounding_boxes}")
+    if data_format == "channels_first":
+        images = images.transpose(0, 2, 3, 1)
+    height, width = images.shape[1], images.shape[2]
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height, width)["boxes"]
+    if images.dtype.kind == "f" and images.size > 0:
+        images = np.clip(images, 0, 1) * 255 if images.max() <= 1.0 else np.clip(images, 0, 255)
+    images = np.ascontiguousarray(images.astype("uint8"))
+    boxes, labels = _numpy(boxes), _numpy(bounding_boxes["labels"])
+    confidences = _numpy(bounding_boxes["confidences"]) if "confidences" in bounding_boxes else None
+    for i in range(images.shape[0]):
+        for j in range(boxes.shape[1]):
+            x1, y1, x2, y2 = (int(v) for v in boxes[i, j].astype("int32"))
+            label = int(labels[i, j].astype("int32"))
+            if label == -1:
+                continue
+            cv2.rectangle(images[i], (x1, y1), (x2, y2), color, line_thickness)
+            if label in class_mapping:
+                text = class_mapping[label]
+                if confidences is not None:
+                    text = f"{text} | {confidences[i][j]:.2f}"
+                cv2.putText(img=images[i], text=text, org=_text_origin(x1, y1, font_scale, text_thickness),
+                            fontFace=cv2.FONT_HERSHEY_SIMPLEX, fontScale=font_scale, color=color,
+                            thickness=text_thickness)
+    return images.transpose(0, 3, 1, 2) if data_format == "channels_first" else images
+
+
+def plot_bounding_box_gallery(images, bounding_box_format, y_true=None, y_pred=None, value_range=(0, 255),
+                              true_color=(0, 188, 212), pred_color=(255, 235, 59), line_thickness=2, font_scale=1.0,
+                              text_thickness=None, class_mapping=None, ground_truth_mapping=None,
+                              prediction_mapping=None, legend=False, legend_handles=None, rows=None, cols=None,
+                              data_format=None, **kwargs):
+    """A gallery of ``images`` with their true boxes (``y_true``, in ``true_color``) and
+    predicted ones (``y_pred``, in ``pred_color``) drawn by ``draw_bounding_boxes``, through
+    ``plot_image_gallery`` (``kwargs`` go there), as Keras 3's.
+
+    Args:
+      y_true, y_pred: ``draw_bounding_boxes``'s dicts.
+      class_mapping: the class names of both; ``ground_truth_mapping`` and
+        ``prediction_mapping`` override it for one.
+      legend: a "Ground Truth" / "Prediction" legend in the two colours (not with
+        ``legend_handles``, matplotlib patches of your own).
+    """
+    try:
+        from matplotlib import patches
+    except ImportError:
+        raise ImportError("The `plot_bounding_box_gallery` function requires the `matplotlib` package. Please "
+                          "install it with `pip install matplotlib`.") from None
+    prediction_mapping = prediction_mapping or class_mapping
+    ground_truth_mapping = ground_truth_mapping or class_mapping
+    data_format = data_format or image_data_format()
+    images = _numpy(images)
+    if images.ndim != 4:
+        raise ValueError(f"`images` must be batched 4D tensor. Received: images.shape={images.shape}")
+    if data_format == "channels_first":
+        images = images.transpose(0, 2, 3, 1)
+    if legend and legend_handles:
+        raise ValueError("Only pass `legend` OR `legend_handles` to "
+                         "`keras.visualization.plot_bounding_box_gallery()`.")
+
+    def draw(drawn, boxes, color, mapping):
+        return draw_bounding_boxes(drawn, boxes, bounding_box_format, class_mapping=mapping, color=color,
+                                   line_thickness=line_thickness, text_thickness=text_thickness,
+                                   font_scale=font_scale, data_format="channels_last")
+
+    if y_true is not None:
+        images = draw(images, y_true, true_color, ground_truth_mapping)
+    if y_pred is not None:
+        images = draw(images, y_pred, pred_color, prediction_mapping)
+    if legend:
+        legend_handles = [patches.Patch(color=np.array(true_color) / 255.0, label="Ground Truth"),
+                          patches.Patch(color=np.array(pred_color) / 255.0, label="Prediction")]
+    return plot_image_gallery(images, value_range=value_range, legend_handles=legend_handles, rows=rows, cols=cols,
                               data_format="channels_last", **kwargs)

@@ -13,7 +13,6 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_api_names",
 QUANTIZATION = "quantization (int8/int4/float8, GPTQ, AWQ) is not built"
 BACKEND_WRAPPER = "wraps another framework's module (Flax, JAX stateless functions, a TF SavedModel, PyTorch)"
 APPLICATIONS = "an application model not built yet (issue 42)"
-BOUNDING_BOXES = "minikeras's image layers carry no bounding boxes yet"
 
 LEFT_OUT = {
     "keras.Quantizer": QUANTIZATION,
@@ -30,8 +29,6 @@ LEFT_OUT = {
     "keras.layers.TorchModuleWrapper": BACKEND_WRAPPER,
     "keras.SymbolicScope": "nothing in minikeras would behave differently inside it (docs/keras3.md)",
     "keras.callbacks.OrbaxCheckpoint": "needs orbax-checkpoint; ModelCheckpoint and BackupAndRestore cover saving",
-    "keras.visualization.draw_bounding_boxes": BOUNDING_BOXES,
-    "keras.visualization.plot_bounding_box_gallery": BOUNDING_BOXES,
 }
 for _name in ("ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtSmall", "ConvNeXtTiny", "ConvNeXtXLarge", "EfficientNetV2B0",
               "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2L", "EfficientNetV2M",
