@@ -22,15 +22,17 @@ is, and XLA fuses each into one elementwise loop ('taps'):
   dilated by the strides (``lax.pad``'s interior padding, which fuses as a select), padded so
   that it lines up with x, with the flipped kernel, summed over the multiplier: again one loop;
 * filter gradient: for each tap the sum over batch and space of ``slice_t(pad(x)) * dy``, all
-  taps in one variadic reduction over (batch * rows) that XLA fuses with the padding, windows
-  and products (reading x and dy once; tap by tap, each window was a copy: 1.8x slower on
-  56x56x144), then a small sum over columns; each keeps the channels innermost.
+  taps in one variadic reduction over groups of consecutive rows (of batch * rows) that XLA fuses
+  with the padding, windows and products (reading x and dy once; tap by tap, each window was a
+  copy: 1.8x slower on 56x56x144; over all rows at once, XLA's reduction loop was 3-5x slower),
+  then a small sum over the groups and columns; each keeps the channels innermost.
 
 Off the CPU (``jax.default_backend()``) and with ``method="xla"`` they are the grouped
 convolution and its ``jax.vjp``. ``formulation`` says which a call picks; ``tuning.DEPTHWISE_TAPS``
 turns 'taps' off (benchmarks/depthwise_conv.py measured both).
 """
 import itertools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -167,14 +169,25 @@ def depthwise_filter_grad(x, dy, filter_shape, strides, padding, dilations, *, m
     xp = _pad_spatial(x, pads).astype(acc)
     g = dy.reshape(dy.shape[:-1] + (channels, multiplier)).astype(acc)
     per_row = out_spatial[-1] * channels * multiplier
+    rows = x.shape[0] * math.prod(out_spatial[:-1])
+    group = _row_group(rows)
     products = []
     for tap in itertools.product(*map(range, kernel)):
         window = _window(xp, tap, dilations, strides, out_spatial)
         product = window * g[..., 0] if multiplier == 1 else window[..., None] * g
-        products.append(product.reshape(-1, per_row))
-    # one variadic reduction over rows for all taps: XLA fuses the padding, the windows and the
-    # products into it and reads x and dy once (summed one by one, each tap's window would be a copy)
+        products.append(product.reshape(rows // group, group, per_row))
+    # one variadic reduction for all taps: XLA fuses the padding, the windows and the products into
+    # it and reads x and dy once (summed one by one, each tap's window would be a copy). It sums
+    # over groups of ``group`` consecutive rows, the middle axis: over all rows at once (the
+    # leading axis) XLA's loop was 3-5x slower on MobileNetV2's largest layers
     sums = lax.reduce(tuple(products), tuple(jnp.zeros((), acc) for _ in products),
-                      lambda a, b: tuple(u + v for u, v in zip(a, b)), (0,))
-    per_tap = jnp.stack(sums).reshape(len(sums), out_spatial[-1], channels * multiplier)
+                      lambda a, b: tuple(u + v for u, v in zip(a, b)), (1,))
+    per_tap = jnp.stack(sums).reshape(len(sums), rows // group * out_spatial[-1], channels * multiplier)
     return jnp.sum(per_tap, axis=1).reshape(filter_shape).astype(dy.dtype)
+
+
+def _row_group(rows):
+    """How many consecutive rows (of batch * output rows) the filter gradient's fused reduction
+    sums before the small second sum: the largest divisor of ``rows`` up to
+    ``tuning.DEPTHWISE_FILTER_ROW_GROUP``."""
+    return max(d for d in range(1, min(rows, tuning.DEPTHWISE_FILTER_ROW_GROUP) + 1) if rows % d == 0)

@@ -51,6 +51,13 @@ CONV_SPLIT_BYTES = 2 << 20
 # it) everywhere.
 #     python benchmarks/depthwise_conv.py --parts
 DEPTHWISE_TAPS = True
+# The filter gradient's fused reduction sums groups of up to this many consecutive rows (batch *
+# output rows; the largest divisor of their number), then the groups in a second, small sum: XLA's
+# reduction loop over all rows at once (the leading axis) was 3-5x slower on MobileNetV2's largest
+# layers (112x112x32, 112x112x96 stride 2, 56x56x144; batch 16, the same Zen 4, loaded); groups
+# of 8 to 28 rows measured alike within the noise.
+#     python benchmarks/depthwise_conv.py --parts
+DEPTHWISE_FILTER_ROW_GROUP = 16
 
 # -- native kernels (conv_native, matmul_native; built on first use by native_build) ---------------
 # Where they apply and could be built, convolutions and Dense weight gradients run on minikeras'
