@@ -1,10 +1,12 @@
 """``mk.applications`` (``keras.applications``): ImageNet models with Keras 3's constructors, layer
-names and weight files. Ported so far: VGG16/19, ResNet50/101/152 and V2, DenseNet121/169/201,
-InceptionV3, Xception, MobileNet, MobileNetV2, MobileNetV3Small/Large, EfficientNetB0..B7.
+names and weight files: VGG16/19, ResNet50/101/152 and V2, DenseNet121/169/201, InceptionV3,
+InceptionResNetV2, Xception, MobileNet, MobileNetV2, MobileNetV3Small/Large, EfficientNetB0..B7,
+EfficientNetV2B0..B3/S/M/L, ConvNeXtTiny/Small/Base/Large/XLarge, NASNetMobile/Large.
 
 Keras's module paths hold each model with its ``preprocess_input`` and ``decode_predictions``:
 ``vgg16``, ``vgg19``, ``resnet``, ``resnet50``, ``resnet_v2``, ``densenet``, ``inception_v3``,
-``xception``, ``mobilenet``, ``mobilenet_v2``, ``mobilenet_v3``, ``efficientnet``, ``imagenet_utils``.
+``xception``, ``mobilenet``, ``mobilenet_v2``, ``mobilenet_v3``, ``efficientnet``, ``efficientnet_v2``,
+``convnext``, ``inception_resnet_v2``, ``nasnet``, ``imagenet_utils``.
 
     from minikeras import keras
     model = keras.applications.ResNet50(weights="imagenet")
@@ -12,8 +14,10 @@ Keras's module paths hold each model with its ``preprocess_input`` and ``decode_
     keras.applications.resnet50.decode_predictions(preds, top=3)
 """
 from minikeras.applications import (  # noqa: F401
-    densenet, efficientnet, imagenet_utils, inception_v3, mobilenet, mobilenet_v2, mobilenet_v3, resnet, resnet50,
-    resnet_v2, vgg, vgg16, vgg19, xception)
+    convnext, densenet, efficientnet, imagenet_utils, inception_v3, mobilenet, mobilenet_v2, mobilenet_v3, resnet,
+    resnet50, resnet_v2, vgg, vgg16, vgg19, xception)
+from minikeras.applications.convnext import (  # noqa: F401
+    ConvNeXtBase, ConvNeXtLarge, ConvNeXtSmall, ConvNeXtTiny, ConvNeXtXLarge)
 from minikeras.applications.densenet import DenseNet121, DenseNet169, DenseNet201  # noqa: F401
 from minikeras.applications.efficientnet import (  # noqa: F401
     EfficientNetB0, EfficientNetB1, EfficientNetB2, EfficientNetB3, EfficientNetB4, EfficientNetB5, EfficientNetB6,
