@@ -14,8 +14,8 @@ Keras's module paths hold each model with its ``preprocess_input`` and ``decode_
     keras.applications.resnet50.decode_predictions(preds, top=3)
 """
 from minikeras.applications import (  # noqa: F401
-    convnext, densenet, efficientnet, efficientnet_v2, imagenet_utils, inception_v3, mobilenet, mobilenet_v2,
-    mobilenet_v3, resnet, resnet50, resnet_v2, vgg, vgg16, vgg19, xception)
+    convnext, densenet, efficientnet, efficientnet_v2, imagenet_utils, inception_resnet_v2, inception_v3, mobilenet,
+    mobilenet_v2, mobilenet_v3, resnet, resnet50, resnet_v2, vgg, vgg16, vgg19, xception)
 from minikeras.applications.convnext import (  # noqa: F401
     ConvNeXtBase, ConvNeXtLarge, ConvNeXtSmall, ConvNeXtTiny, ConvNeXtXLarge)
 from minikeras.applications.densenet import DenseNet121, DenseNet169, DenseNet201  # noqa: F401
@@ -25,6 +25,7 @@ from minikeras.applications.efficientnet import (  # noqa: F401
 from minikeras.applications.efficientnet_v2 import (  # noqa: F401
     EfficientNetV2B0, EfficientNetV2B1, EfficientNetV2B2, EfficientNetV2B3, EfficientNetV2L, EfficientNetV2M,
     EfficientNetV2S)
+from minikeras.applications.inception_resnet_v2 import InceptionResNetV2  # noqa: F401
 from minikeras.applications.inception_v3 import InceptionV3  # noqa: F401
 from minikeras.applications.mobilenet import MobileNet  # noqa: F401
 from minikeras.applications.mobilenet_v2 import MobileNetV2  # noqa: F401
