@@ -15,7 +15,7 @@ Keras's module paths hold each model with its ``preprocess_input`` and ``decode_
 """
 from minikeras.applications import (  # noqa: F401
     convnext, densenet, efficientnet, efficientnet_v2, imagenet_utils, inception_resnet_v2, inception_v3, mobilenet,
-    mobilenet_v2, mobilenet_v3, resnet, resnet50, resnet_v2, vgg, vgg16, vgg19, xception)
+    mobilenet_v2, mobilenet_v3, nasnet, resnet, resnet50, resnet_v2, vgg, vgg16, vgg19, xception)
 from minikeras.applications.convnext import (  # noqa: F401
     ConvNeXtBase, ConvNeXtLarge, ConvNeXtSmall, ConvNeXtTiny, ConvNeXtXLarge)
 from minikeras.applications.densenet import DenseNet121, DenseNet169, DenseNet201  # noqa: F401
@@ -30,6 +30,7 @@ from minikeras.applications.inception_v3 import InceptionV3  # noqa: F401
 from minikeras.applications.mobilenet import MobileNet  # noqa: F401
 from minikeras.applications.mobilenet_v2 import MobileNetV2  # noqa: F401
 from minikeras.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small  # noqa: F401
+from minikeras.applications.nasnet import NASNetLarge, NASNetMobile  # noqa: F401
 from minikeras.applications.resnet import (  # noqa: F401
     ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152, ResNet152V2)
 from minikeras.applications.vgg import VGG16, VGG19  # noqa: F401
