@@ -13,6 +13,7 @@ import jax
 
 from minikeras.image.resizing import as_image_tensor
 from minikeras.layers.base import Layer
+from minikeras.layers.preprocessing.image_boxes import densify, undensify
 from minikeras.ops.array import expand_dims, squeeze, transpose
 from minikeras.ops.elementwise import cast
 from minikeras.ops.random import next_key
@@ -26,12 +27,16 @@ class ImagePreprocessingLayer(Layer):
     Args:
       data_format: 'channels_last' (default: (batch, height, width, channels)) or
         'channels_first'.
+      bounding_box_format: the format of the ``bounding_boxes`` of dict inputs
+        (``keras.utils.bounding_boxes.convert_format``'s names), for the layers that move them
+        (``image_boxes``).
     """
 
     keeps_dtype = False  # Resizing returns integer images as integers; the others return floats
 
-    def __init__(self, data_format=None, **kwargs):
+    def __init__(self, data_format=None, bounding_box_format=None, **kwargs):
         super().__init__(**kwargs)
+        self.bounding_box_format = bounding_box_format
         data_format = "channels_last" if data_format is None else str(data_format).lower()
         if data_format not in DATA_FORMATS:
             raise ValueError(f"{type(self).__name__}: the `data_format` argument must be one of {DATA_FORMATS}. "
@@ -49,6 +54,8 @@ class ImagePreprocessingLayer(Layer):
 
     def call(self, inputs, training=None):
         if isinstance(inputs, dict):
+            if "bounding_boxes" in inputs and hasattr(self, "transform_with_boxes"):
+                return self._call_with_boxes(inputs, bool(training))
             return dict(inputs, images=ImagePreprocessingLayer.call(self, images_of_dict(self, inputs), training))
         images = as_image_tensor(inputs)
         if not self.keeps_dtype and images.dtype != self.compute_dtype:
@@ -67,6 +74,27 @@ class ImagePreprocessingLayer(Layer):
         """The layer's work on a channels-last batch (batch, height, width, channels)."""
         raise NotImplementedError
 
+    def _call_with_boxes(self, inputs, training):
+        """Keras 3's dict with ``bounding_boxes``: the images and the boxes through one
+        ``transform_with_boxes`` (one draw), the other entries unchanged."""
+        if not self.bounding_box_format:
+            raise ValueError("You passed an input with a 'bounding_boxes' key, but you didn't specify a bounding box "
+                             f"format. Pass a `bounding_box_format` argument to your {type(self).__name__} layer, "
+                             "e.g. `bounding_box_format='xyxy'`.")
+        images = as_image_tensor(images_of_dict(self, inputs, boxes=True))
+        if not self.keeps_dtype and images.dtype != self.compute_dtype:
+            images = cast(images, self.compute_dtype)
+        single = images.ndim == 3
+        boxes = densify(self, inputs["bounding_boxes"], single)
+        if single:
+            images = expand_dims(images, 0)
+        if self.data_format == "channels_first":
+            images = transpose(images, (0, 2, 3, 1))
+        images, boxes = self.transform_with_boxes(images, boxes, training)
+        if self.data_format == "channels_first":
+            images = transpose(images, (0, 3, 1, 2))
+        return dict(inputs, images=squeeze(images, 0) if single else images, bounding_boxes=undensify(boxes, single))
+
     def _spatial_axes(self, input_shape):
         """The (height, width) axes of ``input_shape`` (rank 3 or 4) in this layer's format."""
         first = len(input_shape) - 3
@@ -76,21 +104,26 @@ class ImagePreprocessingLayer(Layer):
         return tuple(input_shape)
 
     def get_config(self):
-        return {**super().get_config(), "data_format": self.data_format}
+        config = {**super().get_config(), "data_format": self.data_format}
+        if self.bounding_box_format is not None:
+            config["bounding_box_format"] = self.bounding_box_format
+        return config
 
 
-def images_of_dict(layer, inputs):
+def images_of_dict(layer, inputs, boxes=False):
     """The images of Keras 3's dict input ``{"images": ..., "labels": ...}`` (the labels pass
-    unchanged through a layer that does not mix images); boxes and masks are refused, as
-    minikeras's image layers do not transform them."""
+    unchanged through a layer that does not mix images); ``bounding_boxes`` only where
+    ``boxes`` (a layer that moves them); segmentation masks are refused, as minikeras's image
+    layers do not transform them."""
     name = f"{type(layer).__name__} '{layer.name}'"
     if "images" not in inputs:
         raise ValueError(f"{name} expects a dict with an 'images' entry (and optionally 'labels'); received keys "
                          f"{sorted(inputs)}")
-    extra = sorted(set(inputs) - {"images", "labels"})
+    extra = sorted(set(inputs) - {"images", "labels"} - ({"bounding_boxes"} if boxes else set()))
     if extra:
-        raise NotImplementedError(f"{name} transforms 'images' and 'labels'; minikeras's image layers do not carry "
-                                  f"{extra} (bounding boxes and segmentation masks are not transformed here)")
+        raise NotImplementedError(f"{name} transforms 'images' and 'labels'; it does not carry {extra} here "
+                                  "(bounding boxes go through RandomFlip and Resizing; segmentation masks through "
+                                  "none of minikeras's image layers)")
     return inputs["images"]
 
 

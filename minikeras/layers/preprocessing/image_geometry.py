@@ -7,6 +7,7 @@ import jax.numpy as jnp
 from minikeras.image.flips import reverse_axis
 from minikeras.image.transform import affine_matrix, check_fill_and_interpolation, projective_transform
 from minikeras.layers.preprocessing.image_base import RandomImageLayer, symmetric_factor, uniform
+from minikeras.layers.preprocessing.image_boxes import flip_boxes
 from minikeras.ops.math import where
 from minikeras.tensor import Tensor
 
@@ -33,12 +34,32 @@ class RandomFlip(RandomImageLayer):
     def transform(self, images, training):
         if not training:
             return images
-        flips = Tensor(uniform(self.seed, (images.shape[0], 1, 1, 1), 0.0, 1.0) <= 0.5)
+        return self._flip_images(images, uniform(self.seed, (images.shape[0], 1, 1, 1), 0.0, 1.0) <= 0.5)
+
+    def _flip_images(self, images, flips):
+        flips = Tensor(flips)
         if self.mode in (HORIZONTAL, HORIZONTAL_AND_VERTICAL):
             images = where(flips, reverse_axis(images, 2), images)
         if self.mode in (VERTICAL, HORIZONTAL_AND_VERTICAL):
             images = where(flips, reverse_axis(images, 1), images)
         return images
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Keras 3's box transform: ``transformation`` is ``{"flips": (batch, 1, 1, 1) booleans,
+        "input_shape": the channels-last batch shape}``; ``bounding_boxes`` batched."""
+        if not training:
+            return bounding_boxes
+        height, width = transformation["input_shape"][1:3]
+        return flip_boxes(bounding_boxes, transformation["flips"], height, width, self.bounding_box_format,
+                          self.mode in (HORIZONTAL, HORIZONTAL_AND_VERTICAL), self.mode in (VERTICAL,
+                                                                                            HORIZONTAL_AND_VERTICAL))
+
+    def transform_with_boxes(self, images, bounding_boxes, training):
+        if not training:
+            return images, bounding_boxes
+        flips = uniform(self.seed, (images.shape[0], 1, 1, 1), 0.0, 1.0) <= 0.5
+        transformation = {"flips": flips, "input_shape": tuple(images.shape)}
+        return self._flip_images(images, flips), self.transform_bounding_boxes(bounding_boxes, transformation)
 
     def get_config(self):
         return {**super().get_config(), "seed": self.seed, "mode": self.mode}

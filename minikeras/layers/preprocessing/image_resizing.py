@@ -5,6 +5,7 @@ import numpy as np
 from minikeras.image import resizing as _resize
 from minikeras.image.crop import dynamic_crop
 from minikeras.layers.preprocessing.image_base import ImagePreprocessingLayer, RandomImageLayer
+from minikeras.layers.preprocessing.image_boxes import resize_boxes
 from minikeras.ops.elementwise import cast
 from minikeras.ops.math import maximum, minimum, round as round_
 from minikeras.ops.random import next_key
@@ -81,6 +82,17 @@ class Resizing(ImagePreprocessingLayer):
         if dtype.kind in "iu":
             return _saturate_cast(resized, dtype)
         return cast(resized, dtype)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Keras 3's box transform: ``transformation`` is the input's (height, width);
+        ``bounding_boxes`` batched."""
+        in_h, in_w = transformation
+        mode = "pad" if self.pad_to_aspect_ratio else "crop" if self.crop_to_aspect_ratio else "stretch"
+        return resize_boxes(bounding_boxes, in_h, in_w, self.height, self.width, mode, self.bounding_box_format)
+
+    def transform_with_boxes(self, images, bounding_boxes, training):
+        transformation = tuple(images.shape[1:3])
+        return self.transform(images, training), self.transform_bounding_boxes(bounding_boxes, transformation)
 
     def compute_output_shape(self, input_shape):
         return _spatial_shape(self, input_shape, self.height, self.width)

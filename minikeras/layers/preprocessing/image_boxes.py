@@ -1,0 +1,110 @@
+"""Bounding boxes through Keras 3's image layers: ``{"images", "bounding_boxes": {"boxes",
+"labels"}}`` dicts, and the box transforms of the layers that move pixels (``RandomFlip``,
+``Resizing``), written as Keras 3.15 writes them so that a box lands where its pixels went.
+
+A layer that transforms boxes implements ``transform_with_boxes(images, bounding_boxes,
+training)`` (one draw for both); ``image_base`` hands it a channels-last batch and the boxes
+batched (``densify``), and restores single images and channels-first afterwards.
+"""
+import jax.numpy as jnp
+
+from minikeras.image.bounding_boxes import clip_to_image_size, convert_format
+from minikeras.image.bounding_boxes.recorded import box_op
+from minikeras.ops.array import expand_dims, squeeze
+from minikeras.ops.elementwise import cast
+from minikeras.tensor import Tensor, Variable, to_array
+
+
+def _tensor(value, dtype=None):
+    tensor = value.value() if isinstance(value, Variable) else value if isinstance(value, Tensor) else \
+        Tensor(to_array(value))
+    return tensor if dtype is None or tensor.dtype == dtype else cast(tensor, dtype)
+
+
+def densify(layer, bounding_boxes, single):
+    """Keras's ``densify_bounding_boxes``: ``{"boxes": float32 (batch, n, 4), "labels": (batch,
+    n)}`` (a single image's boxes get a batch axis), the dict checked first."""
+    if not isinstance(bounding_boxes, dict) or "boxes" not in bounding_boxes or "labels" not in bounding_boxes:
+        raise ValueError(f"{type(layer).__name__} '{layer.name}': Expected `bounding_boxes` agurment to be a dict with "
+                         f"keys 'boxes' and 'labels'. Received: bounding_boxes={bounding_boxes}")
+    boxes, labels = _tensor(bounding_boxes["boxes"], "float32"), _tensor(bounding_boxes["labels"])
+    rank = 2 if single else 3
+    if boxes.ndim != rank or boxes.shape[-1] != 4 or labels.ndim not in (rank - 1, rank):
+        raise ValueError(f"{type(layer).__name__} '{layer.name}' expects bounding_boxes['boxes'] of shape "
+                         f"{'(num_boxes, 4)' if single else '(batch_size, num_boxes, 4)'} and labels of one rank "
+                         f"less, for {'an image' if single else 'a batch of images'}; received boxes of shape "
+                         f"{tuple(boxes.shape)} and labels of shape {tuple(labels.shape)}")
+    if single:
+        boxes, labels = expand_dims(boxes, 0), expand_dims(labels, 0)
+    return dict(bounding_boxes, boxes=boxes, labels=labels)
+
+
+def undensify(bounding_boxes, single):
+    """A single image's boxes without the batch axis again."""
+    if not single:
+        return bounding_boxes
+    return dict(bounding_boxes, boxes=squeeze(bounding_boxes["boxes"], 0), labels=squeeze(bounding_boxes["labels"], 0))
+
+
+def _flip(boxes, flips, horizontal, vertical):
+    flips = flips.reshape(flips.shape[0], 1, 1)
+    x1, y1, x2, y2 = jnp.split(boxes, 4, axis=-1)
+    if horizontal:
+        boxes = jnp.where(flips, jnp.concatenate([1 - x2, y1, 1 - x1, y2], axis=-1), boxes)
+        x1, y1, x2, y2 = jnp.split(boxes, 4, axis=-1)
+    if vertical:
+        boxes = jnp.where(flips, jnp.concatenate([x1, 1 - y2, x2, 1 - y1], axis=-1), boxes)
+    return boxes
+
+
+def flip_boxes(bounding_boxes, flips, height, width, bounding_box_format, horizontal, vertical):
+    """Keras's ``RandomFlip.transform_bounding_boxes``: the boxes of the images ``flips``
+    (batch, ...) says are flipped, mirrored in relative coordinates; labels of boxes left
+    without area set to -1."""
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "rel_xyxy", height=height, width=width)
+    boxes["boxes"] = box_op("flip_boxes", _flip, boxes=boxes["boxes"], flips=jnp.asarray(flips),
+                            horizontal=horizontal, vertical=vertical)
+    boxes = clip_to_image_size(boxes, height=height, width=width, bounding_box_format="xyxy")  # as Keras 3.15
+    return convert_format(boxes, "rel_xyxy", bounding_box_format, height=height, width=width)
+
+
+def _resize(boxes, in_h, in_w, out_h, out_w, mode):
+    dtype = boxes.dtype
+    in_h, in_w = jnp.asarray(in_h, dtype), jnp.asarray(in_w, dtype)
+    if mode == "pad":
+        ratio = jnp.minimum((out_h / in_h).astype(dtype), (out_w / in_w).astype(dtype))
+        x_offset, y_offset = (out_w - in_w * ratio) // 2, (out_h - in_h * ratio) // 2
+        scale_x = scale_y = ratio
+    elif mode == "crop":
+        source, target = in_w / in_h, out_w / out_h
+        new_w = jnp.where(source > target, out_h * source, out_w)
+        new_h = jnp.where(source > target, out_h, out_w / source)
+        scale_x, scale_y = new_w / in_w, new_h / in_h
+        x_offset, y_offset = -((new_w - out_w) // 2), -((new_h - out_h) // 2)
+    else:
+        scale_x, scale_y = (out_w / in_w).astype(dtype), (out_h / in_h).astype(dtype)
+        x_offset = y_offset = 0
+    return jnp.stack([boxes[..., 0] * scale_x + x_offset, boxes[..., 1] * scale_y + y_offset,
+                      boxes[..., 2] * scale_x + x_offset, boxes[..., 3] * scale_y + y_offset], axis=-1)
+
+
+def _blank(boxes):
+    """Padding boxes (all -1 or all 0) stay all 0, as Keras's Resizing keeps them."""
+    return jnp.all(boxes == -1, axis=-1) | jnp.all(boxes == 0, axis=-1)
+
+
+def _zero_where(boxes, blank):
+    return jnp.where(blank[..., None], jnp.zeros((4,), boxes.dtype), boxes)
+
+
+def resize_boxes(bounding_boxes, in_h, in_w, out_h, out_w, mode, bounding_box_format):
+    """Keras's ``Resizing.transform_bounding_boxes``: boxes scaled with the image (``mode``
+    "stretch", "crop" for ``crop_to_aspect_ratio``, "pad" for ``pad_to_aspect_ratio``),
+    clipped to the new size (labels of boxes left without area: -1)."""
+    blank = box_op("blank_boxes", _blank, boxes=bounding_boxes["boxes"])
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height=in_h, width=in_w)
+    boxes["boxes"] = box_op("resize_boxes", _resize, boxes=boxes["boxes"], in_h=in_h, in_w=in_w, out_h=out_h,
+                            out_w=out_w, mode=mode)
+    boxes = clip_to_image_size(boxes, height=out_h, width=out_w)
+    boxes["boxes"] = box_op("zero_blank_boxes", _zero_where, boxes=boxes["boxes"], blank=blank)
+    return convert_format(boxes, "xyxy", bounding_box_format, height=out_h, width=out_w)

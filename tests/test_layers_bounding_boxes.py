@@ -1,0 +1,82 @@
+"""Bounding boxes through the image layers that move them, against Keras 3.15 on JAX
+(``fixtures/keras_bounding_boxes/make_layer_fixtures.py``): RandomFlip's box transform for given
+flips, Resizing on ``{"images", "bounding_boxes"}`` dicts; one draw moves an image and its boxes
+together; Keras's errors."""
+import os
+
+import numpy as np
+import pytest
+
+import minikeras as mk
+from minikeras import keras
+
+DATA = np.load(os.path.join(os.path.dirname(__file__), "fixtures", "keras_bounding_boxes", "layers.npz"))
+
+
+def close(actual, expected):
+    np.testing.assert_allclose(np.asarray(actual), expected, rtol=1e-5, atol=1e-4)
+
+
+def test_random_flip_boxes_as_keras():
+    images, boxes, labels, flips = DATA["images"], DATA["boxes"], DATA["labels"], DATA["flips"]
+    for mode in ("horizontal", "vertical", "horizontal_and_vertical"):
+        for fmt in ("xyxy", "center_yxhw"):
+            layer = keras.layers.RandomFlip(mode, bounding_box_format=fmt)
+            given = {"boxes": mk.constant(keras.utils.bounding_boxes.convert_format(boxes, "xyxy", fmt)),
+                     "labels": mk.constant(labels)}
+            flipped = layer.transform_bounding_boxes(given, {"flips": flips, "input_shape": images.shape})
+            close(flipped["boxes"], DATA[f"flip/{mode}/{fmt}/boxes"])
+            np.testing.assert_array_equal(flipped["labels"], DATA[f"flip/{mode}/{fmt}/labels"])
+
+
+def test_random_flip_moves_boxes_with_their_pixels():
+    image = np.zeros((8, 10, 1), "float32")
+    image[1:3, 2:5] = 1.0  # the box (x 2..5, y 1..3)
+    layer = keras.layers.RandomFlip("horizontal_and_vertical", bounding_box_format="xyxy", seed=3)
+    boxes = {"boxes": np.array([[2.0, 1.0, 5.0, 3.0]], "float32"), "labels": np.array([4], "int32")}
+    seen = set()
+    for _ in range(8):
+        out = layer({"images": image, "bounding_boxes": boxes, "labels": np.array(1)})
+        x1, y1, x2, y2 = np.asarray(out["bounding_boxes"]["boxes"])[0].round().astype(int)
+        assert out["bounding_boxes"]["boxes"].shape == (1, 4) and int(out["labels"]) == 1
+        np.testing.assert_array_equal(np.argwhere(np.asarray(out["images"])[..., 0] > 0).min(0), [y1, x1])
+        np.testing.assert_array_equal(np.argwhere(np.asarray(out["images"])[..., 0] > 0).max(0), [y2 - 1, x2 - 1])
+        seen.add(x1)
+    assert seen == {2, 5}  # both outcomes were drawn
+    unchanged = layer({"images": image, "bounding_boxes": boxes}, training=False)
+    np.testing.assert_array_equal(unchanged["bounding_boxes"]["boxes"], boxes["boxes"])
+
+
+def test_resizing_boxes_as_keras():
+    images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
+    for name, kwargs in (("stretch", {}), ("crop", {"crop_to_aspect_ratio": True}),
+                         ("pad", {"pad_to_aspect_ratio": True})):
+        layer = keras.layers.Resizing(16, 10, bounding_box_format="xyxy", **kwargs)
+        out = layer({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
+        assert out["images"].shape == (2, 16, 10, 3)
+        close(out["bounding_boxes"]["boxes"], DATA[f"resize/{name}/boxes"])
+        np.testing.assert_array_equal(out["bounding_boxes"]["labels"], DATA[f"resize/{name}/labels"])
+    out = keras.layers.Resizing(6, 8, bounding_box_format="rel_xywh")(
+        {"images": images[1], "bounding_boxes": {"boxes": DATA["single_rel"], "labels": labels[1]}})
+    assert out["images"].shape == (6, 8, 3) and out["bounding_boxes"]["boxes"].shape == (3, 4)
+    close(out["bounding_boxes"]["boxes"], DATA["resize/single/boxes"])
+    np.testing.assert_array_equal(out["bounding_boxes"]["labels"], DATA["resize/single/labels"])
+    first = keras.layers.Resizing(16, 10, bounding_box_format="xyxy", data_format="channels_first")(
+        {"images": images.transpose(0, 3, 1, 2), "bounding_boxes": {"boxes": boxes, "labels": labels}})
+    assert first["images"].shape == (2, 3, 16, 10)
+    close(first["bounding_boxes"]["boxes"], DATA["resize/stretch/boxes"])
+
+
+def test_box_errors_and_config():
+    images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
+    with pytest.raises(ValueError, match="didn't specify a bounding box format"):
+        keras.layers.Resizing(4, 4)({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
+    with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
+        keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
+    with pytest.raises(NotImplementedError, match="bounding boxes go through RandomFlip and Resizing"):
+        keras.layers.RandomZoom(0.1, bounding_box_format="xyxy")(
+            {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
+    layer = keras.layers.RandomFlip(bounding_box_format="xyxy")
+    assert layer.get_config()["bounding_box_format"] == "xyxy"
+    assert "bounding_box_format" not in keras.layers.RandomFlip().get_config()  # as Keras: only when set
+    assert keras.layers.RandomFlip.from_config(layer.get_config()).bounding_box_format == "xyxy"
