@@ -5,7 +5,9 @@ Keras names itself. The expected values were printed by Keras 3.15.1 on JAX:
     m = keras.applications.VGG16(weights=None, include_top=False, input_shape=(32, 32, 3), pooling="avg")
     m.count_params(), len(m.layers), [l.name for l in m.layers][-3:]
 
-Outputs against Keras's for the same weights are not checked yet (issue #42)."""
+Outputs against Keras's for the same weights: test_applications_keras_outputs.py."""
+import os
+
 import pytest
 
 from minikeras import applications
@@ -24,6 +26,21 @@ CASES = [  # name, input shape, parameters, layers, a layer name near the top
     ("MobileNetV3Large", (32, 32, 3), 2996352, 188, "avg_pool"),
     ("EfficientNetB0", (32, 32, 3), 4049571, 238, "top_activation"),
     ("EfficientNetB3", (32, 32, 3), 10783535, 385, "top_activation"),
+    # the smallest of each family are compared output for output in test_applications_keras_outputs
+    ("ConvNeXtSmall", (32, 32, 3), 49454688, 260, "convnext_small_stage_3_block_2_identity"),
+    ("EfficientNetV2B3", (32, 32, 3), 12930622, 410, "top_activation"),
+    ("EfficientNetV2S", (32, 32, 3), 20331360, 514, "top_activation"),
+    ("NASNetLarge", (32, 32, 3), 84916818, 1040, "normal_concat_18"),
+]
+# too large to build in every run (up to 348M parameters); MINIKERAS_LARGE_APPLICATIONS=1 builds them
+LARGE_CASES = [
+    ("ConvNeXtBase", (32, 32, 3), 87566464, 260, "convnext_base_stage_3_block_2_identity"),
+    ("ConvNeXtLarge", (32, 32, 3), 196230336, 260, "convnext_large_stage_3_block_2_identity"),
+    ("ConvNeXtXLarge", (32, 32, 3), 348147968, 260, "convnext_xlarge_stage_3_block_2_identity"),
+    ("EfficientNetV2B1", (32, 32, 3), 6931124, 335, "top_activation"),
+    ("EfficientNetV2B2", (32, 32, 3), 8769374, 350, "top_activation"),
+    ("EfficientNetV2M", (32, 32, 3), 53150388, 741, "top_activation"),
+    ("EfficientNetV2L", (32, 32, 3), 117746848, 1029, "top_activation"),
 ]
 
 
@@ -33,3 +50,9 @@ def test_architecture_matches_keras(name, shape, params, layers, top_name):
     assert model.count_params() == params
     assert len(model.layers) == layers
     assert top_name in [layer.name for layer in model.layers][-3:]
+
+
+@pytest.mark.skipif(not os.environ.get("MINIKERAS_LARGE_APPLICATIONS"), reason="MINIKERAS_LARGE_APPLICATIONS is unset")
+@pytest.mark.parametrize("name, shape, params, layers, top_name", LARGE_CASES, ids=[c[0] for c in LARGE_CASES])
+def test_large_architecture_matches_keras(name, shape, params, layers, top_name):
+    test_architecture_matches_keras(name, shape, params, layers, top_name)

@@ -9,6 +9,7 @@ The file is matched layer by layer in order, so a layer or weight out of Keras's
 Each case predicts once with ``predict_on_batch`` (one compiled program: its first eager call,
 compiling op by op, costs about three times as much).
 """
+import gzip
 import json
 import os
 
@@ -19,7 +20,7 @@ from seeded_application_weights import case_inputs, seeded_arrays, write_publish
 from minikeras import applications
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_applications")
-with open(os.path.join(HERE, "structure.json")) as _f:
+with gzip.open(os.path.join(HERE, "structure.json.gz"), "rt") as _f:
     CASES = json.load(_f)
 OUTPUTS = np.load(os.path.join(HERE, "outputs.npz"))
 

@@ -12,7 +12,6 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "keras_api_names",
 
 QUANTIZATION = "quantization (int8/int4/float8, GPTQ, AWQ) is not built"
 BACKEND_WRAPPER = "wraps another framework's module (Flax, JAX stateless functions, a TF SavedModel, PyTorch)"
-APPLICATIONS = "an application model not built yet (issue 42)"
 
 LEFT_OUT = {
     "keras.Quantizer": QUANTIZATION,
@@ -30,11 +29,6 @@ LEFT_OUT = {
     "keras.SymbolicScope": "nothing in minikeras would behave differently inside it (docs/keras3.md)",
     "keras.callbacks.OrbaxCheckpoint": "needs orbax-checkpoint; ModelCheckpoint and BackupAndRestore cover saving",
 }
-for _name in ("ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtSmall", "ConvNeXtTiny", "ConvNeXtXLarge", "EfficientNetV2B0",
-              "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3", "EfficientNetV2L", "EfficientNetV2M",
-              "EfficientNetV2S", "InceptionResNetV2", "NASNetLarge", "NASNetMobile", "convnext", "efficientnet_v2",
-              "inception_resnet_v2", "nasnet"):
-    LEFT_OUT[f"keras.applications.{_name}"] = APPLICATIONS
 
 
 def _keras_names():
