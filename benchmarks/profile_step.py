@@ -19,6 +19,12 @@ other thread are not traced).
 In a recurrent model's table, an operation inside the loop over time (``while.N``'s body) is
 listed with its time summed over all the steps, and the ``while.N`` line itself is the whole
 loop's time including them (so the shares add up to more than 100%).
+
+``--model vit`` and ``--model gpt`` profile ``fit`` on ``keras_io_models.py``'s keras.io Vision
+Transformer and miniature GPT (example sizes; defaults: batch 64 and 32), one epoch of
+``--steps`` batches per traced ``fit``, as ``keras_io_step.py`` times them:
+
+    python benchmarks/profile_step.py --model vit --steps 2
 """
 import argparse
 import collections
@@ -37,6 +43,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import keras_io_models  # noqa: E402
 import train_step  # noqa: E402
 from common import block  # noqa: E402
 from resnet20_model import resnet20  # noqa: E402
@@ -70,17 +77,65 @@ def recurrent(layer, length):
     return mk.Sequential([mk.Input((length, 32)), layer(128), mk.layers.Dense(10, activation="softmax")])
 
 
+def keras_io_fit(kind, batch_size, steps):
+    """A function running one ``fit`` epoch of ``steps`` batches of ``keras_io_models``' ``kind``
+    model (its last batch's loss is read back, so the call blocks until the step is done)."""
+    model, x, y = keras_io_models.build(kind, mk.keras, batch_size, steps)
+
+    def run():
+        return model.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, shuffle=False).history["loss"]
+
+    return run
+
+
+def profile_keras_io(args):
+    """``--model vit|gpt``: the table for ``fit``, one traced epoch of ``--steps`` batches."""
+    batch_size = args.batch_size or {"vit": 64, "gpt": 32}[args.model]
+    run = keras_io_fit(args.model, batch_size, args.steps)
+    run()
+    run()
+    start = time.perf_counter()
+    run()
+    wall_ms = (time.perf_counter() - start) / args.steps * 1e3
+    with tempfile.TemporaryDirectory() as trace_dir:
+        jax.profiler.start_trace(trace_dir, create_perfetto_trace=True)
+        run()
+        jax.profiler.stop_trace()
+        totals = operation_times(trace_dir, args.steps)
+    print_table(f"{args.model}, batch {batch_size}, fit", wall_ms, totals, args.top)
+
+
+def print_table(title, wall_ms, totals, top):
+    """Prints the operations' CPU ms per step, largest first, then the same summed by kind."""
+    traced = sum(totals.values())
+    print(f"{title}: {wall_ms:.1f} ms per step (wall, untraced), "
+          f"{os.cpu_count()} CPUs; "
+          f"traced operations: {traced:.1f} CPU ms per step; the rest is Eigen's convolutions and waiting")
+    print(f"{'CPU ms':>7} {'share':>6}  operation (XLA fusion name)")
+    for name, ms in totals.most_common(top):
+        print(f"{ms:7.2f} {ms / traced:6.1%}  {name}")
+    kinds = collections.Counter()
+    for name, ms in totals.items():
+        kinds[name.rsplit(".", 1)[0] if name.rsplit(".", 1)[-1].isdigit() else name] += ms
+    print(f"\nby kind (the fusion name without its number):\n{'CPU ms':>7} {'share':>6}  kind")
+    for name, ms in kinds.most_common(top):
+        print(f"{ms:7.2f} {ms / traced:6.1%}  {name}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["classic", "simple", "resnet", "lstm", "gru", "mobilenet"],
+    parser.add_argument("--model", choices=["classic", "simple", "resnet", "lstm", "gru", "mobilenet", "vit", "gpt"],
                         default="classic")
-    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=None, help="default 128 (vit: 64, gpt: 32)")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--length", type=int, default=100, help="lstm and gru: the sequence length")
     parser.add_argument("--size", type=int, default=224, help="mobilenet: the input's height and width")
     parser.add_argument("--policy", default=None, help="a dtype policy for the MNIST models (mixed_bfloat16)")
     args = parser.parse_args(argv)
+    if args.model in ("vit", "gpt"):
+        return profile_keras_io(args)
+    args.batch_size = args.batch_size or 128
     mk.random.set_seed(0)
     builders = {"classic": lambda: train_step.classic_cnn(args.policy),
                 "simple": lambda: train_step.simple_cnn(args.policy), "resnet": lambda: resnet20(mk),
@@ -108,19 +163,7 @@ def main(argv=None):
         block(loss)
         jax.profiler.stop_trace()
         totals = operation_times(trace_dir, args.steps)
-    traced = sum(totals.values())
-    print(f"{args.model}, batch {args.batch_size}: {wall_ms:.1f} ms per step (wall, untraced), "
-          f"{os.cpu_count()} CPUs; "
-          f"traced operations: {traced:.1f} CPU ms per step; the rest is Eigen's convolutions and waiting")
-    print(f"{'CPU ms':>7} {'share':>6}  operation (XLA fusion name)")
-    for name, ms in totals.most_common(args.top):
-        print(f"{ms:7.2f} {ms / traced:6.1%}  {name}")
-    kinds = collections.Counter()
-    for name, ms in totals.items():
-        kinds[name.rsplit(".", 1)[0] if name.rsplit(".", 1)[-1].isdigit() else name] += ms
-    print(f"\nby kind (the fusion name without its number):\n{'CPU ms':>7} {'share':>6}  kind")
-    for name, ms in kinds.most_common(args.top):
-        print(f"{ms:7.2f} {ms / traced:6.1%}  {name}")
+    print_table(f"{args.model}, batch {args.batch_size}", wall_ms, totals, args.top)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,10 @@ from minikeras.losses.base import (
 )
 from minikeras.ops.array import expand_dims, one_hot, squeeze
 from minikeras.ops.math import cast, log, log_sigmoid, maximum, minimum, not_equal, where
-from minikeras.ops.nn_losses import sparse_categorical_crossentropy_of_probabilities
+from minikeras.ops.nn_losses import (
+    sparse_categorical_crossentropy_from_logits,
+    sparse_categorical_crossentropy_of_probabilities,
+)
 from minikeras.ops.reduce import reduce_mean, reduce_sum
 
 
@@ -114,6 +117,8 @@ def _sparse_crossentropy(y_true, y_pred, from_logits, ignore_class, axis, name):
     if not from_logits and axis == y_pred.ndim - 1 and epsilon() == DEFAULT_EPSILON:
         # one op (ops.nn_losses), whose native kernels clip with the default epsilon
         losses = sparse_categorical_crossentropy_of_probabilities(labels, y_pred)
+    elif from_logits and axis == y_pred.ndim - 1:  # one op: no one-hot rows over the classes
+        losses = sparse_categorical_crossentropy_from_logits(labels, y_pred)
     else:
         target = one_hot(labels, num_classes, axis=axis, dtype=y_pred.dtype)
         losses = -reduce_sum(target * _log_probabilities(y_pred, from_logits, axis), axis=axis)

@@ -11,6 +11,7 @@ import numpy as np
 from minikeras import _context
 from minikeras.ops.array import expand_dims, one_hot
 from minikeras.ops.convert import normalize_axis
+from minikeras.ops.elementwise import greater_equal, less, logical_and
 from minikeras.ops.math import exp, maximum, minimum, sigmoid, where
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum
@@ -202,6 +203,65 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
             raise ValueError(f"{op}: Received a label value of {bad} which is outside the valid range of "
                              f"[0, {n}).")
     return _sparse_softmax_ce(labels, logits)
+
+
+# Keras's sparse categorical cross-entropy of logits, one loss per row (last axis):
+# -log_softmax(logits)[label], and 0 for a label outside [0, n) (Keras's one-hot of it is a row of
+# zeros). Written as Keras's formula, -sum(one_hot(labels) * log_softmax(logits)), it materializes
+# the one-hot rows and the log-probabilities, and its gradient (log_softmax's, of a one-hot
+# cotangent) takes as many more passes over them: over a 20,000-word vocabulary (keras.io's
+# miniature GPT) each pass is hundreds of MB. Here it is one op with the same value, on rows
+# shifted by their maximum m: loss = log(sum(exp(x - m))) - (x[label] - m). Its output keeps m and
+# L = log(sum(exp(x - m))) beside the loss (columns 1 and 2, which sparse_categorical_crossentropy_
+# from_logits drops), so that the gradient, g * (exp(x - m - L) - one_hot(label)), is one pass
+# over x: softmax times g, then -g added at each row's label (a scatter, no one-hot rows).
+def _sparse_ce_logits_forward(labels, logits):
+    n = logits.shape[-1]
+    m = jnp.max(logits, axis=-1, keepdims=True)
+    shifted = logits - m
+    log_sum = jnp.log(jnp.sum(jnp.exp(shifted), axis=-1))
+    picked = jnp.take_along_axis(shifted, jnp.clip(labels, 0, n - 1)[..., None], axis=-1)[..., 0]
+    loss = jnp.where((labels >= 0) & (labels < n), -(picked - log_sum), jnp.zeros((), logits.dtype))
+    return jnp.stack([loss, m[..., 0], log_sum], axis=-1)
+
+
+def _sparse_ce_logits_gradient_forward(labels, logits, out, g):
+    """g_loss * (softmax - one_hot) + g_L * softmax, the label's term as a scatter."""
+    n = logits.shape[-1]
+    valid = (labels >= 0) & (labels < n)
+    g_loss = jnp.where(valid, g[..., 0], 0)
+    softmax = jnp.exp(logits - out[..., 1:2] - out[..., 2:3])
+    grad = (g_loss + g[..., 2])[..., None] * softmax
+    # each row's label position, in the gradient's own shape (flattened to rows, XLA:CPU's sum
+    # over them for a Dense bias was several times slower)
+    rows = tuple(jax.lax.broadcasted_iota(jnp.int32, labels.shape, axis) for axis in range(labels.ndim))
+    return grad.at[rows + (jnp.clip(labels, 0, n - 1),)].add(-g_loss)
+
+
+_sparse_ce_logits = Primitive("sparse_categorical_crossentropy_from_logits", _sparse_ce_logits_forward)
+_sparse_ce_logits_gradient = Primitive("sparse_categorical_crossentropy_from_logits_gradient",
+                                       _sparse_ce_logits_gradient_forward, differentiable=False)
+
+
+@_sparse_ce_logits.defgrad
+def _(g, out, labels, logits):
+    # m (column 1) is a constant to the gradient: it cancels out of the loss and of L's gradient
+    if not _context.call_state.tapes:
+        return None, _sparse_ce_logits_gradient(labels, logits, out, g)
+    n = logits.shape[-1]
+    valid = logical_and(greater_equal(labels, 0), less(labels, n))
+    g_loss = where(valid, g[..., 0], 0.0)
+    softmax = exp(logits - out[..., 1:2] - out[..., 2:3])
+    targets = one_hot(labels, n, dtype=logits.dtype)
+    return None, expand_dims(g_loss + g[..., 2], -1) * softmax - expand_dims(g_loss, -1) * targets
+
+
+def sparse_categorical_crossentropy_from_logits(labels, logits):
+    """Keras's sparse categorical cross-entropy of ``logits`` (..., n) for integer ``labels``
+    (...), one loss per row: ``-log_softmax(logits)[label]``, and 0 where a label is outside
+    [0, n) (as Keras's ``-sum(one_hot(labels) * log_softmax(logits))``, without the one-hot
+    rows). Differentiable in ``logits``, to any order."""
+    return _sparse_ce_logits(labels, logits)[..., 0]
 
 
 def _sigmoid_ce_forward(labels, logits):
