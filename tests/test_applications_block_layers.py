@@ -1,5 +1,10 @@
 """The layers Keras's applications define for themselves, against their written formulas:
-ConvNeXt's LayerScale and StochasticDepth, InceptionResNetV2's CustomScaleLayer."""
+ConvNeXt's LayerScale and StochasticDepth, InceptionResNetV2's CustomScaleLayer; and in `.keras`
+files both ways with Keras 3.15.1 (tests/fixtures/keras_application_layers/)."""
+import json
+import os
+import zipfile
+
 import numpy as np
 import pytest
 
@@ -50,3 +55,32 @@ def test_custom_scale_layer_adds_the_scaled_branch():
     np.testing.assert_allclose(np.asarray(CustomScaleLayer(0.17)([x, branch])), x + 0.34, rtol=1e-6)
     symbolic = CustomScaleLayer(0.1)([mk.Input((5, 5, 4)), mk.Input((5, 5, 4))])
     assert tuple(symbolic.shape) == (None, 5, 5, 4)
+
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "keras_application_layers")
+
+
+def _application_layer_entries(path):
+    with zipfile.ZipFile(path) as archive:
+        layers = json.loads(archive.read("config.json"))["config"]["layers"]
+    return {layer["config"]["name"]: (layer["module"], layer["class_name"]) for layer in layers
+            if layer["class_name"] in ("LayerScale", "StochasticDepth", "CustomScaleLayer")}
+
+
+def test_keras_files_with_the_application_layers_load_and_save_as_kerass(tmp_path):
+    """Keras's file (its layers under keras.src.applications.convnext and .inception_resnet_v2)
+    loads here with Keras's outputs; minikeras writes them back under Keras's module names (so
+    Keras's loader finds them) and reads its own file."""
+    io = np.load(os.path.join(FIXTURES, "io.npz"))
+    keras_file = os.path.join(FIXTURES, "model.keras")
+    model = mk.keras.models.load_model(keras_file)
+    np.testing.assert_allclose(np.asarray(model(io["x"])), io["y"], rtol=1e-6, atol=1e-6)
+    ours = str(tmp_path / "ours.keras")
+    model.save(ours)
+    assert _application_layer_entries(ours) == _application_layer_entries(keras_file) == {
+        "layer_scale": ("keras.src.applications.convnext", "LayerScale"),
+        "stochastic_depth": ("keras.src.applications.convnext", "StochasticDepth"),
+        "custom_scale": ("keras.src.applications.inception_resnet_v2", "CustomScaleLayer")}
+    again = mk.keras.models.load_model(ours)
+    assert again.get_layer("stochastic_depth").drop_path_rate == 0.25
+    np.testing.assert_allclose(np.asarray(again(io["x"])), io["y"], rtol=1e-6, atol=1e-6)

@@ -8,8 +8,20 @@ drops a whole residual branch per example while training.
 from minikeras import initializers
 from minikeras.layers import Layer
 from minikeras.ops.nn import dropout
+from minikeras.saving.registry import register_builtin
 
 
+def keras_file_class(keras_module):
+    """Registers an application's own layer for ``.keras`` files: read back from Keras's
+    ``keras.src.applications.<module>`` (which the loader reads as ``minikeras.applications``)
+    and written under that same module name, so that Keras loads minikeras's files."""
+    def register(cls):
+        return register_builtin(f"minikeras.src.applications.{keras_module}")(
+            register_builtin("minikeras.applications")(cls))
+    return register
+
+
+@keras_file_class("convnext")
 class StochasticDepth(Layer):
     """With ``training=True``, each example's input is zeroed with probability
     ``drop_path_rate`` and the rest divided by ``1 - drop_path_rate`` (Keras's
@@ -40,6 +52,7 @@ class StochasticDepth(Layer):
         return {**super().get_config(), "drop_path_rate": self.drop_path_rate}
 
 
+@keras_file_class("convnext")
 class LayerScale(Layer):
     """``x * gamma``: a trainable scale per channel (the last axis), ``projection_dim`` of
     them, each starting at ``init_values`` (arXiv:2103.17239).

@@ -8,6 +8,7 @@ take Keras's automatic names), weight files and hashes. ``preprocess_input`` sca
 from minikeras import layers
 from minikeras.applications import _builder, imagenet_utils
 from minikeras.applications._builder import bn_axis
+from minikeras.applications.convnext_layers import keras_file_class
 from minikeras.backend import image_data_format
 from minikeras.layers import Layer
 from minikeras.models import Model
@@ -18,6 +19,7 @@ WEIGHTS_NO_TOP = ("inception_resnet_v2_weights_tf_dim_ordering_tf_kernels_notop.
                   "d19885ff4a710c122648d3b5c3b684e4")
 
 
+@keras_file_class("inception_resnet_v2")
 class CustomScaleLayer(Layer):
     """``inputs[0] + inputs[1] * scale``: a residual block's input plus its scaled branch, as
     Keras's layer of that name."""
