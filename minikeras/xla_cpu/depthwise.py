@@ -18,9 +18,13 @@ is, and XLA fuses each into one elementwise loop ('taps'):
 
 * forward: y = sum over taps t of ``slice_t(pad(x)) * w[t]``, ``slice_t`` the strided window
   of tap t (for a multiplier > 1 each slice is broadcast over it);
-* input gradient: the forward's transpose is a stride-1 correlation of the output gradient,
-  dilated by the strides (``lax.pad``'s interior padding, which fuses as a select), padded so
-  that it lines up with x, with the flipped kernel, summed over the multiplier: again one loop;
+* input gradient: the forward's transpose, by phases: along an axis of stride s, x's elements
+  ``m*s + r`` (phase r) take only the taps whose offset lines up with r, each a shifted slice of
+  the padded output gradient times that tap's weights, summed over the multiplier; the phases are
+  interleaved (a stack and a reshape that XLA fuses into the consumer). At stride 1 that is one
+  phase with every tap, one loop as the forward pass. (As a stride-1 correlation of the output
+  gradient dilated by the strides, a stride-2 layer computed every tap on the zeros between: 1.4-3.7x
+  slower on MobileNetV2's stride-2 layers, and the dilated gradient was written out);
 * filter gradient: for each tap the sum over batch and space of ``slice_t(pad(x)) * dy``, all
   taps in one variadic reduction over groups of consecutive rows (of batch * rows) that XLA fuses
   with the padding, windows and products (reading x and dy once; tap by tap, each window was a
@@ -136,22 +140,59 @@ def depthwise_input_grad(dy, w, input_shape, strides, padding, dilations, *, met
     if dy.size == 0:
         return jnp.zeros(input_shape, dy.dtype)
     acc = _accumulation_dtype(dy.dtype)
-    # dx[q] = sum_i dilated_dy[q + lo - i*d] * w[i]: a stride-1 correlation of the dilated dy, padded by
-    # (effective kernel - 1 - lo) below and cropped or padded above to x's extent, with the flipped kernel
-    effective = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
-    grad_pads = [(e - 1 - lo, n + lo - (o - 1) * s - 1)
-                 for e, (lo, _), n, o, s in zip(effective, pads, in_spatial, out_spatial, strides)]
     g = dy.astype(acc) if multiplier == 1 else dy.reshape(dy.shape[:-1] + (channels, multiplier)).astype(acc)
-    gp = _pad_spatial(g, grad_pads, [s - 1 for s in strides])
+    phases, lengths, grad_pads = _input_phases(in_spatial, out_spatial, kernel, strides, pads, dilations)
+    gp = _pad_spatial(g, grad_pads)
     wa = w.astype(acc)
-    ones = (1,) * len(kernel)
-    dx = None
-    for tap in itertools.product(*map(range, kernel)):
-        window = _window(gp, tap, dilations, ones, in_spatial)
-        flipped = wa[tuple(k - 1 - t for k, t in zip(kernel, tap))]
-        term = window * flipped[:, 0] if multiplier == 1 else jnp.sum(window * flipped, axis=-1)
-        dx = term if dx is None else dx + term
+    rank = len(kernel)
+    sums = {}
+    for phase in itertools.product(*map(range, strides)):
+        total = None
+        for taps in itertools.product(*(phases[axis][r] for axis, r in enumerate(phase))):
+            start = [0] + [e + lo for (_, e), (lo, _) in zip(taps, grad_pads)] + [0] * (gp.ndim - 1 - rank)
+            limit = [gp.shape[0]] + [b + m for b, m in zip(start[1:], lengths)] + list(gp.shape[1 + rank:])
+            weight = wa[tuple(i for i, _ in taps)]
+            window = lax.slice(gp, start, limit)
+            term = window * weight[:, 0] if multiplier == 1 else jnp.sum(window * weight, axis=-1)
+            total = term if total is None else total + term
+        sums[phase] = jnp.zeros((dy.shape[0], *lengths, channels), acc) if total is None else total
+    dx = _interleave(sums, strides)
+    dx = lax.slice(dx, (0,) * dx.ndim, (dx.shape[0], *in_spatial, channels))
     return dx.astype(dy.dtype)
+
+
+def _input_phases(in_spatial, out_spatial, kernel, strides, pads, dilations):
+    """The input gradient by phases: x's index ``q = m*s + r`` along an axis of stride s gets
+    ``dy[m + e] * w[i]`` from each tap i with ``(r + lo - i*d) % s == 0``, ``e = (r + lo - i*d) // s``
+    (from ``o*s = q + lo - i*d``). Returns, per axis, each phase's list of (i, e); per axis the
+    phases' length ``ceil(n / s)``; and the padding of dy that keeps every ``m + e`` in range."""
+    phases, lengths, grad_pads = [], [], []
+    for n, o, k, s, (lo, _), d in zip(in_spatial, out_spatial, kernel, strides, pads, dilations):
+        per_phase = [[(i, (r + lo - i * d) // s) for i in range(k) if (r + lo - i * d) % s == 0] for r in range(s)]
+        length = -(-n // s)
+        offsets = [e for taps in per_phase for _, e in taps] or [0]
+        phases.append(per_phase)
+        lengths.append(length)
+        grad_pads.append((max(0, -min(offsets)), max(0, length - 1 + max(offsets) - (o - 1))))
+    return phases, lengths, grad_pads
+
+
+def _interleave(sums, strides):
+    """{phase: (batch, *lengths, channels)} as one (batch, *(lengths * strides), channels) array
+    whose index ``m*s + r`` along each axis holds phase r's element m."""
+    rank = len(strides)
+
+    def merged(axis, prefix):
+        if axis == rank:
+            return sums[prefix]
+        parts = [merged(axis + 1, prefix + (r,)) for r in range(strides[axis])]
+        if len(parts) == 1:
+            return parts[0]
+        stacked = jnp.stack(parts, axis=2 + axis)
+        shape = stacked.shape
+        return stacked.reshape(shape[:1 + axis] + (shape[1 + axis] * shape[2 + axis],) + shape[3 + axis:])
+
+    return merged(0, ())
 
 
 def depthwise_filter_grad(x, dy, filter_shape, strides, padding, dilations, *, method=None):
