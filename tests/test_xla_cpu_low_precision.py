@@ -216,7 +216,8 @@ def test_bf16_forward_takes_an_odd_number_of_input_channels(channels, padding, b
     x, w, b = bf16_array(3, 11, 10, channels), bf16_array(3, 3, channels, 32), bf16_array(32)
     pads = conv.explicit_padding(padding, x.shape[1:3], w.shape[:2])
     assert conv.bf16_native("forward", x.shape, w.shape, 1, pads)
-    assert not conv.bf16_native("filter_grad", x.shape, w.shape, 1, pads)  # too few channels: widened
+    # the filter gradient: one channel on the kernel, three widened (too few to pair)
+    assert conv.bf16_native("filter_grad", x.shape, w.shape, 1, pads) == (channels == 1)
     y, fused = jax.jit(lambda x, w, b: (conv.conv2d_forward(x, w, 1, pads),
                                         conv.conv2d_bias_relu_forward(x, w, b, 1, pads)))(x, w, b)
     want = emulated_conv_and_grads(x, w, bf16_array(*y.shape), pads)[0]
@@ -224,6 +225,29 @@ def test_bf16_forward_takes_an_odd_number_of_input_channels(channels, padding, b
     sums = jax.lax.conv_general_dilated(x.astype(jnp.float32), w.astype(jnp.float32), (1, 1), pads,
                                         dimension_numbers=DN)
     assert_within_bf16_rounding(fused, jnp.maximum(sums + b.astype(jnp.float32), 0).astype(jnp.bfloat16))
+
+
+@pytest.mark.parametrize("x_shape, w_shape, padding", [
+    ((3, 11, 10, 1), (3, 3, 1, 32), "VALID"),             # the MNIST CNN's first layer, even output width
+    ((2, 9, 9, 1), (3, 3, 1, 48), "SAME"),                # odd output width; 48 channels: 32 + 16
+    ((2, 8, 7, 1), (2, 3, 1, 16), ((1, 0), (1, 1))),      # uneven pads, a 2x3 filter
+    ((2, 9, 8, 1), (3, 4, 1, 16), "VALID"),               # 12 taps, the most the kernel holds
+])
+def test_bf16_filter_grad_of_one_input_channel(x_shape, w_shape, padding, bf16_kernels, monkeypatch):
+    """A first layer on grey images: all the filter's taps summed in registers, x not paired."""
+    x = bf16_array(*x_shape)
+    pads = conv.explicit_padding(padding, x_shape[1:3], w_shape[:2])
+    assert conv.bf16_native("filter_grad", x_shape, w_shape, 1, pads)
+    g = bf16_array(x_shape[0], *conv.output_hw(x_shape[1:3], w_shape[:2], (1, 1), pads, (1, 1)), w_shape[3])
+    dw_want = emulated_conv_and_grads(x, bf16_array(*w_shape), g, pads)[2]
+
+    def filter_grad(x, g):
+        return conv.conv2d_filter_grad(x, g, w_shape, 1, pads)
+    dw = jax.jit(filter_grad)(x, g)
+    assert_within_bf16_rounding(dw, dw_want)
+    monkeypatch.setattr(tuning, "CONV_NATIVE_THREAD_FLOPS", float("inf"))  # one thread: the same sums
+    np.testing.assert_array_equal(as_f32(jax.jit(filter_grad)(x, g)), as_f32(dw))
+    assert not conv.bf16_native("filter_grad", x_shape, (3, 5, 1, 16), 1, "VALID")  # 15 taps: widened
 
 
 def test_conv2d_bias_relu_and_its_gradients(conv_path):

@@ -115,7 +115,7 @@ def _(gg, masked, g, out, *, materialized):
 
 @_conv2d_bias_relu.defgrad
 def _(g, out, x, w, b, **conv):
-    if bf16_native("input_grad", x.shape, w.shape, dtype=g.dtype, **conv):
+    if any(bf16_native(kind, x.shape, w.shape, dtype=g.dtype, **conv) for kind in ("input_grad", "filter_grad")):
         g = _relu_mask(g, out, materialized=True)
     else:
         g = where(out > 0, g, zero_of_(g))  # out > 0 exactly where relu's input is

@@ -18,8 +18,9 @@
 // with x zero-padded by pt rows on top and pl columns on the left (and as much as the shapes
 // imply on the bottom and right), wp the filter with input channels paired (kh, kw, C/2, O, 2),
 // xx the padded x with each pixel paired with its right neighbour and dyp dy with its columns
-// paired (a zero column after an odd last one). Each worker builds the padded or paired copy of
-// one image at a time, which stays in its cache. Sums run in
+// paired (a zero column after an odd last one); with one input channel (C = 1) a pixel and its
+// right neighbour are adjacent in the padded x already, which then needs no pairing. Each worker
+// builds the padded or paired copy of one image at a time, which stays in its cache. Sums run in
 // float32; each result is rounded to bfloat16 once, to nearest even. The input gradient is the
 // forward pass on the padded dy with the flipped filter (conv_bf16_native.py). Both are
 // vectorized over output channels, which must be a multiple of 16.
@@ -250,6 +251,56 @@ void pair_columns_of_dy(const uint16_t* dyb, uint16_t* dyp, const Shape& s, int6
     }
 }
 
+// One input channel (a first layer on grey images): a pixel and its right neighbour are adjacent
+// in x, so x needs no pairing, and every filter tap's sums stay in registers while the rows pass:
+// acc[t][v] += dot2(xpad[r + i, 2qp + j : 2qp + j + 2], dyp[r, qp, o0 + 16v ..., :]) for the KK
+// taps t = (i, j), each dy vector loaded once for all of them. xi: the padded image, `wx`
+// columns (one more zero column than the windows read when the output width is odd).
+template <int KK, int NV>
+void filter_taps_tile(const uint16_t* xi, const uint16_t* dyi, float* dw, const Shape& s, int64_t wx, int64_t qpairs,
+                      int64_t o0) {
+  int64_t offset[KK];
+  for (int t = 0; t < KK; ++t) offset[t] = (t / s.kw) * wx + t % s.kw;
+  __m512 acc[KK][NV];
+  for (int t = 0; t < KK; ++t)
+    for (int v = 0; v < NV; ++v) acc[t][v] = _mm512_setzero_ps();
+  for (int64_t r = 0; r < s.ho; ++r) {
+    const uint16_t* xr = xi + r * wx;
+    const uint16_t* dr = dyi + r * qpairs * s.o * 2 + o0 * 2;
+    for (int64_t qp = 0; qp < qpairs; ++qp) {
+      __m512bh dv[NV];
+      for (int v = 0; v < NV; ++v) dv[v] = load_pairs(dr + qp * s.o * 2 + 32 * v);
+      for (int t = 0; t < KK; ++t) {
+        const __m512bh xv = pair(xr + 2 * qp + offset[t]);
+        for (int v = 0; v < NV; ++v) acc[t][v] = _mm512_dpbf16_ps(acc[t][v], xv, dv[v]);
+      }
+    }
+  }
+  for (int t = 0; t < KK; ++t)
+    for (int v = 0; v < NV; ++v) {
+      float* out = dw + t * s.o + o0 + 16 * v;  // dw[i, j, 0, o0 + 16v ...]
+      _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), acc[t][v]));
+    }
+}
+
+constexpr int kFilterTapsMax = 12;  // taps (kh * kw) of the one-channel path: 12 x 2 accumulators
+
+// One image's part of the one-channel filter gradient: its padded x into xi (the border stays
+// zero), then the taps tiles over 32 output channels at a time.
+void filter_grad_one_channel(const uint16_t* xb, const uint16_t* dyi, uint16_t* xi, float* dw, const Shape& s,
+                             int64_t wx, int64_t qpairs) {
+  for (int64_t u = 0; u < s.hp(); ++u) {
+    const int64_t row = u - s.pt;
+    if (row >= 0 && row < s.h) std::memcpy(xi + u * wx + s.pl, xb + row * s.w, sizeof(uint16_t) * s.w);
+  }
+  minikeras::with_tile_size<kFilterTapsMax>(static_cast<int>(s.kh * s.kw), [&](auto kk) __attribute__((always_inline)) {
+    constexpr int KK = decltype(kk)::value;
+    int64_t o0 = 0;
+    for (; o0 + 32 <= s.o; o0 += 32) filter_taps_tile<KK, 2>(xi, dyi, dw, s, wx, qpairs, o0);
+    for (; o0 < s.o; o0 += 16) filter_taps_tile<KK, 1>(xi, dyi, dw, s, wx, qpairs, o0);
+  });
+}
+
 void filter_grad(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* dy, uint16_t* dw, const Shape& s,
                  int64_t threads) {
   const int64_t size = s.kh * s.kw * s.c * s.o;
@@ -258,15 +309,21 @@ void filter_grad(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* dy, u
   const int64_t parts = std::max<int64_t>(1, std::min(kFilterParts, s.n));
   const int64_t helpers = minikeras::helpers_for(pool, parts, threads);
   std::vector<std::vector<float>> acc(parts, std::vector<float>(size, 0.0f));
-  std::vector<std::vector<uint16_t>> xx(helpers + 1, std::vector<uint16_t>(s.hp() * wx * s.c * 2));
+  const bool one_channel = s.c == 1 && s.kh * s.kw <= kFilterTapsMax;
+  // the paired x, or with one channel the padded x (wx + 1 columns: a pair may start at the last)
+  std::vector<std::vector<uint16_t>> xx(helpers + 1, std::vector<uint16_t>(s.hp() * (wx + 1) * s.c * 2, 0));
   std::vector<std::vector<uint16_t>> dyp(helpers + 1, std::vector<uint16_t>(s.ho * qpairs * s.o * 2));
   const std::vector<uint16_t> zeros(std::max(s.c, s.o), 0);  // a pixel of the zero padding
   minikeras::for_each_index(pool, parts, helpers, [&](int64_t worker, int64_t part) {
     for (int64_t b = s.n * part / parts; b < s.n * (part + 1) / parts; ++b) {
       const uint16_t* xxi = xx[worker].data();
       const uint16_t* dyi = dyp[worker].data();
-      pair_columns_of_x(x + b * s.h * s.w * s.c, xx[worker].data(), s, wx, zeros.data());
       pair_columns_of_dy(dy + b * s.ho * s.wo * s.o, dyp[worker].data(), s, qpairs, zeros.data());
+      if (one_channel) {
+        filter_grad_one_channel(x + b * s.h * s.w, dyi, xx[worker].data(), acc[part].data(), s, wx + 1, qpairs);
+        continue;
+      }
+      pair_columns_of_x(x + b * s.h * s.w * s.c, xx[worker].data(), s, wx, zeros.data());
       for (int64_t r0 = 0; r0 < s.ho; r0 += kFilterRows) {
         const int64_t r1 = std::min(r0 + kFilterRows, s.ho);
         for (int64_t i = 0; i < s.kh; ++i)

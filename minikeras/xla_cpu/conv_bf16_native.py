@@ -29,6 +29,7 @@ _SOURCE = "conv_bf16_native.cc"
 _FORWARD = "minikeras_conv2d_bf16_forward"
 _FILTER_GRAD = "minikeras_conv2d_bf16_filter_grad"
 _FORWARD_BIAS_RELU = "minikeras_conv2d_bf16_forward_bias_relu"
+_ONE_CHANNEL_MAX_TAPS = 12  # the kernel's kFilterTapsMax
 _SYMBOLS = {_FORWARD: "MinikerasConv2dBf16Forward", _FILTER_GRAD: "MinikerasConv2dBf16FilterGrad",
             _FORWARD_BIAS_RELU: "MinikerasConv2dBf16ForwardBiasRelu"}
 
@@ -51,13 +52,15 @@ def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     bfloat16 convolution: stride 1, undilated, concrete shapes, pads of at most the filter's size
     less one, the vectorized channels (output channels for the forward pass and the filter
     gradient, input channels for the input gradient) a multiple of 16, and the channels summed
-    over in pairs by the input gradient (output channels) even; the forward pass takes an odd
+    over in pairs by the input gradient (output channels) even, the filter gradient's input
+    channels many, or one (a filter of at most 12 taps, all summed in registers); the forward pass takes an odd
     number of input channels (one zero channel is added: 1.4-2.2x the float32 'taps' loop on
     the Zen 4 for 1 and 3 channels, benchmarks/LOG.md)."""
     kh, kw, c, o = w_shape
     (top, bottom), (left, right) = pads
     channels = {"forward": o % 16 == 0, "input_grad": c % 16 == 0 and o % 2 == 0,
-                "filter_grad": o % 16 == 0 and c >= tuning.BF16_CONV_NATIVE_FILTER_MIN_CHANNELS}[kind]
+                "filter_grad": o % 16 == 0 and (c >= tuning.BF16_CONV_NATIVE_FILTER_MIN_CHANNELS
+                                                or (c == 1 and kh * kw <= _ONE_CHANNEL_MAX_TAPS))}[kind]
     return (jnp.dtype(dtype) == low_precision.BFLOAT16 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
             and len(x_shape) == 4 and all(type(d) is int for d in (*x_shape, *w_shape)) and channels
             and 0 <= top < kh and 0 <= bottom < kh and 0 <= left < kw and 0 <= right < kw
