@@ -73,10 +73,43 @@ def test_box_errors_and_config():
         keras.layers.Resizing(4, 4)({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
         keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
-    with pytest.raises(NotImplementedError, match="bounding boxes go through RandomFlip and Resizing"):
+    with pytest.raises(NotImplementedError, match="go through RandomFlip, Resizing and the colour layers"):
         keras.layers.RandomZoom(0.1, bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     layer = keras.layers.RandomFlip(bounding_box_format="xyxy")
     assert layer.get_config()["bounding_box_format"] == "xyxy"
     assert "bounding_box_format" not in keras.layers.RandomFlip().get_config()  # as Keras: only when set
     assert keras.layers.RandomFlip.from_config(layer.get_config()).bounding_box_format == "xyxy"
+
+
+# Keras 3.15's layers whose transform_bounding_boxes returns the boxes as they are
+KEEPING_BOXES = [
+    lambda: keras.layers.RandomContrast(0.5), lambda: keras.layers.RandomBrightness(0.3),
+    lambda: keras.layers.Solarization(0.5, value_range=(0, 1)), lambda: keras.layers.AutoContrast(value_range=(0, 1)),
+    lambda: keras.layers.Equalization(value_range=(0, 1)), lambda: keras.layers.RandomPosterization(4, (0, 1)),
+    lambda: keras.layers.RandomInvert(value_range=(0, 1)), lambda: keras.layers.RandomColorDegeneration(0.5),
+    lambda: keras.layers.RandomGrayscale(0.5), lambda: keras.layers.RandomHue(0.5, (0, 1)),
+    lambda: keras.layers.RandomSaturation(0.5, (0, 1)), lambda: keras.layers.RandomSharpness(0.5, (0, 1)),
+    lambda: keras.layers.RandomColorJitter((0, 1), brightness_factor=0.2), lambda: keras.layers.RandomGaussianBlur(),
+    lambda: keras.layers.RandomErasing(value_range=(0, 1)), lambda: keras.layers.AugMix(value_range=(0, 1)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(KEEPING_BOXES)))
+def test_layers_that_move_no_pixel_keep_the_boxes(index):
+    make = KEEPING_BOXES[index]
+    images, boxes = DATA["images"][:, :6, :8], DATA["boxes"]
+    labels = DATA["labels"].astype("int64")
+    layer = make()
+    layer.bounding_box_format = "xyxy"
+    cases = [(images, {"boxes": boxes.astype("int32"), "labels": labels})]
+    if index < 4:  # a single image's boxes too (the same code path for all)
+        cases.append((images[1], {"boxes": boxes[1], "labels": labels[1]}))
+    for given_images, given in cases:
+        out = layer({"images": given_images, "bounding_boxes": given, "labels": np.array([1, 0])[:len(given_images)]})
+        assert out["images"].shape == given_images.shape
+        assert out["bounding_boxes"]["boxes"].dtype == mk.float32  # made float32, as Keras's densify does
+        np.testing.assert_array_equal(out["bounding_boxes"]["boxes"], np.asarray(given["boxes"], "float32"))
+        np.testing.assert_array_equal(out["bounding_boxes"]["labels"], given["labels"])
+    with pytest.raises(ValueError, match="didn't specify a bounding box format"):
+        make()({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})

@@ -49,6 +49,8 @@ class AugMix(AugmentationLayer):
     number of operations means no augmentation (Keras 3 lists the chosen layers instead).
     """
 
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
+
     def __init__(self, value_range=(0, 255), num_chains=3, chain_depth=3, factor=0.3, alpha=1.0, all_ops=True,
                  interpolation="bilinear", seed=None, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)

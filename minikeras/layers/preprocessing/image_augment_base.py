@@ -8,14 +8,20 @@ Keras 3's layers do; so a transformation Keras drew can be applied here and comp
 
 Inputs are an image or a batch, or Keras 3's dict ``{"images": ..., "labels": ...}``: the
 images and the labels go through one draw (MixUp and CutMix mix the labels with the images) and
-the dict comes back with both replaced. minikeras's image layers carry no bounding boxes or
-segmentation masks: a dict with ``bounding_boxes`` or ``segmentation_masks`` is refused with an
-error that says so (``MaxNumBoundingBoxes`` is the one layer that takes boxes).
+the dict comes back with both replaced. The layers that move no pixel (``keeps_boxes``: the
+colour layers, blur, erasing, AugMix) pass a dict's ``bounding_boxes`` through, as Keras 3's;
+the others refuse them, and all refuse ``segmentation_masks``, with an error that says so.
 """
 import functools
 
 from minikeras.image.resizing import as_image_tensor
-from minikeras.layers.preprocessing.image_base import RandomImageLayer, images_of_dict, symmetric_factor
+from minikeras.layers.preprocessing.image_base import (
+    RandomImageLayer,
+    images_of_dict,
+    require_box_format,
+    symmetric_factor,
+)
+from minikeras.layers.preprocessing.image_boxes import densify, undensify
 from minikeras.ops.array import expand_dims, squeeze, transpose
 from minikeras.ops.elementwise import cast
 from minikeras.ops.jax_call import call_jax
@@ -78,7 +84,7 @@ class AugmentationLayer(TakesImageDicts, RandomImageLayer):
         return self._call_on_dict(inputs, training is not False)
 
     def _call_on_dict(self, inputs, training):
-        images = as_image_tensor(images_of_dict(self, inputs))
+        images = as_image_tensor(images_of_dict(self, inputs, boxes=self.keeps_boxes))
         if images.dtype != self.compute_dtype:
             images = cast(images, self.compute_dtype)
         single = images.ndim == 3
@@ -104,4 +110,7 @@ class AugmentationLayer(TakesImageDicts, RandomImageLayer):
         outputs = dict(inputs, images=squeeze(images, 0) if single else images)
         if labels is not None:
             outputs["labels"] = squeeze(labels, 0) if single else labels
+        if "bounding_boxes" in inputs:  # a layer that keeps_boxes: they pass, as Keras makes them (float32)
+            require_box_format(self)
+            outputs["bounding_boxes"] = undensify(densify(self, inputs["bounding_boxes"], single), single)
         return outputs

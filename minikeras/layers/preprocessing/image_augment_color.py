@@ -68,6 +68,8 @@ class RandomGrayscale(AugmentationLayer):
       seed: folded into the draws from ``mk.random``'s generator.
     """
 
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
+
     def __init__(self, factor=0.5, data_format=None, seed=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 <= factor <= 1:

@@ -33,6 +33,7 @@ class ImagePreprocessingLayer(Layer):
     """
 
     keeps_dtype = False  # Resizing returns integer images as integers; the others return floats
+    keeps_boxes = False  # True: the layer moves no pixel, so a dict's bounding boxes pass unchanged (as Keras's)
 
     def __init__(self, data_format=None, bounding_box_format=None, **kwargs):
         super().__init__(**kwargs)
@@ -54,7 +55,7 @@ class ImagePreprocessingLayer(Layer):
 
     def call(self, inputs, training=None):
         if isinstance(inputs, dict):
-            if "bounding_boxes" in inputs and hasattr(self, "transform_with_boxes"):
+            if "bounding_boxes" in inputs and (self.keeps_boxes or hasattr(self, "transform_with_boxes")):
                 return self._call_with_boxes(inputs, bool(training))
             return dict(inputs, images=ImagePreprocessingLayer.call(self, images_of_dict(self, inputs), training))
         images = as_image_tensor(inputs)
@@ -76,11 +77,9 @@ class ImagePreprocessingLayer(Layer):
 
     def _call_with_boxes(self, inputs, training):
         """Keras 3's dict with ``bounding_boxes``: the images and the boxes through one
-        ``transform_with_boxes`` (one draw), the other entries unchanged."""
-        if not self.bounding_box_format:
-            raise ValueError("You passed an input with a 'bounding_boxes' key, but you didn't specify a bounding box "
-                             f"format. Pass a `bounding_box_format` argument to your {type(self).__name__} layer, "
-                             "e.g. `bounding_box_format='xyxy'`.")
+        ``transform_with_boxes`` (one draw; the boxes unchanged where ``keeps_boxes``), the
+        other entries unchanged."""
+        require_box_format(self)
         images = as_image_tensor(images_of_dict(self, inputs, boxes=True))
         if not self.keeps_dtype and images.dtype != self.compute_dtype:
             images = cast(images, self.compute_dtype)
@@ -90,7 +89,10 @@ class ImagePreprocessingLayer(Layer):
             images = expand_dims(images, 0)
         if self.data_format == "channels_first":
             images = transpose(images, (0, 2, 3, 1))
-        images, boxes = self.transform_with_boxes(images, boxes, training)
+        if self.keeps_boxes:
+            images = self.transform(images, training)
+        else:
+            images, boxes = self.transform_with_boxes(images, boxes, training)
         if self.data_format == "channels_first":
             images = transpose(images, (0, 3, 1, 2))
         return dict(inputs, images=squeeze(images, 0) if single else images, bounding_boxes=undensify(boxes, single))
@@ -110,6 +112,14 @@ class ImagePreprocessingLayer(Layer):
         return config
 
 
+def require_box_format(layer):
+    """Keras's error for a dict with bounding boxes given to a layer without a box format."""
+    if not layer.bounding_box_format:
+        raise ValueError("You passed an input with a 'bounding_boxes' key, but you didn't specify a bounding box "
+                         f"format. Pass a `bounding_box_format` argument to your {type(layer).__name__} layer, "
+                         "e.g. `bounding_box_format='xyxy'`.")
+
+
 def images_of_dict(layer, inputs, boxes=False):
     """The images of Keras 3's dict input ``{"images": ..., "labels": ...}`` (the labels pass
     unchanged through a layer that does not mix images); ``bounding_boxes`` only where
@@ -122,8 +132,8 @@ def images_of_dict(layer, inputs, boxes=False):
     extra = sorted(set(inputs) - {"images", "labels"} - ({"bounding_boxes"} if boxes else set()))
     if extra:
         raise NotImplementedError(f"{name} transforms 'images' and 'labels'; it does not carry {extra} here "
-                                  "(bounding boxes go through RandomFlip and Resizing; segmentation masks through "
-                                  "none of minikeras's image layers)")
+                                  "(bounding boxes go through RandomFlip, Resizing and the colour layers; segmentation "
+                                  "masks through none of minikeras's image layers)")
     return inputs["images"]
 
 

@@ -39,6 +39,8 @@ class RandomGaussianBlur(AugmentationLayer):
       seed: folded into the draws from ``mk.random``'s generator.
     """
 
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
+
     def __init__(self, factor=1.0, kernel_size=3, sigma=1.0, value_range=(0, 255), data_format=None, seed=None,
                  **kwargs):
         super().__init__(data_format=data_format, **kwargs)

@@ -30,6 +30,8 @@ class RandomContrast(RandomImageLayer):
       seed: folded into the draws from ``mk.random``'s generator.
     """
 
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
+
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         super().__init__(**kwargs)
         self.factor = symmetric_factor(factor, (0, 1), _FACTOR_MESSAGE.format(0, 1))
@@ -57,6 +59,8 @@ class RandomBrightness(RandomImageLayer):
       value_range: the images' range, (0, 255) by default.
       seed: folded into the draws from ``mk.random``'s generator.
     """
+
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
 
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
         super().__init__(**kwargs)

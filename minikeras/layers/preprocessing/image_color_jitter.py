@@ -23,6 +23,8 @@ class RandomColorJitter(AugmentationLayer):
     gives None), as in Keras 3.
     """
 
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
+
     def __init__(self, value_range=(0, 255), brightness_factor=None, contrast_factor=None, saturation_factor=None,
                  hue_factor=None, seed=None, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)

@@ -36,6 +36,8 @@ def batch_size(shape):
 class ColorAugmentationLayer(AugmentationLayer):
     """What the colour layers share: a ``value_range`` and a ``seed``, in their configs."""
 
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
+
     def get_config(self):
         return {**super().get_config(), "value_range": self.value_range, "seed": self.seed}
 
@@ -97,6 +99,8 @@ class AutoContrast(AugmentationLayer):
       value_range: the images' range, (0, 255) by default.
     """
 
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
+
     def __init__(self, value_range=(0, 255), **kwargs):
         super().__init__(**kwargs)
         self.value_range = checked_value_range(value_range, "AutoContrast")
@@ -123,6 +127,8 @@ class Equalization(AugmentationLayer):
       bins: the number of histogram bins, 256 by default.
       data_format: 'channels_last' (default) or 'channels_first'.
     """
+
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
 
     def __init__(self, value_range=(0, 255), bins=256, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)

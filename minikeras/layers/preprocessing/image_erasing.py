@@ -42,6 +42,8 @@ class RandomErasing(AugmentationLayer):
       seed: folded into the draws from ``mk.random``'s generator.
     """
 
+    keeps_boxes = True  # moves no pixel: bounding boxes pass unchanged, as in Keras 3
+
     def __init__(self, factor=1.0, scale=(0.02, 0.33), fill_value=None, value_range=(0, 255), seed=None,
                  data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
