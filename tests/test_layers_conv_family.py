@@ -41,7 +41,12 @@ def conv_ref(rank, strides=1, padding="VALID", dilation=1, groups=1, channels_fi
     (lambda: L.Conv2D(6, 2, groups=3, dilation_rate=2), conv_ref(2, dilation=2, groups=3), (2, 6, 5, 3)),
     (lambda: L.Conv1D(4, 3, strides=2, groups=2, data_format="channels_first"),
      conv_ref(1, strides=2, groups=2, channels_first=True), (2, 4, 9)),
-], ids=["conv3d_groups", "conv3d_channels_first", "conv2d_groups_cf", "conv2d_groups_dilated", "conv1d_groups_cf"])
+    # one channel per group: run as a depthwise convolution (ConvNeXt's 7x7 Conv2D)
+    (lambda: L.Conv2D(3, 7, padding="same", groups=3), conv_ref(2, padding="SAME", groups=3), (2, 8, 8, 3)),
+    (lambda: L.Conv3D(4, 2, strides=(2, 1, 1), groups=2, data_format="channels_first"),
+     conv_ref(3, (2, 1, 1), groups=2, channels_first=True), (1, 2, 5, 3, 4)),
+], ids=["conv3d_groups", "conv3d_channels_first", "conv2d_groups_cf", "conv2d_groups_dilated", "conv1d_groups_cf",
+        "conv2d_group_per_channel", "conv3d_group_per_channel_multiplier_2_cf"])
 def test_convolutions_match_lax_to_second_order(make, fn, shape):
     check_layer(make(), fn, rand(*shape, seed=1))
 
