@@ -9,7 +9,7 @@ of the op-by-op values). With
 ``xhat = (x - mean) * rstd`` and ``n`` the number of values each statistic is taken over, the
 gradient is the closed form
 
-    dbeta = sum(g),   dgamma = sum(g * xhat)                      # over ``axes``
+    dbeta = sum(g),   dgamma = sum(g * (x - mean)) * rstd         # over ``axes``
     dx = rstd * gamma * (g - dbeta / n - xhat * dgamma / n)
 
 so a layer's backward pass is two sums of the same two arrays and one elementwise pass.
@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_mean, reduce_sum
-from minikeras.ops.standardized import standardized
+from minikeras.ops.standardized import centered_and_rstd
 
 
 def _forward(x, *weights, axes, has_gamma, has_beta, epsilon):
@@ -45,9 +45,12 @@ _batch_norm_training = Primitive("batch_norm_training", _forward)
 
 @_batch_norm_training.defgrad
 def _(g, out, x, *weights, axes, has_gamma, has_beta, epsilon):
-    xhat, rstd = standardized(x, axes, epsilon)
+    centered, rstd = centered_and_rstd(x, axes, epsilon)
+    xhat = centered * rstd
     dbeta = reduce_sum(g, axis=axes, keepdims=True)
-    dgamma = reduce_sum(g * xhat, axis=axes, keepdims=True)
+    # sum(g * centered) * rstd, not sum(g * xhat): the variance's pass already wrote the centered
+    # values, and a sum of products reads them; xhat would be one more full-size array to write
+    dgamma = reduce_sum(g * centered, axis=axes, keepdims=True) * rstd
     sizes = [x.shape[a] for a in axes]
     if all(type(s) is int for s in sizes):
         inverse_n = 1.0 / math.prod(sizes)
