@@ -1,6 +1,6 @@
 """Bounding boxes through the image layers that move them, against Keras 3.15 on JAX
 (``fixtures/keras_bounding_boxes/make_layer_fixtures.py``): RandomFlip's box transform for given
-flips, Resizing on ``{"images", "bounding_boxes"}`` dicts; one draw moves an image and its boxes
+flips, Resizing and CenterCrop on ``{"images", "bounding_boxes"}`` dicts; one draw moves an image and its boxes
 together; Keras's errors."""
 import os
 
@@ -67,13 +67,23 @@ def test_resizing_boxes_as_keras():
     close(first["bounding_boxes"]["boxes"], DATA["resize/stretch/boxes"])
 
 
+def test_center_crop_boxes_as_keras():
+    images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
+    for name, size in (("inside", (8, 14)), ("taller", (16, 10))):
+        out = keras.layers.CenterCrop(*size, bounding_box_format="xyxy")(
+            {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
+        assert out["images"].shape == (2, *size, 3)
+        close(out["bounding_boxes"]["boxes"], DATA[f"center_crop/{name}/boxes"])
+        np.testing.assert_array_equal(out["bounding_boxes"]["labels"], DATA[f"center_crop/{name}/labels"])
+
+
 def test_box_errors_and_config():
     images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):
         keras.layers.Resizing(4, 4)({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
         keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
-    with pytest.raises(NotImplementedError, match="go through RandomFlip, Resizing and the colour layers"):
+    with pytest.raises(NotImplementedError, match="go through RandomFlip, Resizing, CenterCrop and the colour layers"):
         keras.layers.RandomZoom(0.1, bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     layer = keras.layers.RandomFlip(bounding_box_format="xyxy")

@@ -1,6 +1,6 @@
 """Bounding boxes through Keras 3's image layers: ``{"images", "bounding_boxes": {"boxes",
 "labels"}}`` dicts, and the box transforms of the layers that move pixels (``RandomFlip``,
-``Resizing``), written as Keras 3.15 writes them so that a box lands where its pixels went.
+``Resizing``, ``CenterCrop``), written as Keras 3.15 writes them so that a box lands where its pixels went.
 
 A layer that transforms boxes implements ``transform_with_boxes(images, bounding_boxes,
 training)`` (one draw for both); ``image_base`` hands it a channels-last batch and the boxes
@@ -107,4 +107,32 @@ def resize_boxes(bounding_boxes, in_h, in_w, out_h, out_w, mode, bounding_box_fo
                             out_w=out_w, mode=mode)
     boxes = clip_to_image_size(boxes, height=out_h, width=out_w)
     boxes["boxes"] = box_op("zero_blank_boxes", _zero_where, boxes=boxes["boxes"], blank=blank)
+    return convert_format(boxes, "xyxy", bounding_box_format, height=out_h, width=out_w)
+
+
+def _crop_window(boxes, top, left, bottom, right):
+    x1, y1, x2, y2 = jnp.split(boxes, 4, axis=-1)
+    return jnp.concatenate([jnp.clip(x1, left, right) - left, jnp.clip(y1, top, bottom) - top,
+                            jnp.clip(x2, left, right) - left, jnp.clip(y2, top, bottom) - top], axis=-1)
+
+
+def center_crop_boxes(bounding_boxes, in_h, in_w, out_h, out_w, bounding_box_format):
+    """Keras's ``CenterCrop.transform_bounding_boxes``: boxes clipped to the centred window
+    and shifted into it; where the image is smaller than the target on a side, clipped to the
+    centred window of the target's aspect ratio and scaled to the target size (as the image is
+    resized); labels of boxes left without area set to -1."""
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height=in_h, width=in_w)
+    if in_h >= out_h and in_w >= out_w:
+        top, left = int((in_h - out_h) / 2), int((in_w - out_w) / 2)
+        crop_h, crop_w = out_h, out_w
+    else:
+        crop_h = max(min(in_h, int(float(in_w * out_h) / out_w)), 1)
+        crop_w = max(min(in_w, int(float(in_h * out_w) / out_h)), 1)
+        top, left = int(float(in_h - crop_h) / 2), int(float(in_w - crop_w) / 2)
+    boxes["boxes"] = box_op("center_crop_boxes", _crop_window, boxes=boxes["boxes"], top=top, left=left,
+                            bottom=top + crop_h, right=left + crop_w)
+    if (crop_h, crop_w) != (out_h, out_w):
+        boxes = convert_format(boxes, "xyxy", "rel_xyxy", height=crop_h, width=crop_w)
+        boxes = convert_format(boxes, "rel_xyxy", "xyxy", height=out_h, width=out_w)
+    boxes = clip_to_image_size(boxes, height=out_h, width=out_w, bounding_box_format="xyxy")
     return convert_format(boxes, "xyxy", bounding_box_format, height=out_h, width=out_w)

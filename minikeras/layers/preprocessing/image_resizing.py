@@ -5,7 +5,7 @@ import numpy as np
 from minikeras.image import resizing as _resize
 from minikeras.image.crop import dynamic_crop
 from minikeras.layers.preprocessing.image_base import ImagePreprocessingLayer, RandomImageLayer
-from minikeras.layers.preprocessing.image_boxes import resize_boxes
+from minikeras.layers.preprocessing.image_boxes import center_crop_boxes, resize_boxes
 from minikeras.ops.elementwise import cast
 from minikeras.ops.math import maximum, minimum, round as round_
 from minikeras.ops.random import next_key
@@ -126,6 +126,16 @@ class CenterCrop(ImagePreprocessingLayer):
 
     def transform(self, images, training):
         return _center_crop_or_resize(images, self.height, self.width)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Keras 3's box transform: ``transformation`` is ``{"input_shape": the channels-last
+        batch shape}``; ``bounding_boxes`` batched."""
+        in_h, in_w = transformation["input_shape"][1:3]
+        return center_crop_boxes(bounding_boxes, in_h, in_w, self.height, self.width, self.bounding_box_format)
+
+    def transform_with_boxes(self, images, bounding_boxes, training):
+        transformation = {"input_shape": tuple(images.shape)}
+        return self.transform(images, training), self.transform_bounding_boxes(bounding_boxes, transformation)
 
     def compute_output_shape(self, input_shape):
         return _spatial_shape(self, input_shape, self.height, self.width)
