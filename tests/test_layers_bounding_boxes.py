@@ -1,6 +1,7 @@
 """Bounding boxes through the image layers that move them, against Keras 3.15 on JAX
 (``fixtures/keras_bounding_boxes/make_layer_fixtures.py``): RandomFlip's box transform for given
-flips, Resizing and CenterCrop on ``{"images", "bounding_boxes"}`` dicts; one draw moves an image and its boxes
+flips and RandomTranslation's for given shifts, Resizing and CenterCrop on ``{"images",
+"bounding_boxes"}`` dicts; one draw moves an image and its boxes
 together; Keras's errors."""
 import os
 
@@ -77,13 +78,39 @@ def test_center_crop_boxes_as_keras():
         np.testing.assert_array_equal(out["bounding_boxes"]["labels"], DATA[f"center_crop/{name}/labels"])
 
 
+def test_random_translation_boxes_as_keras():
+    images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
+    for fmt in ("xyxy", "rel_center_xywh"):
+        layer = keras.layers.RandomTranslation(0.2, 0.3, bounding_box_format=fmt)
+        given = {"boxes": keras.utils.bounding_boxes.convert_format(boxes, "xyxy", fmt, height=12, width=20),
+                 "labels": labels}
+        moved = layer.transform_bounding_boxes(given, {"translations": DATA["translations"],
+                                                       "input_shape": images.shape})
+        close(moved["boxes"], DATA[f"translate/{fmt}/boxes"])
+        np.testing.assert_array_equal(moved["labels"], DATA[f"translate/{fmt}/labels"])
+
+
+def test_random_translation_moves_boxes_with_their_pixels():
+    image = np.zeros((1, 16, 16, 1), "float32")
+    image[0, 5:8, 6:10] = 1.0  # the box (x 6..10, y 5..8)
+    layer = keras.layers.RandomTranslation((-0.2, 0.2), (-0.2, 0.2), fill_mode="constant", interpolation="nearest",
+                                           bounding_box_format="xyxy", seed=1)
+    boxes = {"boxes": np.array([[[6.0, 5.0, 10.0, 8.0]]], "float32"), "labels": np.array([[2]], "int32")}
+    for _ in range(3):
+        out = layer({"images": image, "bounding_boxes": boxes})
+        x1, y1, x2, y2 = np.asarray(out["bounding_boxes"]["boxes"])[0, 0]
+        lit = np.argwhere(np.asarray(out["images"])[0, ..., 0] > 0)
+        np.testing.assert_allclose(lit.min(0), [y1, x1], atol=0.5)  # nearest sampling rounds the shift
+        np.testing.assert_allclose(lit.max(0) + 1, [y2, x2], atol=0.5)
+
+
 def test_box_errors_and_config():
     images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):
         keras.layers.Resizing(4, 4)({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
         keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
-    with pytest.raises(NotImplementedError, match="go through RandomFlip, Resizing, CenterCrop and the colour layers"):
+    with pytest.raises(NotImplementedError, match="go through RandomFlip, RandomTranslation, Resizing, CenterCrop and"):
         keras.layers.RandomZoom(0.1, bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     layer = keras.layers.RandomFlip(bounding_box_format="xyxy")

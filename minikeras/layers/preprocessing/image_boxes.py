@@ -1,6 +1,7 @@
 """Bounding boxes through Keras 3's image layers: ``{"images", "bounding_boxes": {"boxes",
 "labels"}}`` dicts, and the box transforms of the layers that move pixels (``RandomFlip``,
-``Resizing``, ``CenterCrop``), written as Keras 3.15 writes them so that a box lands where its pixels went.
+``Resizing``, ``CenterCrop``, ``RandomTranslation``), written as Keras 3.15 writes them so that
+a box lands where its pixels went.
 
 A layer that transforms boxes implements ``transform_with_boxes(images, bounding_boxes,
 training)`` (one draw for both); ``image_base`` hands it a channels-last batch and the boxes
@@ -136,3 +137,19 @@ def center_crop_boxes(bounding_boxes, in_h, in_w, out_h, out_w, bounding_box_for
         boxes = convert_format(boxes, "rel_xyxy", "xyxy", height=out_h, width=out_w)
     boxes = clip_to_image_size(boxes, height=out_h, width=out_w, bounding_box_format="xyxy")
     return convert_format(boxes, "xyxy", bounding_box_format, height=out_h, width=out_w)
+
+
+def _translate(boxes, translations):
+    dx, dy = translations[:, 0, None, None], translations[:, 1, None, None]
+    x1, y1, x2, y2 = jnp.split(boxes, 4, axis=-1)
+    return jnp.concatenate([x1 + dx, y1 + dy, x2 + dx, y2 + dy], axis=-1)
+
+
+def translate_boxes(bounding_boxes, translations, height, width, bounding_box_format):
+    """Keras's ``RandomTranslation.transform_bounding_boxes``: each image's boxes shifted by
+    its ``translations`` (batch, 2: the x and y shifts in pixels), clipped to the image (labels
+    of boxes left without area set to -1)."""
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height=height, width=width)
+    boxes["boxes"] = box_op("translate_boxes", _translate, boxes=boxes["boxes"], translations=translations)
+    boxes = clip_to_image_size(boxes, height=height, width=width, bounding_box_format="xyxy")
+    return convert_format(boxes, "xyxy", bounding_box_format, height=height, width=width)

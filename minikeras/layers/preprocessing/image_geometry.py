@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from minikeras.image.flips import reverse_axis
 from minikeras.image.transform import affine_matrix, check_fill_and_interpolation, projective_transform
 from minikeras.layers.preprocessing.image_base import RandomImageLayer, symmetric_factor, uniform
-from minikeras.layers.preprocessing.image_boxes import flip_boxes
+from minikeras.layers.preprocessing.image_boxes import flip_boxes, translate_boxes
 from minikeras.ops.math import where
 from minikeras.tensor import Tensor
 
@@ -77,8 +77,10 @@ class _AffineLayer(RandomImageLayer):
     def transform(self, images, training):
         if not training:
             return images
-        return projective_transform(images, Tensor(self.draw_transforms(images.shape)), self.interpolation,
-                                    self.fill_mode, self.fill_value)
+        return self._apply(images, self.draw_transforms(images.shape))
+
+    def _apply(self, images, transforms):
+        return projective_transform(images, Tensor(transforms), self.interpolation, self.fill_mode, self.fill_value)
 
     def draw_transforms(self, shape):
         """(batch, 8) transforms for a batch of ``shape``, as a jax array."""
@@ -191,6 +193,23 @@ class RandomTranslation(_AffineLayer):
         self.height_range = _range_factor(height_factor, "height_factor", "RandomTranslation", False)
         self.width_factor = width_factor
         self.width_range = _range_factor(width_factor, "width_factor", "RandomTranslation", False)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Keras 3's box transform: ``transformation`` is ``{"translations": (batch, 2) the x and
+        y shifts in pixels, "input_shape": the channels-last batch shape}``; boxes batched."""
+        if not training:
+            return bounding_boxes
+        height, width = transformation["input_shape"][1:3]
+        return translate_boxes(bounding_boxes, transformation["translations"], height, width,
+                               self.bounding_box_format)
+
+    def transform_with_boxes(self, images, bounding_boxes, training):
+        if not training:
+            return images, bounding_boxes
+        transforms = self.draw_transforms(images.shape)
+        transformation = {"translations": jnp.stack([-transforms[:, 2], -transforms[:, 5]], axis=1),
+                          "input_shape": tuple(images.shape)}
+        return self._apply(images, transforms), self.transform_bounding_boxes(bounding_boxes, transformation)
 
     def draw_transforms(self, shape):
         batch, height, width = shape[:3]
