@@ -1,6 +1,8 @@
 """The two layers Keras's ConvNeXt defines for itself (``keras.src.applications.convnext``):
 ``LayerScale``, a learned per-channel scale of a residual branch, and ``StochasticDepth``, which
-drops a whole residual branch per example while training.
+drops a whole residual branch per example while training; and ``keras_file_class``, which names
+the applications' own layers in ``.keras`` files as Keras does (InceptionResNetV2's
+CustomScaleLayer uses it too).
 
     x = LayerScale(1e-6, 96, name="convnext_tiny_stage_0_block_0_layer_scale")(x)
     x = StochasticDepth(0.1)(x, training=True)
