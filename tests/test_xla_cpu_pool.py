@@ -55,3 +55,21 @@ def test_pooling_matches_reduce_window(case):
             _close(mgg, gg, "max pool gradient's gradient")
         _close(ay, ya, "avg pool" + what)
         _close(adx, dxa, "avg pool gradient" + what)
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16])
+@pytest.mark.parametrize("h, w, ksize, padding", [
+    (8, 8, (2, 2), "VALID"), (7, 9, (2, 2), "SAME"), (7, 8, (2, 3), "SAME"), (9, 10, (3, 3), "VALID")])
+def test_narrow_float_max_pool_gradient_is_jax_exactly(h, w, ksize, padding, dtype):
+    """bfloat16 and float16 windows that tile x: each window's first-maximum index is computed once
+    (in bytes); the gradient is jax's select_and_scatter to the bit, ties included."""
+    x = jnp.round(_rand((2, h, w, 20), 40) * 1.5).astype(dtype)  # integer values: many ties
+    window = (1, *ksize, 1)
+
+    def ref_max(x):
+        return lax.reduce_window(x, -jnp.inf, lax.max, window, window, padding)
+    y, vjp = jax.vjp(ref_max, x)
+    dy = _rand(y.shape, 41).astype(dtype)
+    got = jax.jit(lambda x, dy: pool.max_pool2d_grad(x, dy, ksize, ksize, padding))(x, dy)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(vjp(dy)[0], np.float32))

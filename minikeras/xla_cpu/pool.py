@@ -24,7 +24,10 @@ max-pool gradient is not: jax's select_and_scatter runs many times slower on CPU
 elementwise form here (``benchmarks/pool_dropout.py``). When windows tile the input
 (ksize == strides) the gradient is a reshape plus one fused pass that finds each window's first
 maximum with a running maximum over its taps, elementwise (a reduce over the window axes is
-slower, and comparing each tap with the forward's maxima reads the input once per tap); overlapping windows
+slower, and comparing each tap with the forward's maxima reads the input once per tap); for
+bfloat16 and float16, whose taps are widened to compare, each window's index is first written
+once, in bytes, and the pass over dx reads it (XLA:CPU otherwise widens and compares the window
+again for every element of dx); overlapping windows
 use one strided slice per window tap and scatter back with interior-padded adds, which XLA also
 fuses into one loop.
 """
@@ -172,8 +175,14 @@ def max_pool2d_grad(x, dy, ksize, strides, padding, y=None):
     ksize_, strides_, pads, out_hw = _geometry(x.shape[1:3], ksize, strides, padding)
     if _tiles(ksize_, strides_):
         first = _first_max_index(_tile_taps(_to_tiles(_comparable(x), pads, ksize_, out_hw, _lowest(x.dtype))))
+        order = _tile_order(*ksize_)
+        if x.dtype in (jnp.bfloat16, jnp.float16):
+            # each window's index once, in bytes, rather than the widened running maximum again
+            # for every element of dx (which XLA:CPU fuses in for float32 at no loss)
+            index_dtype = np.int8 if order.size <= 127 else np.int32
+            first, order = materialize(first.astype(index_dtype)), order.astype(index_dtype)
         dy = materialize(dy)  # the loop below reads each dy kh*kw times: compute it (a dropout's, say) once
-        dx6 = jnp.where(_tile_order(*ksize_) == first, dy[:, :, None, :, None, :], jnp.zeros((), dy.dtype))
+        dx6 = jnp.where(order == first, dy[:, :, None, :, None, :], jnp.zeros((), dy.dtype))
         return _from_tiles(dx6, x.shape, pads)
     if y is None:
         y = max_pool2d_forward(x, ksize, strides, padding)
