@@ -1,6 +1,6 @@
 """Bounding boxes through the image layers that move them, against Keras 3.15 on JAX
 (``fixtures/keras_bounding_boxes/make_layer_fixtures.py``): RandomFlip's box transform for given
-flips and RandomTranslation's for given shifts, Resizing and CenterCrop on ``{"images",
+flips, RandomTranslation's and RandomRotation's for given shifts and angles, Resizing and CenterCrop on ``{"images",
 "bounding_boxes"}`` dicts; one draw moves an image and its boxes
 together; Keras's errors."""
 import os
@@ -104,13 +104,34 @@ def test_random_translation_moves_boxes_with_their_pixels():
         np.testing.assert_allclose(lit.max(0) + 1, [y2, x2], atol=0.5)
 
 
+def test_random_rotation_boxes_as_keras():
+    layer = keras.layers.RandomRotation(0.5, bounding_box_format="xyxy")
+    rotated = layer.transform_bounding_boxes({"boxes": DATA["boxes"], "labels": DATA["labels"]}, {
+        "angle": DATA["angle"], "image_height": 12, "image_width": 20, "batch_size": 2})
+    close(rotated["boxes"], DATA["rotate/boxes"])
+    np.testing.assert_array_equal(rotated["labels"], DATA["rotate/labels"])
+
+
+def test_random_rotation_boxes_hold_their_pixels():
+    image = np.zeros((1, 21, 21, 1), "float32")
+    image[0, 6:9, 5:12] = 1.0  # the box (x 5..12, y 6..9)
+    layer = keras.layers.RandomRotation(0.25, fill_mode="constant", interpolation="nearest",
+                                        bounding_box_format="xyxy", seed=2)
+    boxes = {"boxes": np.array([[[5.0, 6.0, 12.0, 9.0]]], "float32"), "labels": np.array([[2]], "int32")}
+    for _ in range(3):
+        out = layer({"images": image, "bounding_boxes": boxes})
+        x1, y1, x2, y2 = np.asarray(out["bounding_boxes"]["boxes"])[0, 0]
+        lit = np.argwhere(np.asarray(out["images"])[0, ..., 0] > 0)
+        assert (lit.min(0) >= np.array([y1, x1]) - 1.5).all() and (lit.max(0) <= np.array([y2, x2]) + 0.5).all()
+
+
 def test_box_errors_and_config():
     images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):
         keras.layers.Resizing(4, 4)({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
         keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
-    with pytest.raises(NotImplementedError, match="go through RandomFlip, RandomTranslation, Resizing, CenterCrop and"):
+    with pytest.raises(NotImplementedError, match="go through RandomFlip, RandomTranslation, RandomRotation, Resizing"):
         keras.layers.RandomZoom(0.1, bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     layer = keras.layers.RandomFlip(bounding_box_format="xyxy")

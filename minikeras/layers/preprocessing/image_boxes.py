@@ -1,6 +1,6 @@
 """Bounding boxes through Keras 3's image layers: ``{"images", "bounding_boxes": {"boxes",
 "labels"}}`` dicts, and the box transforms of the layers that move pixels (``RandomFlip``,
-``Resizing``, ``CenterCrop``, ``RandomTranslation``), written as Keras 3.15 writes them so that
+``Resizing``, ``CenterCrop``, ``RandomTranslation``, ``RandomRotation``), written as Keras 3.15 writes them so that
 a box lands where its pixels went.
 
 A layer that transforms boxes implements ``transform_with_boxes(images, bounding_boxes,
@@ -9,7 +9,7 @@ batched (``densify``), and restores single images and channels-first afterwards.
 """
 import jax.numpy as jnp
 
-from minikeras.image.bounding_boxes import clip_to_image_size, convert_format
+from minikeras.image.bounding_boxes import affine_transform, clip_to_image_size, convert_format
 from minikeras.image.bounding_boxes.recorded import box_op
 from minikeras.ops.array import expand_dims, squeeze
 from minikeras.ops.elementwise import cast
@@ -151,5 +151,18 @@ def translate_boxes(bounding_boxes, translations, height, width, bounding_box_fo
     of boxes left without area set to -1)."""
     boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height=height, width=width)
     boxes["boxes"] = box_op("translate_boxes", _translate, boxes=boxes["boxes"], translations=translations)
+    boxes = clip_to_image_size(boxes, height=height, width=width, bounding_box_format="xyxy")
+    return convert_format(boxes, "xyxy", bounding_box_format, height=height, width=width)
+
+
+def rotate_boxes(bounding_boxes, angle, height, width, bounding_box_format):
+    """Keras's ``RandomRotation.transform_bounding_boxes``: each box becomes the box around its
+    corners rotated by its image's ``angle`` (degrees, about the centre), clipped to the image
+    (labels of boxes left without area set to -1). Keras 3.15 reads the boxes as xyxy whatever
+    their format; they are converted to xyxy first here (the same for xyxy boxes)."""
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height=height, width=width)
+    angle = jnp.asarray(angle, jnp.float32)
+    zeros, ones = jnp.zeros(angle.shape, jnp.float32), jnp.ones(angle.shape, jnp.float32)
+    boxes["boxes"] = affine_transform(boxes["boxes"], angle, zeros, zeros, ones, zeros, zeros, height, width)
     boxes = clip_to_image_size(boxes, height=height, width=width, bounding_box_format="xyxy")
     return convert_format(boxes, "xyxy", bounding_box_format, height=height, width=width)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from minikeras.image.flips import reverse_axis
 from minikeras.image.transform import affine_matrix, check_fill_and_interpolation, projective_transform
 from minikeras.layers.preprocessing.image_base import RandomImageLayer, symmetric_factor, uniform
-from minikeras.layers.preprocessing.image_boxes import flip_boxes, translate_boxes
+from minikeras.layers.preprocessing.image_boxes import flip_boxes, rotate_boxes, translate_boxes
 from minikeras.ops.math import where
 from minikeras.tensor import Tensor
 
@@ -115,10 +115,31 @@ class RandomRotation(_AffineLayer):
         self.factor = symmetric_factor(factor, (-1, 1), _ROTATION_FACTOR)
 
     def draw_transforms(self, shape):
-        batch, height, width = shape[:3]
-        angle = uniform(self.seed, (batch,), self.factor[0] * 360.0, self.factor[1] * 360.0)
-        zeros = jnp.zeros((batch,), jnp.float32)
-        return affine_matrix(angle, zeros, zeros, jnp.ones((batch,), jnp.float32), height, width)
+        return self._rotations(self._draw_angles(shape[0]), *shape[1:3])
+
+    def _draw_angles(self, batch):
+        return uniform(self.seed, (batch,), self.factor[0] * 360.0, self.factor[1] * 360.0)
+
+    def _rotations(self, angle, height, width):
+        zeros = jnp.zeros(angle.shape, jnp.float32)
+        return affine_matrix(angle, zeros, zeros, jnp.ones(angle.shape, jnp.float32), height, width)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Keras 3's box transform: ``transformation`` is ``{"angle": (batch,) degrees,
+        "image_height", "image_width", "batch_size"}``; ``bounding_boxes`` batched."""
+        if not training:
+            return bounding_boxes
+        return rotate_boxes(bounding_boxes, transformation["angle"], transformation["image_height"],
+                            transformation["image_width"], self.bounding_box_format)
+
+    def transform_with_boxes(self, images, bounding_boxes, training):
+        if not training:
+            return images, bounding_boxes
+        batch, height, width = images.shape[:3]
+        angle = self._draw_angles(batch)
+        transformation = {"angle": angle, "image_height": height, "image_width": width, "batch_size": batch}
+        return (self._apply(images, self._rotations(angle, height, width)),
+                self.transform_bounding_boxes(bounding_boxes, transformation))
 
     def get_config(self):
         return {**super().get_config(), "factor": self.factor, **self._affine_config()}
