@@ -15,6 +15,7 @@ from minikeras.ops.elementwise import cast, equal, exp, sqrt, square
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reshape import reshape, static_shape
 from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.xla_cpu import wide_sum
 
 
 def _as_input(x):
@@ -51,9 +52,15 @@ def unbroadcast(g, shape):
     extra = g.ndim - len(shape)
     axes = tuple(range(extra)) + tuple(
         extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
-    if axes:
+    if axes and axes == tuple(range(len(axes))) and wide_sum.supported(g.shape, len(axes), g.dtype):
+        g = _leading_sum(g, n_leading=len(axes))  # a bias gradient over wide rows (xla_cpu.wide_sum)
+    elif axes:
         g = reduce_sum(g, axis=axes)
     return reshape(g, shape) if g.shape != shape else g
+
+
+_leading_sum = Primitive("reduce_sum", lambda x, *, n_leading: wide_sum.leading_sum(x, n_leading))
+_leading_sum.defgrad(lambda g, out, x, *, n_leading: broadcast_to(g, x.shape))
 
 
 _broadcast_to = Primitive("broadcast_to", lambda x, *, shape: jnp.broadcast_to(x, shape))
