@@ -1,6 +1,7 @@
 """Bounding boxes through the image layers that move them, against Keras 3.15 on JAX
 (``fixtures/keras_bounding_boxes/make_layer_fixtures.py``): RandomFlip's box transform for given
-flips, RandomTranslation's and RandomRotation's for given shifts and angles, Resizing and CenterCrop on ``{"images",
+flips, RandomTranslation's, RandomRotation's and RandomZoom's for given shifts, angles and
+zooms, Resizing and CenterCrop on ``{"images",
 "bounding_boxes"}`` dicts; one draw moves an image and its boxes
 together; Keras's errors."""
 import os
@@ -125,14 +126,29 @@ def test_random_rotation_boxes_hold_their_pixels():
         assert (lit.min(0) >= np.array([y1, x1]) - 1.5).all() and (lit.max(0) <= np.array([y2, x2]) + 0.5).all()
 
 
+def test_random_zoom_boxes_as_keras():
+    for fmt in ("xyxy", "rel_yxyx"):
+        layer = keras.layers.RandomZoom(0.3, bounding_box_format=fmt)
+        given = {"boxes": keras.utils.bounding_boxes.convert_format(DATA["boxes"], "xyxy", fmt, height=12, width=20),
+                 "labels": DATA["labels"]}
+        zoomed = layer.transform_bounding_boxes(given, {"width_zoom": DATA["width_zoom"],
+                                                        "height_zoom": DATA["height_zoom"],
+                                                        "input_shape": DATA["images"].shape})
+        close(zoomed["boxes"], DATA[f"zoom/{fmt}/boxes"])
+        np.testing.assert_array_equal(zoomed["labels"], DATA[f"zoom/{fmt}/labels"])
+    layer = keras.layers.RandomZoom((-0.5, -0.2), bounding_box_format="xyxy", seed=4)
+    out = layer({"images": DATA["images"], "bounding_boxes": {"boxes": DATA["boxes"], "labels": DATA["labels"]}})
+    assert out["images"].shape == DATA["images"].shape and out["bounding_boxes"]["boxes"].shape == (2, 3, 4)
+
+
 def test_box_errors_and_config():
     images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):
         keras.layers.Resizing(4, 4)({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
         keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
-    with pytest.raises(NotImplementedError, match="go through RandomFlip, RandomTranslation, RandomRotation, Resizing"):
-        keras.layers.RandomZoom(0.1, bounding_box_format="xyxy")(
+    with pytest.raises(NotImplementedError, match="go through RandomFlip, RandomTranslation, RandomRotation"):
+        keras.layers.RandomShear(0.1, bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     layer = keras.layers.RandomFlip(bounding_box_format="xyxy")
     assert layer.get_config()["bounding_box_format"] == "xyxy"

@@ -132,9 +132,9 @@ def images_of_dict(layer, inputs, boxes=False):
     extra = sorted(set(inputs) - {"images", "labels"} - ({"bounding_boxes"} if boxes else set()))
     if extra:
         raise NotImplementedError(f"{name} transforms 'images' and 'labels'; it does not carry {extra} here "
-                                  "(bounding boxes go through RandomFlip, RandomTranslation, RandomRotation, Resizing, "
-                                  "CenterCrop and the colour layers; segmentation masks through none of minikeras's "
-                                  "image layers)")
+                                  "(bounding boxes go through RandomFlip, RandomTranslation, RandomRotation, "
+                                  "RandomZoom, Resizing, CenterCrop and the colour layers; segmentation masks through "
+                                  "none of minikeras's image layers)")
     return inputs["images"]
 
 

@@ -1,7 +1,7 @@
 """Bounding boxes through Keras 3's image layers: ``{"images", "bounding_boxes": {"boxes",
 "labels"}}`` dicts, and the box transforms of the layers that move pixels (``RandomFlip``,
-``Resizing``, ``CenterCrop``, ``RandomTranslation``, ``RandomRotation``), written as Keras 3.15 writes them so that
-a box lands where its pixels went.
+``Resizing``, ``CenterCrop``, ``RandomTranslation``, ``RandomRotation``, ``RandomZoom``),
+written as Keras 3.15 writes them so that a box lands where its pixels went.
 
 A layer that transforms boxes implements ``transform_with_boxes(images, bounding_boxes,
 training)`` (one draw for both); ``image_base`` hands it a channels-last batch and the boxes
@@ -166,3 +166,30 @@ def rotate_boxes(bounding_boxes, angle, height, width, bounding_box_format):
     boxes["boxes"] = affine_transform(boxes["boxes"], angle, zeros, zeros, ones, zeros, zeros, height, width)
     boxes = clip_to_image_size(boxes, height=height, width=width, bounding_box_format="xyxy")
     return convert_format(boxes, "xyxy", bounding_box_format, height=height, width=width)
+
+
+def _zoom_to_relative(boxes, width_zoom, height_zoom, height, width):
+    """Keras's zoom of xyxy boxes: clipped to the part of the image the zoom keeps, relative to it."""
+    width_zoom, height_zoom = width_zoom.reshape(-1, 1), height_zoom.reshape(-1, 1)
+    x_offset = ((jnp.float32(width) - 1.0) / 2.0) * (1.0 - width_zoom)
+    y_offset = ((jnp.float32(height) - 1.0) / 2.0) * (1.0 - height_zoom)
+    w_start, h_start = x_offset, y_offset
+    w_end, h_end = width_zoom * width + 0.0 * height + x_offset, 0.0 * width + height_zoom * height + y_offset
+    w_start, h_start, w_end, h_end = (v[..., None] for v in (w_start, h_start, w_end, h_end))
+    x1, y1, x2, y2 = jnp.split(boxes, 4, axis=-1)
+    x1, x2 = jnp.clip(x1, w_start, w_end) - w_start, jnp.clip(x2, w_start, w_end) - w_start
+    y1, y2 = jnp.clip(y1, h_start, h_end) - h_start, jnp.clip(y2, h_start, h_end) - h_start
+    kept_w, kept_h = w_end - w_start, h_end - h_start
+    return jnp.concatenate([x1 / kept_w, y1 / kept_h, x2 / kept_w, y2 / kept_h], axis=-1)
+
+
+def zoom_boxes(bounding_boxes, width_zoom, height_zoom, height, width, bounding_box_format):
+    """Keras's ``RandomZoom.transform_bounding_boxes``: ``width_zoom`` and ``height_zoom``
+    (batch, 1) are the drawn zoom factors; boxes clipped to what the zoom keeps and scaled with
+    it (labels of boxes left without area set to -1)."""
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height=height, width=width)
+    boxes["boxes"] = box_op("zoom_boxes", _zoom_to_relative, boxes=boxes["boxes"],
+                            width_zoom=jnp.asarray(width_zoom, jnp.float32),
+                            height_zoom=jnp.asarray(height_zoom, jnp.float32), height=height, width=width)
+    boxes = clip_to_image_size(boxes, bounding_box_format="rel_xyxy")
+    return convert_format(boxes, "rel_xyxy", bounding_box_format, height=height, width=width)

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from minikeras.image.flips import reverse_axis
 from minikeras.image.transform import affine_matrix, check_fill_and_interpolation, projective_transform
 from minikeras.layers.preprocessing.image_base import RandomImageLayer, symmetric_factor, uniform
-from minikeras.layers.preprocessing.image_boxes import flip_boxes, rotate_boxes, translate_boxes
+from minikeras.layers.preprocessing.image_boxes import flip_boxes, rotate_boxes, translate_boxes, zoom_boxes
 from minikeras.ops.math import where
 from minikeras.tensor import Tensor
 
@@ -181,6 +181,23 @@ class RandomZoom(_AffineLayer):
         self.width_factor = width_factor
         self.width_range = None if width_factor is None else _range_factor(width_factor, "width_factor",
                                                                            "RandomZoom", True)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Keras 3's box transform: ``transformation`` is ``{"height_zoom": (batch, 1),
+        "width_zoom": (batch, 1), "input_shape": the channels-last batch shape}``; boxes batched."""
+        if not training:
+            return bounding_boxes
+        height, width = transformation["input_shape"][1:3]
+        return zoom_boxes(bounding_boxes, transformation["width_zoom"], transformation["height_zoom"], height, width,
+                          self.bounding_box_format)
+
+    def transform_with_boxes(self, images, bounding_boxes, training):
+        if not training:
+            return images, bounding_boxes
+        transforms = self.draw_transforms(images.shape)
+        transformation = {"width_zoom": transforms[:, 0:1], "height_zoom": transforms[:, 4:5],
+                          "input_shape": tuple(images.shape)}
+        return self._apply(images, transforms), self.transform_bounding_boxes(bounding_boxes, transformation)
 
     def draw_transforms(self, shape):
         batch, height, width = shape[:3]
