@@ -4,6 +4,8 @@ against ``jax.grad`` of a straightforward ``lax.scan`` of Keras 3's formulas
 (``rnn_reference``): masks, both directions, ``return_sequences``, ``unroll``, dropout masks
 (input and recurrent, one per gate), no bias, other activations, stacked cells, Bidirectional,
 and second order through the tape. Each group of cases is one compiled program."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,6 +14,7 @@ import rnn_reference
 from conftest import assert_close
 
 import minikeras as mk
+from minikeras.xla_cpu import matmul_native, tuning
 
 L = mk.layers
 B, T, D = 3, 5, 2
@@ -256,3 +259,51 @@ def test_second_order_through_the_tape():
     for kind, g, (want_x, want_w) in zip(kinds, got, wanted):
         for a, b in zip(g, [want_x] + list(want_w)):
             assert_close(a.numpy(), b, rtol=1e-4, atol=1e-5, what=f"{kind} second order")
+
+
+def test_reverse_step_product_on_the_native_kernel(monkeypatch):
+    """With 16 units the backward step's ``dz @ U.T`` runs on ``xla_cpu.matmul_native``'s kernel
+    (every size let through): the tape's gradients still match the reference scan's, masked,
+    both directions, the GRU's reset_after settings and per-gate recurrent dropout masks."""
+    if not matmul_native.available():
+        pytest.skip("matmul_native.cc could not be built here")
+    monkeypatch.setattr(tuning, "MATMUL_NN_NATIVE_FLOPS", 0)
+    monkeypatch.setattr(tuning, "MATMUL_NN_NATIVE_NEEDS_AVX512", False)
+    assert matmul_native.supported_nn((B, 64), (64, 16), jnp.float32)
+    kinds = ["lstm", "gru_before", "gru", "simple"]
+    layers = [L.LSTM(16, return_sequences=True), L.GRU(16, reset_after=False, go_backwards=True, dropout=0.5,
+                                                          recurrent_dropout=0.5),
+              L.GRU(16, go_backwards=True), L.SimpleRNN(16, return_sequences=True)]
+    for layer in layers:
+        layer.build((B, T, D))
+    dp, rdp = _dropout_masks(layers[1].cell, D)
+    layers[1].cell.dropout_masks = lambda *args, **kwargs: (mk.constant(dp), mk.constant(rdp))
+    x = _array(B, T, D)
+    rs = [_array(B, T, 16), _array(B, 16), _array(B, 16), _array(B, T, 16)]
+
+    @mk.function(autograph=False)
+    def run(x, mask):
+        found = []
+        for layer, r in zip(layers, rs):
+            with mk.GradientTape() as tape:
+                tape.watch(x)
+                loss = mk.reduce_sum(layer(x, mask=mask, training=True) * r)
+            found.append(tape.gradient(loss, [x] + layer.trainable_weights))
+        return found
+
+    @jax.jit
+    def reference(x, weights):
+        def loss(kind, layer, r, x, w):
+            init = [tuple(jnp.zeros((B, 16)) for _ in range(2 if kind == "lstm" else 1))]
+            drop = {"dps": [dp], "rdps": [rdp]} if kind == "gru_before" else {}
+            out, _ = rnn_reference.layer([kind], [w], x, init, jnp.asarray(MASK), go_backwards=layer.go_backwards,
+                                         sequence=layer.return_sequences, **drop)
+            return jnp.sum(out * r)
+        return [jax.grad(functools.partial(loss, kind, layer, r), argnums=(0, 1))(x, w)
+                for kind, layer, r, w in zip(kinds, layers, rs, weights)]
+
+    got = run(mk.constant(x), mk.constant(MASK))
+    wanted = reference(x, [[w.numpy() for w in layer.trainable_weights] for layer in layers])
+    for kind, g, (want_x, want_w) in zip(kinds, got, wanted):
+        for a, b in zip(g, [want_x] + list(want_w)):
+            assert_close(a.numpy(), b, rtol=1e-5, atol=1e-5, what=f"{kind} on the native product")

@@ -5,7 +5,7 @@ import pytest
 from xla_cpu_reference import close, rand
 
 from minikeras.xla_cpu import matmul_native, tuning
-from minikeras.xla_cpu.matmul_native import matmul_tn
+from minikeras.xla_cpu.matmul_native import matmul_nn, matmul_tn
 
 needs_build = pytest.mark.skipif(not matmul_native.available(), reason="matmul_native.cc could not be built here")
 
@@ -54,3 +54,50 @@ def test_derivatives_first_and_second_order(every_size):
 def test_under_vmap(every_size):
     a, b = rand((3, 10, 4), 7), rand((3, 10, 16), 8)
     close(jax.vmap(matmul_tn)(a, b), jnp.einsum("bkm,bkn->bmn", a, b), "vmap")
+
+
+# -- a @ b (matmul_nn: a recurrent layer's backward step) ---------------------------------------------
+@pytest.fixture
+def every_nn_size(monkeypatch):  # and every CPU: the kernel's code for AVX2 is tested too
+    monkeypatch.setattr(tuning, "MATMUL_NN_NATIVE_FLOPS", 0)
+    monkeypatch.setattr(tuning, "MATMUL_NN_NATIVE_NEEDS_AVX512", False)
+
+
+@needs_build
+@pytest.mark.parametrize("m,k,n", [(64, 512, 128), (13, 7, 16), (1, 1, 48), (25, 33, 112), (7, 300, 528)])
+def test_nn_matches_xla(every_nn_size, m, k, n):  # row tiles with remainders, every panel width, blocks of columns
+    a, b = rand((m, k), k), rand((k, n), m)
+    assert matmul_native.supported_nn(a.shape, b.shape, a.dtype)
+    close(jax.jit(matmul_nn)(a, b), a @ b, "a @ b", tol=1e-5)
+
+
+def test_nn_shapes_it_does_not_take_go_to_xla(every_nn_size):
+    a, b = rand((5, 9), 1), rand((9, 10), 2)
+    assert not matmul_native.supported_nn(a.shape, b.shape, a.dtype)
+    assert not matmul_native.supported_nn((5, 9), (9, 16), jnp.bfloat16)
+    close(matmul_nn(a, b), a @ b, "fallback")
+
+
+@needs_build
+def test_nn_derivatives_first_and_second_order(every_nn_size):
+    a, b = rand((7, 20), 3), rand((20, 32), 4)
+    ta, tb = rand(a.shape, 5), rand(b.shape, 6)
+
+    def loss(f):
+        return lambda a, b: jnp.sum(jnp.tanh(f(a, b)) ** 2)
+
+    def hvp(f):
+        g = jax.grad(loss(f), argnums=(0, 1))
+        return jax.grad(lambda a, b: jnp.vdot(g(a, b)[0], ta) + jnp.vdot(g(a, b)[1], tb), argnums=(0, 1))(a, b)
+
+    ref = lambda a, b: a @ b  # noqa: E731
+    for ours, theirs in zip(jax.grad(loss(matmul_nn), argnums=(0, 1))(a, b), jax.grad(loss(ref), argnums=(0, 1))(a, b)):
+        close(ours, theirs, "gradient")
+    for ours, theirs in zip(hvp(matmul_nn), hvp(ref)):
+        close(ours, theirs, "Hessian-vector product", tol=1e-4)
+
+
+@needs_build
+def test_nn_under_vmap(every_nn_size):
+    a, b = rand((3, 4, 10), 7), rand((3, 10, 16), 8)
+    close(jax.vmap(matmul_nn)(a, b), jnp.einsum("bmk,bkn->bmn", a, b), "vmap")

@@ -94,7 +94,59 @@ ffi::Error MatmulTnImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
   return ffi::Error::Success();
 }
 
+// C[m0 + t, n0 + 16v ...] for t < TM, v < NV: the sum over k of A[m0 + t, k] * B[k, n0 + 16v ...] in order of k.
+template <int NV, int TM>
+void nn_tile(const float* a, const float* b, float* c, int64_t k_size, int64_t n, int64_t m0, int64_t n0) {
+  v16 acc[TM][NV] = {};
+  for (int64_t k = 0; k < k_size; ++k) tile_step(acc, b + k * n + n0, a + m0 * k_size + k, k_size);
+  for (int t = 0; t < TM; ++t)
+    for (int v = 0; v < NV; ++v) store(c + (m0 + t) * n + n0 + 16 * v, acc[t][v]);
+}
+
+template <int NV>
+void nn_panel(const float* a, const float* b, float* c, int64_t m, int64_t k_size, int64_t n, int64_t n0) {
+  constexpr int TM = kTileRows<NV>;
+  for (int64_t m0 = 0; m0 < m; m0 += TM)
+    with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, m - m0)), [&](auto t) __attribute__((always_inline)) {
+      nn_tile<NV, decltype(t)::value>(a, b, c, k_size, n, m0, n0);
+    });
+}
+
+// The small product of a recurrent layer's step, h @ U: few rows (the batch), U read by column
+// panels that stay in the L1 cache while every row tile of C passes over them.
+constexpr int64_t kNnBlockCols = 128;  // a multiple of 64: the widest tile
+
+ffi::Error MatmulNnImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b,
+                        ffi::ResultBuffer<ffi::F32> c, int64_t threads) {
+  const auto ad = a.dimensions(), bd = b.dimensions(), cd = c->dimensions();
+  if (ad.size() != 2 || bd.size() != 2 || cd.size() != 2 || ad[1] != bd[0] || cd[0] != ad[0] || cd[1] != bd[1] ||
+      bd[1] % 16 != 0)
+    return ffi::Error::InvalidArgument("matmul A B: expected A (M, K), B (K, N) and C (M, N) with N % 16 == 0");
+  const int64_t m = ad[0], k_size = ad[1], n = bd[1];
+  const int64_t blocks = (n + kNnBlockCols - 1) / kNnBlockCols;
+  const float *ap = a.typed_data(), *bp = b.typed_data();
+  float* cp = c->typed_data();
+  for_each_index(pool, blocks, helpers_for(pool, blocks, threads), [&](int64_t, int64_t block) {
+    const int64_t n_begin = block * kNnBlockCols, n_end = std::min(n, n_begin + kNnBlockCols);
+    int64_t n0 = n_begin;
+    if constexpr (kWideTiles) {
+      for (; n0 + 64 <= n_end; n0 += 64) nn_panel<4>(ap, bp, cp, m, k_size, n, n0);
+      for (; n0 + 32 <= n_end; n0 += 32) nn_panel<2>(ap, bp, cp, m, k_size, n, n0);
+    }
+    for (; n0 < n_end; n0 += 16) nn_panel<1>(ap, bp, cp, m, k_size, n, n0);
+  });
+  return ffi::Error::Success();
+}
+
 }  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulNn, MatmulNnImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("threads"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulTn, MatmulTnImpl,
                               ffi::Ffi::Bind()

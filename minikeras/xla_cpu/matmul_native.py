@@ -1,4 +1,5 @@
-"""``matmul_tn(a, b)`` = ``a.T @ b`` for 2-D float32 arrays, as a native CPU kernel (``matmul_native.cc``).
+"""``matmul_tn(a, b)`` = ``a.T @ b`` and ``matmul_nn(a, b)`` = ``a @ b`` for 2-D float32 arrays, as native CPU
+kernels (``matmul_native.cc``).
 
 The weight gradient of a Dense layer is ``x.T @ g``: a product contracting the rows of both
 operands, which XLA:CPU runs well below its GEMM speed (and transposing an operand first does not
@@ -6,6 +7,12 @@ help: XLA fuses the transpose back). The kernel runs it close to GEMM speed wher
 multiple of 16 columns; ``supported`` says where it applies and ``available()`` builds it on first use
 (``native_build``). Elsewhere, or where it cannot be built, ``matmul_tn`` is ``a.T @ b`` in XLA.
 It is differentiable in reverse mode (``jax.custom_vjp``); under ``vmap`` it runs per element.
+
+``matmul_nn`` is a recurrent layer's backward step, ``dz @ U.T`` with ``U.T`` made once before the
+loop: few rows (the batch) against a kernel read by column panels that stay in the core's cache,
+each sum in order of k (at LSTM(128)'s step, the bits of XLA's dot). Inside the loop it ran
+1.04-1.5x XLA's dot on AVX-512; built for AVX2 it lost at some sizes, so it runs where the CPU
+has AVX-512 (``tuning.MATMUL_NN_NATIVE_FLOPS``, ``tuning.MATMUL_NN_NATIVE_NEEDS_AVX512``).
 """
 import functools
 
@@ -14,15 +21,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.xla_cpu import tuning
+from minikeras.xla_cpu.low_precision import cpu_flags
 from minikeras.xla_cpu.native_build import register_targets, usable_cpus
 
 _TARGET = "minikeras_matmul_tn"
+_TARGET_NN = "minikeras_matmul_nn"
 
 
 @functools.lru_cache(maxsize=None)
 def available():
-    """True when the kernel is built for this machine and registered with XLA:CPU."""
-    return register_targets("matmul_native.cc", {_TARGET: "MinikerasMatmulTn"})
+    """True when the kernels are built for this machine and registered with XLA:CPU."""
+    return register_targets("matmul_native.cc", {_TARGET: "MinikerasMatmulTn", _TARGET_NN: "MinikerasMatmulNn"})
 
 
 def supported(a_shape, b_shape, dtype):
@@ -57,3 +66,40 @@ def matmul_tn(a, b):
     if supported(a.shape, b.shape, a.dtype) and available():
         return _native(a, b)
     return jnp.matmul(jnp.swapaxes(a, -1, -2), b)
+
+
+
+def supported_nn(a_shape, b_shape, dtype):
+    """Whether the kernel takes ``a @ b`` (a: (M, K), b: (K, N)) for these (concrete) shapes and dtype on this
+    backend: N a multiple of 16, at least ``tuning.MATMUL_NN_NATIVE_FLOPS``, and a CPU with AVX-512 unless
+    ``tuning.MATMUL_NN_NATIVE_NEEDS_AVX512`` is False."""
+    return (tuning.NATIVE_KERNELS and jax.default_backend() == "cpu" and jnp.dtype(dtype) == jnp.float32
+            and (not tuning.MATMUL_NN_NATIVE_NEEDS_AVX512 or "avx512f" in cpu_flags())
+            and len(a_shape) == 2 and len(b_shape) == 2 and all(type(d) is int for d in (*a_shape, *b_shape))
+            and a_shape[1] == b_shape[0] and b_shape[1] % 16 == 0
+            and 2 * a_shape[0] * a_shape[1] * b_shape[1] >= tuning.MATMUL_NN_NATIVE_FLOPS)
+
+
+@jax.custom_vjp
+def _native_nn(a, b):
+    out = jax.ShapeDtypeStruct((a.shape[0], b.shape[1]), a.dtype)
+    return jax.ffi.ffi_call(_TARGET_NN, out, vmap_method="sequential")(a, b, threads=np.int64(1))
+
+
+def _native_nn_fwd(a, b):
+    return _native_nn(a, b), (a, b)
+
+
+def _native_nn_bwd(residuals, g):
+    a, b = residuals
+    return g @ b.T, a.T @ g  # d(a b)/da = g b^T, d(a b)/db = a^T g
+
+
+_native_nn.defvjp(_native_nn_fwd, _native_nn_bwd)
+
+
+def matmul_nn(a, b):
+    """``a @ b`` (a: (M, K), b: (K, N)); on the native kernel where ``supported_nn`` and ``available``."""
+    if supported_nn(a.shape, b.shape, a.dtype) and available():
+        return _native_nn(a, b)
+    return a @ b

@@ -75,6 +75,18 @@ CONV_NATIVE_THREAD_FLOPS = 2e7
 # faster at every size timed (0.2 MFLOP: 37 against 12 GFLOP/s; the MNIST CNN's 9216 -> 128
 # layer: 424 against 176), but below this a call costs more than it can save.
 MATMUL_NATIVE_FLOPS = 1e6
+# ``a @ b`` (a recurrent layer's backward step, dz @ U.T, U.T made before its reverse loop) on the
+# native kernel from this many FLOPs on, the smallest size timed: loops of 100 such products with
+# a tanh, CPU time XLA/native on a Zen 4 (AVX-512; jax 0.10.2; loaded machine, two runs), as
+# (batch, units, gates): (32, 32, 4) 1.17-1.51x, (16, 64, 4) 1.10-1.41x, (64, 128, 4) (LSTM(128))
+# 1.34-1.37x, (64, 128, 3) (GRU(128)) 1.04-1.09x, (256, 128, 4) 1.15-1.16x, (64, 256, 3) 1.26-1.28x.
+# One thread: a step's product is tens of microseconds. The forward step's ``h @ U`` stays on
+# XLA's dot (1.02-1.25x native, 0.87-1.04x built for AVX2).  python benchmarks/rnn_products.py --avx2
+MATMUL_NN_NATIVE_FLOPS = 2.5e5
+# ... on CPUs with AVX-512 only: built without it (-mno-avx512f) and run on the same Zen 4 against
+# XLA's AVX-512 dot the kernel ran 0.87x (GRU(128)) to 1.25x (LSTM(128)); no CPU without AVX-512
+# was at hand to time XLA's own AVX2 dot against it. False: on every CPU.
+MATMUL_NN_NATIVE_NEEDS_AVX512 = True
 # -- bfloat16 products (xla_cpu.low_precision) -------------------------------------------------
 # A bfloat16 matmul runs as XLA's bfloat16 dot (float32 accumulation) on CPUs with AVX512_BF16 or
 # AMX: on a Zen 4 (2 vCPUs, avx512_bf16), 2048^3 368 GFLOP/s against float32's 182, the Dense

@@ -13,7 +13,8 @@ weights, and computes:
   projection ran 1.5-2x slower;
 - backward (``jax.custom_vjp``): one reverse ``lax.scan`` whose body is the gate gradients
   and the recurrent product's transpose (the only sequential work), giving every step's
-  gradient of the projection; then the kernels' gradients as one large product each over all
+  gradient of the projection (the product by ``recurrent_kernel.T``, transposed once before the loop,
+  on ``ops.fused.step_matmul``); then the kernels' gradients as one large product each over all
   steps at once (``x.T @ dp`` and ``h_prev.T @ dq``), and the input's as ``dp @ kernel.T``.
 
 The forward saves the gates' values (those the derivatives need) and the states; nothing is
@@ -87,13 +88,14 @@ def fused_loop(gates, x, kernel, recurrent_kernel, bias, mask, states, dp, rdp, 
         d_seq = cotangents[0] if sequence else None
         d_final = tuple(cotangents[1:] if sequence else cotangents)
         prev = tuple(_previous(s0, s) for s0, s in zip(states0, seqs))
+        recurrent_kernel_t = recurrent_kernel.T  # once, not in every step of the loop
 
         def body(d, inp):
             d_out_t, m_t, saved_t, prev_t = inp
             if d_out_t is not None:
                 d = (d[0] + d_out_t,) + d[1:]
             d_new = d if m_t is None else tuple(jnp.where(m_t, g, 0) for g in d)
-            dp_t, dq_t, d_prev = gates.step_grad(recurrent_kernel, rdp, saved_t, prev_t, d_new)
+            dp_t, dq_t, d_prev = gates.step_grad(recurrent_kernel_t, rdp, saved_t, prev_t, d_new)
             if m_t is not None:  # a masked step passes its states' cotangents on unchanged
                 d_prev = tuple(a + jnp.where(m_t, 0, g) for a, g in zip(d_prev, d))
             return tuple(d_prev), (dp_t, dq_t)
@@ -102,7 +104,7 @@ def fused_loop(gates, x, kernel, recurrent_kernel, bias, mask, states, dp, rdp, 
         if d_q is None:
             d_q = d_p
         d_u, d_b_rec = gates.weight_grads(recurrent_kernel, rdp, prev[0], saved, d_q)
-        d_x = product_input_grad(d_p, kernel, dp)
+        d_x = product_input_grad(d_p, kernel.T, dp)
         d_kernel = product_weight_grad(x, d_p, dp)
         d_b_in = None if b_in is None else jnp.sum(d_p.reshape((-1, d_p.shape[-1])), axis=0)
         no_masks = (None, None if dp is None else jnp.zeros_like(dp), None if rdp is None else jnp.zeros_like(rdp))

@@ -5,20 +5,23 @@ gives, for one cell type:
 
 - ``step(U, b_rec, rdp, p, states) -> (new_states, saved)``: one step forward from the input
   projection ``p`` of that step; ``saved`` holds what the gradient needs (the gates' values);
-- ``step_grad(U, rdp, saved, prev, d_new) -> (dp, dq, d_prev)``: the gradients of that step's
+- ``step_grad(U_t, rdp, saved, prev, d_new) -> (dp, dq, d_prev)``: the gradients of that step's
   projection ``p``, of its recurrent product ``q`` (None where it is ``dp``: the product is
-  added to the projection) and of the states before the step, given those of the new states;
+  added to the projection) and of the states before the step, given those of the new states
+  (``U_t`` is ``U.T``, made once before the reverse loop);
 - ``weight_grads(U, rdp, h_prev, saved, dq) -> (dU, db_rec)``: the recurrent kernel's (and
   recurrent bias's) gradients over all steps at once, from the stacked (time, batch, n) arrays.
 
 ``product`` and its two gradients are the products by a kernel, with Keras 3's dropout masks
-(none, one (batch, n) mask, or one per gate: (gates, batch, n)).
+(none, one (batch, n) mask, or one per gate: (gates, batch, n)); inside the reverse loop the input
+gradient takes the kernel transposed (made once, before the reverse loop), and its product runs
+on ``ops.fused.step_matmul``.
 """
 import jax
 import jax.numpy as jnp
 
 from minikeras import _context
-from minikeras.ops.fused import weight_gradient
+from minikeras.ops.fused import step_matmul, weight_gradient
 from minikeras.tensor import Tensor, to_array
 
 
@@ -78,18 +81,20 @@ def product(a, kernel, mask):
     return (a * mask) @ kernel
 
 
-def product_input_grad(dq, kernel, mask):
-    """The cotangent of ``a`` in ``product(a, kernel, mask)`` given ``dq``, that of the product."""
+def product_input_grad(dq, kernel_t, mask):
+    """The cotangent of ``a`` in ``product(a, kernel, mask)`` given ``dq``, that of the product;
+    ``kernel_t`` is ``kernel.T``."""
     if mask is None:
-        return dq @ kernel.T
+        return step_matmul(dq, kernel_t)
     if mask.ndim == 3:
         n = mask.shape[0]
-        parts = [(d @ k.T) * m for d, k, m in zip(jnp.split(dq, n, axis=-1), jnp.split(kernel, n, axis=1), mask)]
+        parts = [step_matmul(d, k) * m for d, k, m in zip(jnp.split(dq, n, axis=-1), jnp.split(kernel_t, n, axis=0),
+                                                             mask)]
         total = parts[0]
         for part in parts[1:]:
             total = total + part
         return total
-    return (dq @ kernel.T) * mask
+    return step_matmul(dq, kernel_t) * mask
 
 
 def _rows(a):
@@ -133,9 +138,9 @@ class SimpleRNNGates:
         h, saved = self.act(p + product(states[0], U, rdp))
         return (h,), saved
 
-    def step_grad(self, U, rdp, saved, prev, d_new):
+    def step_grad(self, U_t, rdp, saved, prev, d_new):
         dz = self.act.grad(saved, d_new[0])
-        return dz, None, (product_input_grad(dz, U, rdp),)
+        return dz, None, (product_input_grad(dz, U_t, rdp),)
 
     def weight_grads(self, U, rdp, h_prev, saved, dq):
         return product_weight_grad(h_prev, dq, rdp), None
@@ -160,7 +165,7 @@ class LSTMGates:
         tc, stc = self.act(c)
         return (o * tc, c), (si, sf, sg, so, stc)
 
-    def step_grad(self, U, rdp, saved, prev, d_new):
+    def step_grad(self, U_t, rdp, saved, prev, d_new):
         si, sf, sg, so, stc = saved
         i, f, g, o, tc = si[0], sf[0], sg[0], so[0], stc[0]
         dh, dc = d_new
@@ -168,7 +173,7 @@ class LSTMGates:
         dc = dc + self.act.grad(stc, dh * o)
         dz = jnp.concatenate([self.rec.grad(si, dc * g), self.rec.grad(sf, dc * prev[1]),
                               self.act.grad(sg, dc * i), dzo], axis=-1)
-        return dz, None, (product_input_grad(dz, U, rdp), dc * f)
+        return dz, None, (product_input_grad(dz, U_t, rdp), dc * f)
 
     def weight_grads(self, U, rdp, h_prev, saved, dq):
         return product_weight_grad(h_prev, dq, rdp), None
@@ -213,7 +218,7 @@ class GRUGates:
             saved = (sz, sr, sh)
         return (z * h + (1 - z) * hh,), saved
 
-    def step_grad(self, U, rdp, saved, prev, d_new):
+    def step_grad(self, U_t, rdp, saved, prev, d_new):
         sz, sr, sh = saved[:3]
         z, r, hh = sz[0], sr[0], sh[0]
         h, dh = prev[0], d_new[0]
@@ -223,15 +228,15 @@ class GRUGates:
             rh = saved[3]
             dr = self.rec.grad(sr, dhh * rh)
             dq = jnp.concatenate([dz, dr, dhh * r], axis=-1)
-            return jnp.concatenate([dz, dr, dhh], axis=-1), dq, (dh * z + product_input_grad(dq, U, rdp),)
+            return jnp.concatenate([dz, dr, dhh], axis=-1), dq, (dh * z + product_input_grad(dq, U_t, rdp),)
         u = h.shape[-1]
         m_zr, m_h = _split3(rdp)
-        da = dhh @ U[:, 2 * u:].T  # the cotangent of r * (h * rdp_h)
+        da = step_matmul(dhh, U_t[2 * u:])  # the cotangent of r * (h * rdp_h)
         h_in = h if m_h is None else h * m_h
         dr = self.rec.grad(sr, da * h_in)
         d_h_in = da * r
         dzr = jnp.concatenate([dz, dr], axis=-1)
-        dh_prev = dh * z + (d_h_in if m_h is None else d_h_in * m_h) + product_input_grad(dzr, U[:, :2 * u], m_zr)
+        dh_prev = dh * z + (d_h_in if m_h is None else d_h_in * m_h) + product_input_grad(dzr, U_t[:2 * u], m_zr)
         return jnp.concatenate([dzr, dhh], axis=-1), None, (dh_prev,)
 
     def weight_grads(self, U, rdp, h_prev, saved, dq):
