@@ -187,3 +187,18 @@ def test_layers_that_move_no_pixel_keep_the_boxes(index):
         np.testing.assert_array_equal(out["bounding_boxes"]["labels"], given["labels"])
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):
         make()({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
+
+
+def test_boxes_through_a_pipeline_and_a_compiled_function():
+    images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
+    pipeline = keras.layers.Pipeline([
+        keras.layers.RandomColorJitter((0, 1), brightness_factor=0.2, bounding_box_format="xyxy"),
+        keras.layers.Resizing(16, 10, bounding_box_format="xyxy"), keras.layers.MaxNumBoundingBoxes(4)])
+    out = pipeline({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
+    close(out["bounding_boxes"]["boxes"][:, :3], DATA["resize/stretch/boxes"])
+    np.testing.assert_array_equal(out["bounding_boxes"]["labels"][:, 3], [-1, -1])
+    resize = keras.layers.Resizing(16, 10, pad_to_aspect_ratio=True, bounding_box_format="xyxy")
+    compiled = mk.function(lambda data: resize(data))
+    out = compiled({"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
+    close(out["bounding_boxes"]["boxes"], DATA["resize/pad/boxes"])
+    np.testing.assert_array_equal(out["bounding_boxes"]["labels"], DATA["resize/pad/labels"])
