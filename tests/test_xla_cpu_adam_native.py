@@ -41,14 +41,41 @@ def test_update_is_the_jax_formula_to_the_bit(shape):
             np.testing.assert_array_equal(np.asarray(r).view(np.uint32), np.asarray(e).view(np.uint32))
 
 
-def _train(native, steps=4):
-    """Variables after ``steps`` Adam steps of a small model in an mk.function, native kernel on or off."""
+def _jax_adamw(p, m, v, g, alpha, lr, beta_1, beta_2, epsilon, weight_decay):
+    """The optimizers' decoupled weight decay (``variable - variable * wd * lr``), then Adam."""
+    return _jax_adam(p - p * np.float32(weight_decay) * lr, m, v, g, alpha, beta_1, beta_2, epsilon)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_update_with_weight_decay_is_the_jax_formula_to_the_bit(shape):
+    rng = np.random.default_rng(7 + len(str(shape)))
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    p, m, g = (rng.standard_normal(shape).astype(np.float32) for _ in range(3))
+    v = np.abs(rng.standard_normal(shape)).astype(np.float32) * 1e-3
+    alpha, lr = np.float32(3.7e-3), np.float32(1e-3)
+    for weight_decay in (1e-4, 0.3):
+        expected = jax.jit(_jax_adamw, static_argnums=(6, 7, 8, 9), compiler_options=compiler.cpu_options())(
+            p, m, v, g, alpha, lr, 0.9, 0.999, 1e-7, weight_decay)
+        got = jax.jit(lambda *a: adam_native.update(*a[:4], a[4], 0.9, 0.999, 1e-7, weight_decay=weight_decay,
+                                                    learning_rate=a[5]))(p, m, v, g, alpha, lr)
+        for e, r in zip(expected, got):
+            np.testing.assert_array_equal(np.asarray(r).view(np.uint32), np.asarray(e).view(np.uint32))
+
+
+def _train(native, steps=4, weight_decay=None):
+    """Variables after ``steps`` Adam steps (AdamW with ``weight_decay``, its bias excluded) of a
+    small model in an mk.function, native kernel on or off."""
     original = tuning.NATIVE_KERNELS
     tuning.NATIVE_KERNELS = native
     try:
         mk.random.set_seed(1)
         model = mk.Sequential([mk.Input((6,)), mk.layers.Dense(32, activation="relu"), mk.layers.Dense(3)])
-        optimizer = mk.optimizers.Adam(learning_rate=mk.optimizers.schedules.ExponentialDecay(1e-2, 2, 0.5))
+        schedule = mk.optimizers.schedules.ExponentialDecay(1e-2, 2, 0.5)
+        if weight_decay is None:
+            optimizer = mk.optimizers.Adam(learning_rate=schedule)
+        else:
+            optimizer = mk.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay)
+            optimizer.exclude_from_weight_decay(var_names=["bias"])
         x = np.random.default_rng(0).standard_normal((16, 6)).astype(np.float32)
         y = np.arange(16) % 3
 
@@ -76,6 +103,17 @@ def test_training_with_the_kernel_is_training_without_it():
     assert len(native) == len(plain)
     for a, b in zip(native, plain):
         np.testing.assert_array_equal(a, b)
+
+
+def test_adamw_training_with_the_kernel_is_training_without_it():
+    native, native_program = _train(True, weight_decay=0.05)
+    plain, plain_program = _train(False, weight_decay=0.05)
+    assert "minikeras_adamw_update" in native_program and "minikeras_adamw_update" not in plain_program
+    assert "minikeras_adam_update" in native_program  # the excluded biases: no decay
+    for a, b in zip(native, plain):
+        np.testing.assert_array_equal(a, b)
+    undecayed, _ = _train(True, weight_decay=0.0)
+    assert not np.array_equal(native[0], undecayed[0])  # the kernels were decayed
 
 
 def test_amsgrad_and_other_dtypes_keep_the_jax_code():

@@ -44,29 +44,38 @@ def conv2d_bias_activation(input, filters, bias, activation, strides, padding, d
     return activation(linear + bias if bias is not None else linear)
 
 
-def fused_adam_step(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon):
+def fused_adam_step(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon, weight_decay=None, learning_rate=None):
     """One Adam step of one variable as one native kernel call, where it applies.
 
     ``m' = m + (g - m)(1 - beta_1)``, ``v' = v + (g^2 - v)(1 - beta_2)``,
-    ``variable' = variable - m' alpha / (sqrt(v') + epsilon)``, the same bits as these ops.
+    ``variable' = variable - m' alpha / (sqrt(v') + epsilon)``, the same bits as these ops; with
+    ``weight_decay``, the variable first decayed, ``variable - variable * weight_decay *
+    learning_rate`` (the optimizers' decoupled weight decay), in the same pass.
 
     Args:
       variable, m, v: the Variables (or Tensors) of one shape.
       gradient: a Tensor of that shape.
       alpha: the step's bias-corrected learning rate, a scalar Tensor of the variable's dtype.
       beta_1, beta_2, epsilon: the optimizer's hyperparameters.
+      weight_decay: None, or a Python number (the kernel does not take another kind).
+      learning_rate: the step's learning rate, a scalar Tensor of the variable's dtype (with
+        ``weight_decay``).
 
     Returns:
       ``(variable', m', v')`` as Tensors; None where the kernel does not apply (hyperparameters
       that are not Python numbers, another dtype or backend, a symbolic shape, no native build):
       the caller then runs the step as separate ops.
     """
-    if (not all(isinstance(x, (int, float)) for x in (beta_1, beta_2, epsilon))
+    numbers = (beta_1, beta_2, epsilon) + (() if weight_decay is None else (weight_decay,))
+    if (not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in numbers)
             or not isinstance(gradient, Tensor) or not adam_native.supported(variable.shape, variable.dtype)
             or not adam_native.available()):
         return None
+    decay = {} if weight_decay is None else {"weight_decay": float(weight_decay),
+                                             "learning_rate": to_array(learning_rate)}
     new_variable, new_m, new_v = adam_native.update(
-        to_array(variable), to_array(m), to_array(v), to_array(gradient), to_array(alpha), beta_1, beta_2, epsilon)
+        to_array(variable), to_array(m), to_array(v), to_array(gradient), to_array(alpha), beta_1, beta_2, epsilon,
+        **decay)
     return Tensor(new_variable), Tensor(new_m), Tensor(new_v)
 
 

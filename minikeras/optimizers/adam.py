@@ -39,8 +39,13 @@ class Adam(Optimizer):
         if self.amsgrad:
             self._velocity_hats = self.add_optimizer_variables(var_list, "velocity_hat")
 
+    def _apply_weight_decay(self, variables, lr):
+        """Nothing here: ``update_step`` decays each variable just before its update, in the
+        native kernel's pass where that runs (the same values as decaying them all first)."""
+
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
+        decay = self._weight_decay_of(variable)
         lr = cast(learning_rate, dtype)
         gradient = cast(gradient, dtype)
         local_step = cast(self.iterations + 1, dtype)
@@ -51,13 +56,14 @@ class Adam(Optimizer):
         v = self._velocities[index]
         alpha = lr * sqrt(1 - beta_2_power) / (1 - beta_1_power)
         fused = None if self.amsgrad else fused_adam_step(variable, m, v, gradient, alpha, self.beta_1, self.beta_2,
-                                                          self.epsilon)
+                                                          self.epsilon, weight_decay=decay, learning_rate=lr)
         if fused is not None:
             new_variable, new_m, new_v = fused
             self.assign(m, new_m)
             self.assign(v, new_v)
             self.assign(variable, new_variable)
             return
+        self._decay(variable, learning_rate)
         self.assign_add(m, (gradient - m) * (1 - self.beta_1))
         self.assign_add(v, (square(gradient) - v) * (1 - self.beta_2))
         if self.amsgrad:

@@ -41,12 +41,18 @@ class GradientTransforms:
         return pattern is None or pattern.search(variable.name) is None
 
     def _apply_weight_decay(self, variables, lr):
-        if self.weight_decay is None:
-            return
         for variable in variables:
-            if self._use_weight_decay(variable):
-                wd = cast(self.weight_decay, variable.dtype)
-                variable.assign(variable - variable * wd * cast(lr, variable.dtype))
+            self._decay(variable, lr)
+
+    def _weight_decay_of(self, variable):
+        """The weight decay this variable gets, or None (no ``weight_decay``, or excluded)."""
+        return self.weight_decay if self.weight_decay is not None and self._use_weight_decay(variable) else None
+
+    def _decay(self, variable, lr):
+        """``variable -= variable * weight_decay * lr`` where the variable is decayed."""
+        decay = self._weight_decay_of(variable)
+        if decay is not None:
+            variable.assign(variable - variable * cast(decay, variable.dtype) * cast(lr, variable.dtype))
 
     # -- moving average of the variables (use_ema) ----------------------------------------------
     def _update_model_variables_moving_average(self, trainable_variables):

@@ -2,6 +2,9 @@
 
     if supported(variable_shape, dtype) and available():
         new_variable, new_m, new_v = update(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon)
+        # AdamW (any weight_decay): the variable decayed first, in the same pass
+        new_variable, new_m, new_v = update(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon,
+                                            weight_decay=0.004, learning_rate=lr)
 
 The same bits as ``mk.optimizers.Adam``'s jax code (the kernel runs its operations in the same
 order and rounding), computed in one pass, in place where XLA gives the outputs the inputs'
@@ -21,12 +24,13 @@ from minikeras.xla_cpu import tuning
 from minikeras.xla_cpu.native_build import register_targets, usable_cpus
 
 _TARGET = "minikeras_adam_update"
+_DECAY_TARGET = "minikeras_adamw_update"
 
 
 @functools.lru_cache(maxsize=None)
 def available():
     """True when the kernel is built for this machine and registered with XLA:CPU."""
-    return register_targets("adam_native.cc", {_TARGET: "MinikerasAdamUpdate"})
+    return register_targets("adam_native.cc", {_TARGET: "MinikerasAdamUpdate", _DECAY_TARGET: "MinikerasAdamWUpdate"})
 
 
 def supported(shape, dtype):
@@ -35,16 +39,30 @@ def supported(shape, dtype):
             and all(type(d) is int for d in shape))
 
 
-def update(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon):
+def update(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon, weight_decay=None, learning_rate=None):
     """``(variable', m', v')`` of one Adam step (arrays of one shape, float32; ``alpha`` the step's
     bias-corrected learning rate, a float32 scalar; ``beta_1``, ``beta_2``, ``epsilon`` Python
     floats): ``m' = m + (g - m)(1 - beta_1)``, ``v' = v + (g^2 - v)(1 - beta_2)``,
-    ``variable' = variable - m' alpha / (sqrt(v') + epsilon)``."""
+    ``variable' = variable - m' alpha / (sqrt(v') + epsilon)``.
+
+    With ``weight_decay`` (a Python float) and ``learning_rate`` (a float32 scalar), the variable
+    is first decayed as the optimizers' decoupled weight decay does it,
+    ``variable - variable * weight_decay * learning_rate``, with its bits."""
     size = int(np.prod(variable.shape))
     threads = usable_cpus() if size >= tuning.ADAM_NATIVE_THREAD_ELEMENTS else 1
     out = jax.ShapeDtypeStruct(variable.shape, jnp.float32)
-    call = jax.ffi.ffi_call(_TARGET, (out, out, out), input_output_aliases={0: 0, 1: 1, 2: 2},
+    hyper = dict(one_minus_beta_1=np.float32(1 - beta_1), one_minus_beta_2=np.float32(1 - beta_2),
+                 epsilon=np.float32(epsilon), threads=np.int64(threads))
+    scalar = jnp.asarray(alpha, jnp.float32).reshape(())
+    if weight_decay is None:
+        call = jax.ffi.ffi_call(_TARGET, (out, out, out), input_output_aliases={0: 0, 1: 1, 2: 2},
+                                vmap_method="sequential")
+        return call(variable, m, v, gradient, scalar, **hyper)
+    # the moments in place, the variable not: mk.function does not donate its state, so XLA would
+    # copy the variable into the output first, a pass as long as the decay's (a temporary of the
+    # separate decay op took the output's place before); inside a scan the new value is copied
+    # into the loop's carry instead, where the decay had been in place: the same passes as before
+    call = jax.ffi.ffi_call(_DECAY_TARGET, (out, out, out), input_output_aliases={1: 1, 2: 2},
                             vmap_method="sequential")
-    return call(variable, m, v, gradient, jnp.asarray(alpha, jnp.float32).reshape(()),
-                one_minus_beta_1=np.float32(1 - beta_1), one_minus_beta_2=np.float32(1 - beta_2),
-                epsilon=np.float32(epsilon), threads=np.int64(threads))
+    return call(variable, m, v, gradient, scalar, jnp.asarray(learning_rate, jnp.float32).reshape(()),
+                weight_decay=np.float32(weight_decay), **hyper)
