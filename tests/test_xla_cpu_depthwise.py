@@ -46,6 +46,7 @@ CASES = [
     ((1, 5, 6, 7, 2), (3, 3, 3, 2, 1), (2, 1, 1), "VALID", (1, 1, 2)),  # 3-D
     ((1, 2, 2, 3), (3, 3, 3, 1), (1, 1), "VALID", (1, 1)),       # an empty output
     ((2, 17, 5, 4), (3, 3, 4, 1), (1, 1), "SAME", (1, 1)),      # 34 rows: the filter gradient sums 17 groups of 2
+    ((2, 5, 16, 4), (3, 3, 4, 1), (2, 1), "SAME", (1, 1)),      # wider than 14: the filter gradient sums rows only
     ((2, 11, 11, 4), (2, 2, 4, 1), (3, 3), "VALID", (1, 1)),    # stride 3 > kernel: x's phase 2 gets no tap
 ]
 

@@ -58,6 +58,13 @@ DEPTHWISE_TAPS = True
 # of 8 to 28 rows measured alike within the noise.
 #     python benchmarks/depthwise_conv.py --parts
 DEPTHWISE_FILTER_ROW_GROUP = 16
+# On inputs at most this wide the filter gradient's fused reduction sums each group's columns as
+# well as its rows (then a sum over the groups): MobileNetV2's 14-wide and 7-wide layers (batch 16)
+# 1.2-1.9x (14x14x384 1.9x, 14x14x576 1.8x, its stride 2 1.2x, 7x7x960 1.9x); the 28-wide at
+# stride 2 (a 14-wide output) 0.87x, so the input's width decides. All ten depthwise shapes weighted
+# by their layer count: 1.23x (interleaved in one process, the same Zen 4, loaded).
+#     python benchmarks/depthwise_revisions.py <the revision before>
+DEPTHWISE_FILTER_SUM_COLUMNS_WIDTH = 14
 
 # -- native kernels (conv_native, matmul_native; built on first use by native_build) ---------------
 # Where they apply and could be built, convolutions and Dense weight gradients run on minikeras'
