@@ -1,7 +1,7 @@
 """Bounding boxes through the image layers that move them, against Keras 3.15 on JAX
 (``fixtures/keras_bounding_boxes/make_layer_fixtures.py``): RandomFlip's box transform for given
-flips, RandomTranslation's, RandomRotation's and RandomZoom's for given shifts, angles and
-zooms, Resizing and CenterCrop on ``{"images",
+flips, RandomTranslation's, RandomRotation's, RandomZoom's and RandomShear's for given shifts,
+angles, zooms and shears, Resizing and CenterCrop on ``{"images",
 "bounding_boxes"}`` dicts; one draw moves an image and its boxes
 together; Keras's errors."""
 import os
@@ -141,6 +141,21 @@ def test_random_zoom_boxes_as_keras():
     assert out["images"].shape == DATA["images"].shape and out["bounding_boxes"]["boxes"].shape == (2, 3, 4)
 
 
+def test_random_shear_boxes_as_keras():
+    for fmt in ("xyxy", "center_xywh"):
+        layer = keras.layers.RandomShear(0.5, 0.5, bounding_box_format=fmt)
+        given = {"boxes": keras.utils.bounding_boxes.convert_format(DATA["boxes"], "xyxy", fmt),
+                 "labels": DATA["labels"]}
+        sheared = layer.transform_bounding_boxes(given, {"shear_factor": DATA["shear_factor"],
+                                                         "input_shape": DATA["images"].shape})
+        close(sheared["boxes"], DATA[f"shear/{fmt}/boxes"])
+        np.testing.assert_array_equal(sheared["labels"], DATA[f"shear/{fmt}/labels"])
+    layer = keras.layers.RandomShear(0.3, 0.3, bounding_box_format="xyxy", seed=5)
+    single = {"boxes": DATA["boxes"][0], "labels": DATA["labels"][0]}
+    out = layer({"images": DATA["images"][0], "bounding_boxes": single})
+    assert out["images"].shape == (12, 20, 3) and out["bounding_boxes"]["boxes"].shape == (3, 4)
+
+
 def test_box_errors_and_config():
     images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):
@@ -148,7 +163,7 @@ def test_box_errors_and_config():
     with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
         keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
     with pytest.raises(NotImplementedError, match="go through RandomFlip, RandomTranslation, RandomRotation"):
-        keras.layers.RandomShear(0.1, bounding_box_format="xyxy")(
+        keras.layers.RandomPerspective(bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     layer = keras.layers.RandomFlip(bounding_box_format="xyxy")
     assert layer.get_config()["bounding_box_format"] == "xyxy"

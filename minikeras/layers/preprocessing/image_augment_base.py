@@ -10,7 +10,9 @@ Inputs are an image or a batch, or Keras 3's dict ``{"images": ..., "labels": ..
 images and the labels go through one draw (MixUp and CutMix mix the labels with the images) and
 the dict comes back with both replaced. The layers that move no pixel (``keeps_boxes``: the
 colour layers, blur, erasing, AugMix) pass a dict's ``bounding_boxes`` through, as Keras 3's;
-the others refuse them, and all refuse ``segmentation_masks``, with an error that says so.
+those with a ``transform_bounding_boxes(bounding_boxes, transformation)`` (Keras's name; the
+transformation with the batch's ``input_shape`` added) move them by the images' draw; the
+others refuse them, and all refuse ``segmentation_masks``, with an error that says so.
 """
 import functools
 
@@ -84,7 +86,8 @@ class AugmentationLayer(TakesImageDicts, RandomImageLayer):
         return self._call_on_dict(inputs, training is not False)
 
     def _call_on_dict(self, inputs, training):
-        images = as_image_tensor(images_of_dict(self, inputs, boxes=self.keeps_boxes))
+        moves_boxes = hasattr(self, "transform_bounding_boxes")  # Keras's name: the layer moves boxes with pixels
+        images = as_image_tensor(images_of_dict(self, inputs, boxes=self.keeps_boxes or moves_boxes))
         if images.dtype != self.compute_dtype:
             images = cast(images, self.compute_dtype)
         single = images.ndim == 3
@@ -100,8 +103,14 @@ class AugmentationLayer(TakesImageDicts, RandomImageLayer):
             images = expand_dims(images, 0)
         if self.data_format == "channels_first":
             images = transpose(images, (0, 2, 3, 1))
+        boxes = None
+        if "bounding_boxes" in inputs:  # made float32 and batched, as Keras's densify_bounding_boxes
+            require_box_format(self)
+            boxes = densify(self, inputs["bounding_boxes"], single)
         if training:
             transformation = self.get_random_transformation(tuple(images.shape))
+            if boxes is not None and moves_boxes:
+                boxes = self.transform_bounding_boxes(boxes, dict(transformation, input_shape=tuple(images.shape)))
             images = self.transform_images(images, transformation)
             if labels is not None:
                 labels = self.transform_labels(labels, transformation)
@@ -110,7 +119,6 @@ class AugmentationLayer(TakesImageDicts, RandomImageLayer):
         outputs = dict(inputs, images=squeeze(images, 0) if single else images)
         if labels is not None:
             outputs["labels"] = squeeze(labels, 0) if single else labels
-        if "bounding_boxes" in inputs:  # a layer that keeps_boxes: they pass, as Keras makes them (float32)
-            require_box_format(self)
-            outputs["bounding_boxes"] = undensify(densify(self, inputs["bounding_boxes"], single), single)
+        if boxes is not None:
+            outputs["bounding_boxes"] = undensify(boxes, single)
         return outputs

@@ -1,7 +1,7 @@
 """Bounding boxes through Keras 3's image layers: ``{"images", "bounding_boxes": {"boxes",
 "labels"}}`` dicts, and the box transforms of the layers that move pixels (``RandomFlip``,
-``Resizing``, ``CenterCrop``, ``RandomTranslation``, ``RandomRotation``, ``RandomZoom``),
-written as Keras 3.15 writes them so that a box lands where its pixels went.
+``Resizing``, ``CenterCrop``, ``RandomTranslation``, ``RandomRotation``, ``RandomZoom``,
+``RandomShear``), written as Keras 3.15 writes them so that a box lands where its pixels went.
 
 A layer that transforms boxes implements ``transform_with_boxes(images, bounding_boxes,
 training)`` (one draw for both); ``image_base`` hands it a channels-last batch and the boxes
@@ -193,3 +193,25 @@ def zoom_boxes(bounding_boxes, width_zoom, height_zoom, height, width, bounding_
                             height_zoom=jnp.asarray(height_zoom, jnp.float32), height=height, width=width)
     boxes = clip_to_image_size(boxes, bounding_box_format="rel_xyxy")
     return convert_format(boxes, "rel_xyxy", bounding_box_format, height=height, width=width)
+
+
+def _shear(boxes, shear_factor):
+    shear_x, shear_y = shear_factor[:, 0:1], shear_factor[:, 1:2]
+    x1, y1, x2, y2 = (boxes[..., i] for i in range(4))
+    x1 = jnp.where(shear_x < 0, x1 - shear_x * y1, x1 - shear_x * y2)
+    x2 = jnp.where(shear_x < 0, x2 - shear_x * y2, x2 - shear_x * y1)
+    y1 = jnp.where(shear_y > 0, y1 - shear_y * x2, y1 - shear_y * x1)  # x1, x2 already sheared, as in Keras
+    y2 = jnp.where(shear_y > 0, y2 - shear_y * x1, y2 - shear_y * x2)
+    return jnp.stack([x1, y1, x2, y2], axis=-1)
+
+
+def shear_boxes(bounding_boxes, shear_factor, height, width, bounding_box_format, dtype):
+    """Keras's ``RandomShear.transform_bounding_boxes``: ``shear_factor`` (batch, 2) holds each
+    image's x and y shear amounts; relative boxes sheared at their corners, clipped to the image
+    (labels of boxes left without area set to -1), in the layer's compute ``dtype``."""
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "rel_xyxy", height=height, width=width,
+                           dtype=dtype)
+    boxes["boxes"] = box_op("shear_boxes", _shear, boxes=boxes["boxes"],
+                            shear_factor=jnp.asarray(shear_factor).astype(dtype))
+    boxes = clip_to_image_size(boxes, bounding_box_format="rel_xyxy")
+    return convert_format(boxes, "rel_xyxy", bounding_box_format, height=height, width=width, dtype=dtype)

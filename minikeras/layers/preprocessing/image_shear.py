@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from minikeras.image.transform import check_fill_and_interpolation, projective_transform
 from minikeras.layers.preprocessing.image_augment_base import AugmentationLayer
 from minikeras.layers.preprocessing.image_base import uniform
+from minikeras.layers.preprocessing.image_boxes import shear_boxes
 from minikeras.tensor import Tensor
 
 _FACTOR_MESSAGE = "The `factor` argument should be a number (or a list of two numbers) in the range [0, 1.0]. "
@@ -82,6 +83,15 @@ class RandomShear(AugmentationLayer):
         amounts = jnp.asarray(transformation["shear_factor"], jnp.float32)
         return projective_transform(images, Tensor(shear_transforms(amounts[:, 0], amounts[:, 1])),
                                     self.interpolation, self.fill_mode, self.fill_value)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Keras 3's box transform: ``transformation`` is ``{"shear_factor": (batch, 2),
+        "input_shape": the channels-last batch shape}``; ``bounding_boxes`` batched."""
+        if not training:
+            return bounding_boxes
+        height, width = transformation["input_shape"][1:3]
+        return shear_boxes(bounding_boxes, transformation["shear_factor"], height, width, self.bounding_box_format,
+                           self.compute_dtype)
 
     def get_config(self):
         return {**super().get_config(), "x_factor": self.x_factor, "y_factor": self.y_factor,
