@@ -8,11 +8,14 @@
 Each loop step applies a tanh so that XLA cannot hoist or fuse the product away. The contenders
 run in turn within each round, in one process, and each time is the median of ``--rounds``;
 process CPU time, so that other processes on the machine change the ratios little.
-``--avx2`` also builds the kernel without AVX-512 (``-mno-avx512f``, the same source) and times
+``--threads 2`` runs the kernel on two threads (the calling one and one of XLA's pool per step) and
+``--wall`` times wall time instead, for a quiet machine, where splitting each step's product over
+both cores may pay. ``--avx2`` also builds the kernel without AVX-512 (``-mno-avx512f``, the same source) and times
 it on this CPU, a stand-in for a CPU without AVX-512 (against XLA's AVX-512 dot here).
 
     python benchmarks/rnn_products.py                      # the sizes of xla_cpu/tuning.py's row
     python benchmarks/rnn_products.py --sizes 64x128x4 --avx2
+    python benchmarks/rnn_products.py --sizes 64x128x4 --threads 2 --wall   # quiet machine only
     python benchmarks/rnn_products.py --sizes 4x16x1 --rounds 1 --steps 2   # smoke
 """
 import argparse
@@ -47,16 +50,18 @@ def _register_avx2_build():
     jax.ffi.register_ffi_target(_AVX2_TARGET, jax.ffi.pycapsule(library.MinikerasMatmulNn), platform="cpu")
 
 
-def _kernel(target):
+def _kernel(target, threads=1):
     def product(a, b):
         return jax.ffi.ffi_call(target, jax.ShapeDtypeStruct((a.shape[0], b.shape[1]), a.dtype))(
-            a, b, threads=np.int64(1))
+            a, b, threads=np.int64(threads))
     return product
 
 
-def contenders(units, gates, steps, avx2):
+def contenders(units, gates, steps, avx2, threads):
     """name -> a compiled loop of ``steps`` products (backward dz @ U.T and forward h @ U)."""
     products = {"xla": lambda a, b: a @ b, "native": _kernel("minikeras_matmul_nn")}
+    if threads > 1:
+        products[f"native_{threads}_threads"] = _kernel("minikeras_matmul_nn", threads)
     if avx2:
         products["native_avx2"] = _kernel(_AVX2_TARGET)
     loops = {}
@@ -76,7 +81,8 @@ def time_size(batch, units, gates, args):
     rng = np.random.default_rng(0)
     u = jnp.asarray(rng.normal(size=(units, gates * units)).astype("float32") * 0.05)
     d = jnp.asarray(rng.normal(size=(batch, gates * units)).astype("float32"))
-    loops = contenders(units, gates, args.steps, args.avx2)
+    loops = contenders(units, gates, args.steps, args.avx2, args.threads)
+    clock = time.perf_counter if args.wall else time.process_time
     for name, product in (("native", _kernel("minikeras_matmul_nn")),) + ((("native_avx2", _kernel(_AVX2_TARGET)),)
                                                                        if args.avx2 else ()):
         got, want = jax.jit(product)(d, u.T), d @ u.T  # one product: 100 steps of tanh amplify rounding
@@ -84,10 +90,10 @@ def time_size(batch, units, gates, args):
     times = {name: [] for name in loops}
     for _ in range(args.rounds):
         for name, loop in loops.items():
-            start = time.process_time()
+            start = clock()
             for _ in range(args.calls):
                 loop(d, u).block_until_ready()
-            times[name].append((time.process_time() - start) / args.calls)
+            times[name].append((clock() - start) / args.calls)
     median = {name: sorted(t)[len(t) // 2] for name, t in times.items()}
     parts = []
     for direction in ("backward", "forward"):
@@ -106,12 +112,15 @@ def main():
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--calls", type=int, default=5, help="loops per timed run")
     parser.add_argument("--avx2", action="store_true")
+    parser.add_argument("--threads", type=int, default=1, help="also the kernel on this many threads")
+    parser.add_argument("--wall", action="store_true", help="wall time instead of process CPU time")
     args = parser.parse_args()
     if not matmul_native.available():
         sys.exit("matmul_native.cc could not be built here: " + native_build.why_unavailable("matmul_native.cc"))
     if args.avx2:
         _register_avx2_build()
-    print(f"jax {jax.__version__}, {cpu_model()}; CPU time XLA / kernel, median of {args.rounds} rounds")
+    what = "wall" if args.wall else "CPU"
+    print(f"jax {jax.__version__}, {cpu_model()}; {what} time XLA / kernel, median of {args.rounds} rounds")
     for size in args.sizes:
         time_size(*(int(v) for v in size.split("x")), args)
 
