@@ -11,6 +11,7 @@ interleaved rounds and reported as medians; compare ratios within a run (the mac
     python benchmarks/conv.py            # all shapes
     python benchmarks/conv.py --quick    # the MNIST convs and two CIFAR ones, fewer rounds
     python benchmarks/conv.py --methods  # also every formulation of each of the three
+    python benchmarks/conv.py --resnet50 --methods  # ResNet50's stride-1 layers instead
     python benchmarks/conv.py --step     # MNIST CNN train step (jit + optax.adam, batch 128):
                                          # lax conv vs xla_cpu.conv wired in with jax.custom_vjp
     --default-malloc                     # glibc's malloc as it is (see below)
@@ -55,6 +56,13 @@ SHAPES = [
     ("b32_c16_32_same", 32, 32, 32, 16, 32, 3, 1, "SAME"),
 ]
 QUICK = ("mnist_conv1", "mnist_conv2", "c32_32x32_same", "c32_64_s2_same")
+# ResNet50's stride-1 convolutions at 224x224 (``--resnet50``), batch 16 as its training step:
+# each stage's 3x3 layer and its 1x1 layers (reduce, expand; the projection shortcuts and strided
+# first 1x1 layers run as these on every second pixel)
+RESNET50_SHAPES = [
+    (f"r50_{hw}_{k}x{k}_{c}_{o}", 16, hw, hw, c, o, k, 1, "SAME")
+    for hw, width in ((56, 64), (28, 128), (14, 256), (7, 512))
+    for k, c, o in ((3, width, width), (1, width, 4 * width), (1, 4 * width, width))]
 
 
 # -- timing ------------------------------------------------------------------------------------
@@ -112,6 +120,8 @@ def shape_candidates(x, w, dy, strides, padding, methods):
         pads = conv.explicit_padding(padding, x.shape[1:3], w.shape[:2], strides)
 
         def takes(kind, m):  # the native kernels take only some shapes (and need a compiler)
+            if m == "matmul":
+                return conv.matmul_filter_grad_applies(x.shape, w.shape, strides, pads, (1, 1), x.dtype)
             return m != "native" or (conv_native.supported(kind, x.shape, w.shape, strides, pads, (1, 1), x.dtype)
                                      and conv_native.available())
         for m in conv.FORWARD_METHODS:
@@ -135,7 +145,7 @@ def run_shapes(names, rounds, methods):
     header = f"{'shape':<20}{'pass':<7}{'ref GF/s':>9}{'ours GF/s':>10}{'speedup':>8}{'of GEMM':>8}  via"
     print(header)
     print("-" * len(header))
-    for name, n, h, wd, c, o, k, s, padding in SHAPES:
+    for name, n, h, wd, c, o, k, s, padding in SHAPES + RESNET50_SHAPES:
         if name not in names:
             continue
         key = jax.random.key(hash(name) % 1000)
@@ -263,7 +273,8 @@ def main():
     ap.add_argument("--methods", action="store_true", help="also time every formulation")
     ap.add_argument("--step", action="store_true", help="only the MNIST CNN training step")
     ap.add_argument("--rounds", type=int, default=None)
-    ap.add_argument("--shapes", nargs="*", help="names from SHAPES")
+    ap.add_argument("--shapes", nargs="*", help="names from SHAPES or RESNET50_SHAPES")
+    ap.add_argument("--resnet50", action="store_true", help="ResNet50's stride-1 layers (224x224, batch 16)")
     ap.add_argument(DEFAULT_MALLOC_FLAG, action="store_true",
                     help="leave glibc's malloc as it is (acted on before minikeras is imported)")
     args = ap.parse_args()
@@ -272,7 +283,8 @@ def main():
         if args.step:
             run_step(rounds)
         else:
-            run_shapes(set(args.shapes or (QUICK if args.quick else [s[0] for s in SHAPES])), rounds, args.methods)
+            default = [s[0] for s in (RESNET50_SHAPES if args.resnet50 else SHAPES)]
+            run_shapes(set(args.shapes or (QUICK if args.quick else default)), rounds, args.methods)
     print(steal.describe())
 
 

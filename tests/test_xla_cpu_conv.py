@@ -29,9 +29,13 @@ def _check_conv(n, h, w_, c, o, kh, kw, strides, padding, dilations, methods=Fal
     dy = _rand(y_shape, seed + 2)
     pads = conv.explicit_padding(padding, (h, w_), (kh, kw), strides, dilations)
 
-    def usable(kind):  # 'native' only where its kernel takes the shapes
-        return lambda m: m != "native" or (conv_native.supported(kind, x.shape, w.shape, strides, pads, dilations,
-                                                                 x.dtype) and conv_native.available())
+    def usable(kind):  # 'native' and 'matmul' only where their kernels take the shapes
+        def takes(m):
+            if m == "matmul":
+                return conv.matmul_filter_grad_applies(x.shape, w.shape, strides, pads, dilations, x.dtype)
+            return m != "native" or (conv_native.supported(kind, x.shape, w.shape, strides, pads, dilations, x.dtype)
+                                     and conv_native.available())
+        return takes
     fwd = {"auto": None} | ({m: m for m in conv.FORWARD_METHODS if usable("forward")(m)} if methods else {})
     dgrad = {"auto": None} | ({m: m for m in conv.INPUT_GRAD_METHODS if usable("input_grad")(m)} if methods else {})
     wgrad = {"auto": None} | ({m: m for m in conv.FILTER_GRAD_METHODS if usable("filter_grad")(m)} if methods else {})
@@ -150,6 +154,36 @@ def test_conv_filter_gradient_split_unevenly_in_minikeras_programs(monkeypatch):
     monkeypatch.setattr(tuning, "NATIVE_KERNELS", False)
     assert conv.formulation("filter_grad", (7, 14, 14, 32), (3, 3, 32, 8), eigen=True) == "split"
     _check_conv(7, 14, 14, 32, 8, 3, 3, (1, 1), "VALID", (1, 1), jit=compiler.jit)
+
+
+def test_pointwise_convolutions_run_as_products_in_minikeras_programs():
+    # a 1x1 stride-1 layer (a ResNet50 bottleneck's): forward on XLA's convolution, filter gradient
+    # x^T @ dy on the native matmul kernel where it is built; values against lax and its transposes
+    x_shape, w_shape = (2, 16, 16, 32), (1, 1, 32, 48)
+    assert conv.formulation("forward", x_shape, w_shape, eigen=True) == "xla"
+    if conv.matmul_filter_grad_applies(x_shape, w_shape, (1, 1), ((0, 0), (0, 0)), (1, 1), jnp.float32):
+        assert conv.formulation("filter_grad", x_shape, w_shape, eigen=True) == "matmul"
+    _check_conv(2, 16, 16, 32, 48, 1, 1, (1, 1), "VALID", (1, 1), methods=True, jit=compiler.jit)
+    # the strided 1x1 projection shortcut takes the same product on every second pixel
+    _check_conv(2, 16, 16, 32, 48, 1, 1, (2, 2), "VALID", (1, 1), jit=compiler.jit)
+
+
+def test_pointwise_filter_gradient_method_refuses_other_convolutions():
+    x, dy = _rand((2, 8, 8, 16), 0), _rand((2, 8, 8, 16), 1)
+    with pytest.raises(ValueError, match="method 'matmul' takes stride-1 1x1"):
+        conv.conv2d_filter_grad(x, dy, (3, 3, 16, 16), (1, 1), "SAME", method="matmul")
+
+
+def test_native_gradients_only_for_filters_that_fit_the_cache(monkeypatch):
+    # ResNet50's last stage: a 9.4 MB filter; the gradients take Eigen's formulations there
+    if not conv_native.available():
+        pytest.skip(f"native kernels unavailable: {conv_native.unavailable_reason()}")
+    x_shape, w_shape = (16, 7, 7, 512), (3, 3, 512, 512)
+    assert conv.formulation("input_grad", x_shape, w_shape, padding="SAME", eigen=True) != "native"
+    assert conv.formulation("filter_grad", x_shape, w_shape, padding="SAME", eigen=True) != "native"
+    monkeypatch.setattr(tuning, "CONV_NATIVE_GRAD_MAX_FILTER_BYTES", 4 * 3 * 3 * 512 * 512)
+    assert conv.formulation("input_grad", x_shape, w_shape, padding="SAME", eigen=True) == "native"
+    assert conv.formulation("filter_grad", x_shape, w_shape, padding="SAME", eigen=True) == "native"
 
 
 @settings(max_examples=3, deadline=None)

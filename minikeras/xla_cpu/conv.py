@@ -30,6 +30,12 @@ stride-th pixel, so it runs as one, and its gradients as the stride-1 ones (the 
 spread back with zeros between): a stride-1 formulation beats any strided one. The gradients of
 other strided convolutions run as one stride-1 gradient per input phase (rows ``ra::sh``,
 columns ``rb::sw`` of the padded input against the filter taps ``w[ra::sh, rb::sw]``).
+A stride-1 1x1 convolution without padding (a bottleneck's) is one matrix product: in minikeras'
+programs its forward pass is XLA's own convolution (Eigen's GEMM) and its filter gradient
+``x^T @ dy`` runs on ``matmul_native`` ('matmul'), both faster than the native convolution
+kernels (``tuning.CONV_POINTWISE_AS_MATMUL``). The native gradient kernels stream the whole
+filter through the cache, so they are kept to filters of at most
+``tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES`` (ResNet50's last stages take Eigen's formulations).
 
 Which formulation is fastest depends on which library XLA:CPU gives the convolution to, which
 ``eigen`` says: True for XLA's own Eigen code, False for YNNPACK. By default it is the context
@@ -77,7 +83,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from minikeras.xla_cpu import conv_bf16_native, conv_native, low_precision, tuning
+from minikeras.xla_cpu import conv_bf16_native, conv_native, low_precision, matmul_native, tuning
 from minikeras.xla_cpu.compiler import convolutions_on_eigen
 from minikeras.xla_cpu.materialize import materialize
 
@@ -85,7 +91,7 @@ DIMENSION_NUMBERS = ("NHWC", "HWIO", "NHWC")
 
 FORWARD_METHODS = ("xla", "padded", "prepadded", "taps", "im2col", "native")
 INPUT_GRAD_METHODS = ("xla", "padded", "prepadded", "col2im", "native")
-FILTER_GRAD_METHODS = ("xla", "split", "im2col", "taps", "chunked", "native")
+FILTER_GRAD_METHODS = ("xla", "split", "im2col", "taps", "chunked", "native", "matmul")
 
 
 
@@ -176,7 +182,15 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     kh, kw, c_in, c_out = w_shape
     few_channels = c_in <= tuning.CONV_FEW_CHANNELS
     taps = few_channels and kh * kw <= (tuning.CONV_MAX_TAPS_EIGEN if eigen else tuning.CONV_MAX_TAPS_YNNPACK)
-    if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps)
+    pointwise = tuning.CONV_POINTWISE_AS_MATMUL and _pointwise(w_shape, strides, pads, dilations)
+    if pointwise and kind == "forward" and eigen and not taps:
+        return "xla"
+    if pointwise and kind == "filter_grad" and matmul_filter_grad_applies(x_shape, w_shape, strides, pads, dilations,
+                                                                           dtype):
+        return "matmul"
+    # the native gradients stream the filter through the cache: memory-bound beyond its size
+    big_filter = kind != "forward" and 4 * kh * kw * c_in * c_out > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
+    if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps) and not big_filter
             and conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype)
             and (kind != "forward" or output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)[1]
                  >= tuning.CONV_NATIVE_FORWARD_MIN_WIDTH)
@@ -206,6 +220,23 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
 
 
 # -- building blocks --------------------------------------------------------------------------
+def _pointwise(w_shape, strides, pads, dilations):
+    """Whether this is a stride-1 1x1 convolution without padding: one matrix product over pixels."""
+    return (tuple(w_shape[:2]) == (1, 1) and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
+            and pads == ((0, 0), (0, 0)))
+
+
+def matmul_filter_grad_applies(x_shape, w_shape, strides, pads, dilations, dtype):
+    """Whether the filter gradient of this convolution can run as ``x^T @ dy`` on ``matmul_native``
+    (method 'matmul'): a stride-1 1x1 convolution without padding (explicit ``pads``) whose
+    product that kernel takes (``matmul_native.supported``) and which could be built."""
+    if not (_pointwise(w_shape, strides, pads, dilations) and all(type(d) is int for d in x_shape)):
+        return False
+    pixels = math.prod(x_shape[:3])
+    return (matmul_native.supported((pixels, w_shape[2]), (pixels, w_shape[3]), dtype)
+            and matmul_native.available())
+
+
 def _strided_pointwise(x_shape, w_shape, strides, pads, dilations, dtype):
     """Whether this is a strided float32 1x1 convolution without padding (a ResNet's projection
     shortcut): the stride-1 convolution of the input's every ``stride``-th pixel, whose
@@ -712,6 +743,13 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
         return _xla_filter_grad(x, dy, filter_shape, strides, pads, dilations)
     if method == "split":
         return _filter_grad_split(x, dy, filter_shape, strides, pads, dilations)
+    if method == "matmul":
+        if not matmul_filter_grad_applies(x.shape, filter_shape, strides, pads, dilations, x.dtype):
+            raise ValueError(f"method 'matmul' takes stride-1 1x1 float32 convolutions without padding whose "
+                             f"output channels are a multiple of 16, on the native matmul kernel; got x "
+                             f"{tuple(x.shape)}, filter {filter_shape}, strides {strides}, pads {pads}")
+        c, o = filter_shape[2:]
+        return matmul_native.matmul_tn(x.reshape(-1, c), dy.reshape(-1, o)).reshape(filter_shape)
     if method == "native":
         _check_native("filter_grad", x.shape, filter_shape, strides, pads, dilations, x.dtype)
         return _native_filter_grad(x, dy, filter_shape, pads)

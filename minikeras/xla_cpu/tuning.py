@@ -78,6 +78,24 @@ NATIVE_KERNELS = True
 CONV_NATIVE_FORWARD_MIN_WIDTH = 10
 # Native convolutions share their work with XLA's other thread only from this many FLOPs on.
 CONV_NATIVE_THREAD_FLOPS = 2e7
+# Native gradient kernels only for filters of at most this many bytes (about one core's L2 on
+# Zen 4): the input gradient streams the whole filter through the cache once per row of output
+# pixels, the filter gradient its accumulators once per block of rows of each image, so a larger
+# filter makes them memory-bound. ResNet50's 7x7-pixel stage (224x224 input, batch 16, in
+# minikeras' programs, loaded 2-vCPU Zen 4): 3x3 512 -> 512 (9.4 MB) input gradient 9 GFLOP/s
+# native against 23-28 on Eigen, filter gradient 10 against 27-37; 1x1 512 -> 2048 (4 MB) 7-9
+# against 31-32. Filters up to 1 MiB kept their gain (3x3 128 -> 128 at 28x28: 43 against 30;
+# ResNet-20's 3x3 64 -> 64 at 8x8, batch 128: 60 against 44 and 40 against 33).
+#     python benchmarks/conv.py --resnet50
+CONV_NATIVE_GRAD_MAX_FILTER_BYTES = 1 << 20
+# A stride-1 1x1 convolution without padding (ResNet50's bottleneck convolutions) is one matrix
+# product: its forward pass runs on XLA's own convolution (Eigen's GEMM) rather than the native
+# forward kernel, and its filter gradient ``x^T @ dy`` on ``matmul_native``'s kernel. ResNet50's
+# 1x1 layers at 224x224 (56 to 14 pixels wide, 64 to 1024 channels; loaded 2-vCPU Zen 4): forward
+# 1.1-1.7x the native kernel's speed, filter gradient 1.1-1.5x the native kernel's and 1.0-3.4x
+# Eigen's. False: they take the formulations of other convolutions.
+#     python benchmarks/conv.py --resnet50
+CONV_POINTWISE_AS_MATMUL = True
 # ``x.T @ g`` (a Dense weight gradient) on the native kernel from this many FLOPs on: it was
 # faster at every size timed (0.2 MFLOP: 37 against 12 GFLOP/s; the MNIST CNN's 9216 -> 128
 # layer: 424 against 176), but below this a call costs more than it can save.
