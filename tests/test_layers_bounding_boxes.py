@@ -1,7 +1,7 @@
 """Bounding boxes through the image layers that move them, against Keras 3.15 on JAX
 (``fixtures/keras_bounding_boxes/make_layer_fixtures.py``): RandomFlip's box transform for given
-flips, RandomTranslation's, RandomRotation's, RandomZoom's and RandomShear's for given shifts,
-angles, zooms and shears, Resizing and CenterCrop on ``{"images",
+flips, RandomTranslation's, RandomRotation's, RandomZoom's, RandomShear's and RandomPerspective's
+for given shifts, angles, zooms, shears and corners, Resizing and CenterCrop on ``{"images",
 "bounding_boxes"}`` dicts; one draw moves an image and its boxes
 together; Keras's errors."""
 import os
@@ -156,6 +156,18 @@ def test_random_shear_boxes_as_keras():
     assert out["images"].shape == (12, 20, 3) and out["bounding_boxes"]["boxes"].shape == (3, 4)
 
 
+def test_random_perspective_boxes_as_keras():
+    warp = {k.split("/")[1]: DATA[k] for k in DATA.files if k.startswith("perspective_draws/")}
+    layer = keras.layers.RandomPerspective(bounding_box_format="xyxy")
+    warped = layer.transform_bounding_boxes({"boxes": DATA["boxes"], "labels": DATA["labels"]},
+                                            dict(warp, input_shape=DATA["images"].shape))
+    close(warped["boxes"], DATA["perspective/boxes"])
+    np.testing.assert_array_equal(warped["labels"], DATA["perspective/labels"])
+    out = keras.layers.RandomPerspective(factor=1.0, bounding_box_format="rel_xyxy", seed=6)(
+        {"images": DATA["images"], "bounding_boxes": {"boxes": DATA["boxes"] / 20.0, "labels": DATA["labels"]}})
+    assert out["bounding_boxes"]["boxes"].shape == (2, 3, 4)
+
+
 def test_box_errors_and_config():
     images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):
@@ -163,7 +175,7 @@ def test_box_errors_and_config():
     with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
         keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
     with pytest.raises(NotImplementedError, match="go through RandomFlip, RandomTranslation, RandomRotation"):
-        keras.layers.RandomPerspective(bounding_box_format="xyxy")(
+        keras.layers.RandomCrop(4, 4, bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     layer = keras.layers.RandomFlip(bounding_box_format="xyxy")
     assert layer.get_config()["bounding_box_format"] == "xyxy"

@@ -88,8 +88,9 @@ def projective_transform(images, transform, *, order, fill_mode, fill_value):
     return jax.vmap(one)(images, transform)
 
 
-def _homography(start, end):
-    """The 8 transform numbers mapping ``end`` corners to ``start`` corners."""
+def homography(start, end):
+    """The 8 transform numbers mapping ``end`` corners to ``start`` corners (Keras's
+    ``compute_homography_matrix``; RandomPerspective's boxes use it too)."""
     sx, sy, ex, ey = start[..., 0], start[..., 1], end[..., 0], end[..., 1]
     zeros, ones = jnp.zeros_like(ex), jnp.ones_like(ex)
     x_rows = jnp.stack([ex, ey, ones, zeros, zeros, zeros, -sx * ex, -sx * ey], axis=-1)
@@ -103,7 +104,7 @@ def perspective_transform(images, start_points, end_points, *, order, fill_value
     batch = images.shape[0]
     start_points = jnp.broadcast_to(start_points, (batch, 4, 2)).astype(jnp.float32)
     end_points = jnp.broadcast_to(end_points, (batch, 4, 2)).astype(jnp.float32)
-    transform = _homography(start_points, end_points)
+    transform = homography(start_points, end_points)
     return projective_transform(images, transform, order=order, fill_mode="constant", fill_value=fill_value)
 
 

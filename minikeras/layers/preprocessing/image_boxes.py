@@ -1,7 +1,7 @@
 """Bounding boxes through Keras 3's image layers: ``{"images", "bounding_boxes": {"boxes",
 "labels"}}`` dicts, and the box transforms of the layers that move pixels (``RandomFlip``,
 ``Resizing``, ``CenterCrop``, ``RandomTranslation``, ``RandomRotation``, ``RandomZoom``,
-``RandomShear``), written as Keras 3.15 writes them so that a box lands where its pixels went.
+``RandomShear``, ``RandomPerspective``), written as Keras 3.15 writes them so that a box lands where its pixels went.
 
 A layer that transforms boxes implements ``transform_with_boxes(images, bounding_boxes,
 training)`` (one draw for both); ``image_base`` hands it a channels-last batch and the boxes
@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from minikeras.image.bounding_boxes import affine_transform, clip_to_image_size, convert_format
 from minikeras.image.bounding_boxes.recorded import box_op
+from minikeras.image.keras_forwards import homography
 from minikeras.ops.array import expand_dims, squeeze
 from minikeras.ops.elementwise import cast
 from minikeras.tensor import Tensor, Variable, to_array
@@ -215,3 +216,35 @@ def shear_boxes(bounding_boxes, shear_factor, height, width, bounding_box_format
                             shear_factor=jnp.asarray(shear_factor).astype(dtype))
     boxes = clip_to_image_size(boxes, bounding_box_format="rel_xyxy")
     return convert_format(boxes, "rel_xyxy", bounding_box_format, height=height, width=width, dtype=dtype)
+
+
+def _warp(boxes, start_points, end_points, apply):
+    transform = homography(start_points.astype(jnp.float32), end_points.astype(jnp.float32))
+    batch = transform.shape[0]
+    inverse = jnp.linalg.inv(jnp.concatenate([transform, jnp.ones((batch, 1), transform.dtype)], -1).reshape(batch, 3,
+                                                                                                            3))
+    x0, y0, x1, y1 = jnp.split(boxes, 4, axis=-1)
+    xs, ys = [], []
+    for x, y in ((x0, y0), (x1, y1), (x0, y1), (x1, y0)):
+        points = jnp.moveaxis(jnp.concatenate([x, y, jnp.ones_like(x)], axis=-1), -1, -2)
+        moved = jnp.moveaxis(jnp.matmul(inverse, points), -1, -2)
+        xs.append(moved[..., 0] / moved[..., 2])
+        ys.append(moved[..., 1] / moved[..., 2])
+    xs, ys = jnp.stack(xs, axis=-1), jnp.stack(ys, axis=-1)
+    warped = jnp.stack([xs.min(-1), ys.min(-1), xs.max(-1), ys.max(-1)], axis=-1)
+    return jnp.where(apply[:, None, None], warped, boxes)
+
+
+def perspective_boxes(bounding_boxes, transformation, height, width, bounding_box_format):
+    """Keras's ``RandomPerspective.transform_bounding_boxes``: where ``apply_perspective``, each
+    box becomes the box around its corners moved by the homography from ``end_points`` to
+    ``start_points``' inverse, clipped to the image (labels of boxes left without area set to
+    -1). Keras 3.15 returns them as xyxy whatever the layer's format; here in that format (the
+    same for xyxy boxes)."""
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height=height, width=width)
+    boxes["boxes"] = box_op("perspective_boxes", _warp, boxes=boxes["boxes"],
+                            start_points=jnp.asarray(transformation["start_points"]),
+                            end_points=jnp.asarray(transformation["end_points"]),
+                            apply=jnp.asarray(transformation["apply_perspective"]))
+    boxes = clip_to_image_size(boxes, height=height, width=width, bounding_box_format="xyxy")
+    return convert_format(boxes, "xyxy", bounding_box_format, height=height, width=width)

@@ -7,6 +7,7 @@ from minikeras.image import keras_forwards
 from minikeras.image.transform import INTERPOLATIONS
 from minikeras.layers.preprocessing.image_augment_base import AugmentationLayer, jax_image_op, probability_factor
 from minikeras.layers.preprocessing.image_base import uniform
+from minikeras.layers.preprocessing.image_boxes import perspective_boxes
 from minikeras.ops.math import where
 from minikeras.tensor import Tensor
 
@@ -56,6 +57,14 @@ class RandomPerspective(AugmentationLayer):
         moves = uniform(self.seed, (batch, 4, 2), -0.5 * self.scale, 0.5 * self.scale)
         start = corner_points(batch, height, width)
         return {"apply_perspective": apply, "start_points": start, "end_points": start + start * moves}
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Keras 3's box transform: ``transformation`` is ``get_random_transformation``'s with
+        the channels-last batch's ``input_shape``; ``bounding_boxes`` batched."""
+        if not training:
+            return bounding_boxes
+        height, width = transformation["input_shape"][1:3]
+        return perspective_boxes(bounding_boxes, transformation, height, width, self.bounding_box_format)
 
     def transform_images(self, images, transformation):
         warped = jax_image_op("random_perspective", keras_forwards.perspective_transform,
