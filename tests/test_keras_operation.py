@@ -152,7 +152,8 @@ def test_a_model_with_a_custom_operation_called_twice_saves_and_loads(tmp_path):
     op = RegisteredScaleShift(3.0, name="scale_shift")
     model = keras.Model(x, op(ops.add(op(x), 1.0)))
     entry = [e for e in model.get_config()["layers"] if e["name"] == "scale_shift"][0]
-    assert entry["registered_name"] == "operation_test>ScaleShift" and entry["config"] == {"factor": 3.0, "name": "scale_shift"}
+    assert entry["registered_name"] == "operation_test>ScaleShift"
+    assert entry["config"] == {"factor": 3.0, "name": "scale_shift"}
     assert len(entry["inbound_nodes"]) == 2
     model.save(tmp_path / "op.keras")
     loaded = keras.saving.load_model(tmp_path / "op.keras")
