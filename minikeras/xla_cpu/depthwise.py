@@ -43,6 +43,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from minikeras.xla_cpu import tuning
+from minikeras.xla_cpu.materialize import materialize
 
 METHODS = ("xla", "taps")
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
@@ -208,7 +209,10 @@ def depthwise_filter_grad(x, dy, filter_shape, strides, padding, dilations, *, m
         return jnp.zeros(filter_shape, dy.dtype)
     acc = _accumulation_dtype(x.dtype)
     xp = _pad_spatial(x, pads).astype(acc)
-    g = dy.reshape(dy.shape[:-1] + (channels, multiplier)).astype(acc)
+    # dy in a buffer of its own: else XLA fuses its producer (in MobileNetV2 BatchNormalization's
+    # backward pass, reading three full-size arrays) into the reduction and computes it there
+    # again (MobileNetV2's train_on_batch 1.09x)
+    g = materialize(dy).reshape(dy.shape[:-1] + (channels, multiplier)).astype(acc)
     rows = x.shape[0] * math.prod(out_spatial[:-1])
     group = _row_group(rows)
     products = []
