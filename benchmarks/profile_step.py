@@ -15,6 +15,7 @@ other thread are not traced).
     python benchmarks/profile_step.py                  # classic CNN, top 30
     python benchmarks/profile_step.py --model simple --top 50
     python benchmarks/profile_step.py --model lstm --batch-size 64 --length 100
+    python benchmarks/profile_step.py --model resnet50 --batch-size 16 --size 224 --steps 2
 
 In a recurrent model's table, an operation inside the loop over time (``while.N``'s body) is
 listed with its time summed over all the steps, and the ``while.N`` line itself is the whole
@@ -124,13 +125,14 @@ def print_table(title, wall_ms, totals, top):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=["classic", "simple", "resnet", "lstm", "gru", "mobilenet", "vit", "gpt"],
+    parser.add_argument("--model", choices=["classic", "simple", "resnet", "lstm", "gru", "mobilenet", "resnet50",
+                                            "vit", "gpt"],
                         default="classic")
     parser.add_argument("--batch-size", type=int, default=None, help="default 128 (vit: 64, gpt: 32)")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--length", type=int, default=100, help="lstm and gru: the sequence length")
-    parser.add_argument("--size", type=int, default=224, help="mobilenet: the input's height and width")
+    parser.add_argument("--size", type=int, default=224, help="mobilenet, resnet50: the input's height and width")
     parser.add_argument("--policy", default=None, help="a dtype policy for the MNIST models (mixed_bfloat16)")
     args = parser.parse_args(argv)
     if args.model in ("vit", "gpt"):
@@ -141,15 +143,17 @@ def main(argv=None):
                 "simple": lambda: train_step.simple_cnn(args.policy), "resnet": lambda: resnet20(mk),
                 "lstm": lambda: recurrent(mk.layers.LSTM, args.length),
                 "gru": lambda: recurrent(mk.layers.GRU, args.length),
-                "mobilenet": lambda: mk.applications.MobileNetV2(weights=None, input_shape=(args.size, args.size, 3))}
+                "mobilenet": lambda: mk.applications.MobileNetV2(weights=None, input_shape=(args.size, args.size, 3)),
+                "resnet50": lambda: mk.applications.ResNet50(weights=None, input_shape=(args.size, args.size, 3))}
     step = train_step.mk_tape_step(builders[args.model]())
     sequence = (args.length, 32)
     image_shape = {"resnet": (32, 32, 3), "lstm": sequence, "gru": sequence,
-                   "mobilenet": (args.size, args.size, 3)}.get(args.model, (28, 28, 1))
+                   "mobilenet": (args.size, args.size, 3),
+                   "resnet50": (args.size, args.size, 3)}.get(args.model, (28, 28, 1))
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.random((args.batch_size, *image_shape), dtype=np.float32))
     y = jnp.asarray(rng.integers(0, 10, args.batch_size).astype(np.int32))
-    for _ in range(2 if args.model == "mobilenet" else 5):
+    for _ in range(2 if args.model in ("mobilenet", "resnet50") else 5):
         block(step(x, y))
     start = time.perf_counter()
     for _ in range(args.steps):
