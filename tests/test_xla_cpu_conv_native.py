@@ -160,7 +160,7 @@ def test_conv_picks_the_native_gradients_and_matches_lax(jit):
     assert conv.formulation("input_grad", (2, 9, 9, 24), (3, 3, 24, 8)) != "native"        # 24 % 16
     assert conv.formulation("forward", (2, 14, 14, 32), (3, 3, 32, 48), 1, "SAME") == "native"
     assert conv.formulation("forward", (2, 14, 14, 32), (3, 3, 32, 40), 1, "SAME") != "native"  # 40 % 16
-    assert conv.formulation("forward", (2, 8, 8, 32), (3, 3, 32, 48), 1, "SAME") != "native"    # 8 wide
+    assert conv.formulation("forward", (2, 7, 7, 32), (3, 3, 32, 48), 1, "SAME") != "native"    # 7 wide
     assert conv.formulation("forward", (2, 14, 14, 1), (3, 3, 1, 48), 1, "SAME") == "taps"
     dx_ref, dw_ref = _reference_grads(x, w, ((1, 1), (1, 1)), dy)
     dx, dw = jit(lambda x, w, dy: (conv.conv2d_input_grad(dy, w, x.shape, 1, "SAME"),
@@ -170,6 +170,18 @@ def test_conv_picks_the_native_gradients_and_matches_lax(jit):
     x, w = rand((2, 14, 14, 32), 4), rand((3, 3, 32, 48), 5)
     close(jit(lambda x, w: conv.conv2d_forward(x, w, 1, "SAME"))(x, w),
           lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=DN), "forward")
+
+
+def test_narrow_rows_take_the_native_forward_only_with_few_output_channels():
+    def forward(x_shape, o):
+        return conv.formulation("forward", x_shape, (3, 3, x_shape[3], o), 1, "SAME", eigen=True)
+    assert forward((2, 8, 8, 64), 64) == "native"    # ResNet-20's 8x8 stage
+    assert forward((2, 8, 8, 64), 128) == "xla"      # more output channels: XLA's convolution is faster
+    assert forward((2, 7, 7, 64), 64) == "xla"       # narrower still
+    assert forward((2, 10, 10, 64), 128) == "native"
+    x, w = rand((3, 8, 8, 64), 50), rand((3, 3, 64, 64), 51)
+    y = compiler.jit(lambda x, w: conv.conv2d_forward(x, w, 1, "SAME"))(x, w)
+    close(y, lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=DN), "8x8 forward")
 
 
 def test_second_order_through_the_native_gradients():

@@ -19,14 +19,15 @@ transposes jax derives from it. ``method=`` forces one of ``FORWARD_METHODS`` /
 First of all, stride-1 float32 convolutions run on minikeras' own kernels ('native',
 ``conv_native``), built for the machine on first use: the input and filter gradients where the
 input has a multiple of 16 channels, the forward pass where the output has (and its rows are at
-least ``tuning.CONV_NATIVE_FORWARD_MIN_WIDTH`` wide), and the filter gradient of a layer with few
-input channels where the output has (an MNIST CNN's first layer: faster than 'chunked', and
-fewer kernels for XLA to compile). They run closer to GEMM speed than Eigen does on these shapes
-(``benchmarks/conv.py --methods``). They are differentiable in reverse mode (``jax.custom_vjp``,
-with the other convolutions as rules), not in forward mode. Where they cannot be built (no C++
-compiler; ``MINIKERAS_NATIVE=0``) or do not apply, the rest holds. A strided float32 1x1
-convolution without padding (a ResNet's projection shortcut) is the stride-1 convolution of every
-stride-th pixel, so it runs as one, and its gradients as the stride-1 ones (the input gradient
+least ``tuning.CONV_NATIVE_FORWARD_MIN_WIDTH`` wide, or ``CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH``
+with at most ``CONV_NATIVE_NARROW_FORWARD_MAX_CHANNELS`` output channels), and the filter
+gradient of a layer with few input channels where the output has (an MNIST CNN's first layer:
+faster than 'chunked', and fewer kernels for XLA to compile). They run closer to GEMM speed than
+Eigen does on these shapes (``benchmarks/conv.py --methods``). They are differentiable in reverse
+mode (``jax.custom_vjp``, with the other convolutions as rules), not in forward mode. Where they
+cannot be built (no C++ compiler; ``MINIKERAS_NATIVE=0``) or do not apply, the rest holds. A
+strided float32 1x1 convolution without padding (a ResNet's projection shortcut) is the stride-1
+convolution of every stride-th pixel, so it runs as one, and its gradients as the stride-1 ones (the input gradient
 spread back with zeros between): a stride-1 formulation beats any strided one. The gradients of
 other strided convolutions run as one stride-1 gradient per input phase (rows ``ra::sh``,
 columns ``rb::sw`` of the padded input against the filter taps ``w[ra::sh, rb::sw]``).
@@ -183,8 +184,8 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     few_channels = c_in <= tuning.CONV_FEW_CHANNELS
     taps = few_channels and kh * kw <= (tuning.CONV_MAX_TAPS_EIGEN if eigen else tuning.CONV_MAX_TAPS_YNNPACK)
     pointwise = tuning.CONV_POINTWISE_AS_MATMUL and _pointwise(w_shape, strides, pads, dilations)
-    if pointwise and kind == "forward" and eigen and not taps:
-        return "xla"
+    if pointwise and kind in ("forward", "input_grad") and eigen and not taps:
+        return "xla"  # dx = dy @ w^T: XLA makes it a product too
     if pointwise and kind == "filter_grad" and matmul_filter_grad_applies(x_shape, w_shape, strides, pads, dilations,
                                                                            dtype):
         return "matmul"
@@ -192,8 +193,8 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     big_filter = kind != "forward" and 4 * kh * kw * c_in * c_out > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
     if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps) and not big_filter
             and conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype)
-            and (kind != "forward" or output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)[1]
-                 >= tuning.CONV_NATIVE_FORWARD_MIN_WIDTH)
+            and (kind != "forward"
+                 or _native_forward_rows(output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)[1], c_out))
             and conv_native.available()):
         return "native"
     if kind == "forward":
@@ -220,6 +221,15 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
 
 
 # -- building blocks --------------------------------------------------------------------------
+def _native_forward_rows(out_width, c_out):
+    """Whether output rows ``out_width`` wide fill the native forward kernel's register tiles well
+    enough to beat XLA's convolution: wide rows always, narrower ones where there are few output
+    channels (``tuning.CONV_NATIVE_*FORWARD*``)."""
+    return out_width >= tuning.CONV_NATIVE_FORWARD_MIN_WIDTH or (
+        out_width >= tuning.CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH
+        and c_out <= tuning.CONV_NATIVE_NARROW_FORWARD_MAX_CHANNELS)
+
+
 def _pointwise(w_shape, strides, pads, dilations):
     """Whether this is a stride-1 1x1 convolution without padding: one matrix product over pixels."""
     return (tuple(w_shape[:2]) == (1, 1) and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)

@@ -76,6 +76,14 @@ NATIVE_KERNELS = True
 # 128 channels: 380-386 GFLOP/s native, 439-442 Eigen; 10 wide, 64 -> 64: 500 against 376;
 # 11 wide, 32 -> 64, the simple convnet's second layer: 412-427 against 389-391).
 CONV_NATIVE_FORWARD_MIN_WIDTH = 10
+# Narrower output rows, from this width on, take the native forward pass where the layer has at
+# most this many output channels: ResNet-20's 8x8 stage (3x3, 64 -> 64), forward alone, native
+# against XLA's convolution in one process, interleaved (loaded 2-vCPU Zen 4, jax 0.10.2): CPU time
+# 1.20 / 1.09 / 1.08x at batch 32 / 128 / 256, 9x9 1.21-1.31x; but 8x8 64 -> 128 0.92x, and 128 ->
+# 128 lost above. The whole ResNet-20 tape step: CPU time 1.020x (batch 32), 1.022x (128), 0.998x
+# (256). 7 wide stays on XLA (ResNet50's last stage).
+CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH = 8
+CONV_NATIVE_NARROW_FORWARD_MAX_CHANNELS = 64
 # Native convolutions share their work with XLA's other thread only from this many FLOPs on.
 CONV_NATIVE_THREAD_FLOPS = 2e7
 # Native gradient kernels only for filters of at most this many bytes (about one core's L2 on
