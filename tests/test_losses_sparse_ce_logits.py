@@ -57,3 +57,11 @@ def test_the_keras_loss_takes_the_fused_op_for_logits_on_the_last_axis():
     moved = mk.constant(np.moveaxis(LOGITS, -1, 1))
     assert_close(losses.sparse_categorical_crossentropy(LABELS, moved, from_logits=True, axis=1),
                  keras_formula(LABELS)(LOGITS), rtol=1e-5)
+
+
+def test_narrow_integer_labels_of_many_classes():
+    logits = (RNG.normal(size=(3, 300)) * 3).astype(np.float32)
+    for dtype in (np.int8, np.uint8, np.int16):
+        labels = np.array([1, 100, 5], dtype)
+        assert_close(sparse_categorical_crossentropy_from_logits(mk.constant(labels), mk.constant(logits)),
+                     keras_formula(labels.astype(np.int32))(logits), rtol=1e-5)

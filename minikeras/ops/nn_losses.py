@@ -12,7 +12,7 @@ from minikeras import _context
 from minikeras.ops.array import expand_dims, one_hot
 from minikeras.ops.convert import normalize_axis
 from minikeras.ops.elementwise import greater_equal, less, logical_and
-from minikeras.ops.math import exp, maximum, minimum, sigmoid, where
+from minikeras.ops.math import cast, exp, maximum, minimum, sigmoid, where
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum
 from minikeras.symbolic import KerasTensor
@@ -261,6 +261,8 @@ def sparse_categorical_crossentropy_from_logits(labels, logits):
     (...), one loss per row: ``-log_softmax(logits)[label]``, and 0 where a label is outside
     [0, n) (as Keras's ``-sum(one_hot(labels) * log_softmax(logits))``, without the one-hot
     rows). Differentiable in ``logits``, to any order."""
+    if labels.dtype.itemsize < 4:  # int8/uint8/int16 labels: compared with n, which they may not hold
+        labels = cast(labels, "int32")
     return _sparse_ce_logits(labels, logits)[..., 0]
 
 
