@@ -168,6 +168,22 @@ def test_random_perspective_boxes_as_keras():
     assert out["bounding_boxes"]["boxes"].shape == (2, 3, 4)
 
 
+def test_mix_up_gives_each_image_its_partners_boxes():
+    layer = keras.layers.MixUp(bounding_box_format="xyxy", seed=7)
+    boxes, labels = DATA["boxes"], DATA["labels"]
+    out = layer({"images": DATA["images"], "labels": np.eye(2, dtype="float32"),
+                 "bounding_boxes": {"boxes": boxes, "labels": labels}})
+    mixed = np.asarray(out["labels"])
+    got_boxes, got_labels = np.asarray(out["bounding_boxes"]["boxes"]), np.asarray(out["bounding_boxes"]["labels"])
+    assert got_boxes.shape == (2, 6, 4) and got_labels.shape == (2, 6)
+    np.testing.assert_array_equal(got_boxes[:, :3], boxes)
+    np.testing.assert_array_equal(got_labels[:, :3], labels)
+    for i in range(2):  # the appended boxes and labels are those of the image mixed in
+        j = next(k for k in range(2) if np.array_equal(got_boxes[i, 3:], boxes[k]))
+        np.testing.assert_array_equal(got_labels[i, 3:], labels[j])
+        assert mixed[i, j] > 0 if j != i else mixed[i, 1 - i] == 0
+
+
 def test_box_errors_and_config():
     images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):

@@ -216,9 +216,9 @@ def test_mixing_layers_mix_labels_of_a_dict_as_their_images():
     passthrough = L.MixUp()({"images": images, "labels": labels}, training=False)
     np.testing.assert_array_equal(passthrough["labels"], labels)
     np.testing.assert_array_equal(passthrough["images"].numpy(), images)
-    with pytest.raises(NotImplementedError, match="bounding_boxes"):
-        L.MixUp()({"images": images, "labels": labels,
-                   "bounding_boxes": {"boxes": np.zeros((8, 1, 4)), "labels": np.zeros((8, 1))}})
+    with pytest.raises(NotImplementedError, match="bounding_boxes"):  # MixUp takes boxes; CutMix, as Keras's, not
+        boxes = {"boxes": np.zeros((8, 1, 4)), "labels": np.zeros((8, 1))}
+        L.CutMix(bounding_box_format="xyxy")({"images": images, "labels": labels, "bounding_boxes": boxes})
     with pytest.raises(ValueError, match="'images'"):
         L.CutMix()({"labels": labels})
     with pytest.raises(ValueError, match=r"labels of shape \(7, 8\).*images of shape \(8, 4, 4, 3\)"):

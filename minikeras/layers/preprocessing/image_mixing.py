@@ -7,7 +7,7 @@ import jax.numpy as jnp
 from minikeras.layers.preprocessing.image_augment_base import AugmentationLayer, probability_factor
 from minikeras.layers.preprocessing.image_base import uniform
 from minikeras.layers.preprocessing.image_erasing import box_masks, crop_bounds
-from minikeras.ops.array import gather
+from minikeras.ops.array import concat, gather
 from minikeras.ops.elementwise import cast
 from minikeras.ops.math import where
 from minikeras.ops.random import next_key
@@ -60,6 +60,17 @@ class MixUp(AugmentationLayer):
 
     def transform_labels(self, labels, transformation):
         return mix_labels(labels, transformation, self.compute_dtype)
+
+    def transform_bounding_boxes(self, bounding_boxes, transformation, training=True):
+        """Each image keeps its boxes and gets its partner's after them: boxes (batch, 2n, 4)
+        and labels (batch, 2n). (Keras 3.15 means this, but stacks the partners' labels on the
+        batch axis, (2 batch, n), so that they no longer match the boxes.)"""
+        if not training:
+            return bounding_boxes
+        order = Tensor(jnp.asarray(transformation["permutation_order"], jnp.int32))
+        boxes, labels = bounding_boxes["boxes"], bounding_boxes["labels"]
+        return dict(bounding_boxes, boxes=concat([boxes, gather(boxes, order, axis=0)], axis=1),
+                    labels=concat([labels, gather(labels, order, axis=0)], axis=1))
 
     def get_config(self):
         return {**super().get_config(), "alpha": self.alpha, "seed": self.seed}
