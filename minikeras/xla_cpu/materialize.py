@@ -8,8 +8,8 @@ max-pool gradient reads each window's cotangent four times, and its fused loop d
 bit four times (slower than materializing the cotangent first); and the mask itself was drawn
 twice, in the forward multiply and in its gradient. So ``xla_cpu.pool`` materializes the pool
 gradient's cotangent, ``ops.nn`` the dropout mask and ``xla_cpu.depthwise`` the filter gradient's
-``dy`` (MobileNetV2's BatchNormalization gradient, computed again inside the reduction otherwise). ``lax.optimization_barrier`` does not
-help: XLA:CPU removes barriers before it fuses.
+``dy`` (MobileNetV2's BatchNormalization gradient, computed again inside the reduction
+otherwise). ``lax.optimization_barrier`` does not help: XLA:CPU removes barriers before it fuses.
 
 ``materialize`` is an identity custom call (``materialize.cc``, built by ``native_build``) whose
 output aliases its operand, so it costs a buffer, not a copy. Where it cannot run (another
