@@ -184,8 +184,8 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     few_channels = c_in <= tuning.CONV_FEW_CHANNELS
     taps = few_channels and kh * kw <= (tuning.CONV_MAX_TAPS_EIGEN if eigen else tuning.CONV_MAX_TAPS_YNNPACK)
     pointwise = tuning.CONV_POINTWISE_AS_MATMUL and _pointwise(w_shape, strides, pads, dilations)
-    if pointwise and kind in ("forward", "input_grad") and eigen and not taps:
-        return "xla"  # dx = dy @ w^T: XLA makes it a product too
+    if pointwise and kind == "forward" and eigen and not taps:
+        return "xla"
     if pointwise and kind == "filter_grad" and matmul_filter_grad_applies(x_shape, w_shape, strides, pads, dilations,
                                                                            dtype):
         return "matmul"
