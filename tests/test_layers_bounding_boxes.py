@@ -184,6 +184,28 @@ def test_mix_up_gives_each_image_its_partners_boxes():
         assert mixed[i, j] > 0 if j != i else mixed[i, 1 - i] == 0
 
 
+def test_random_crop_boxes_follow_the_window():
+    image = np.zeros((1, 16, 20, 1), "float32")
+    image[0, 6:10, 8:13] = 1.0  # the box (x 8..13, y 6..10)
+    boxes = {"boxes": np.array([[[8.0, 6.0, 13.0, 10.0], [0.0, 0.0, 2.0, 2.0]]], "float32"),
+             "labels": np.array([[1, 2]], "int32")}
+    layer = keras.layers.RandomCrop(10, 12, bounding_box_format="xyxy", seed=3)
+    for _ in range(3):
+        out = layer({"images": image, "bounding_boxes": boxes})
+        (x1, y1, x2, y2), corner = np.asarray(out["bounding_boxes"]["boxes"])[0]
+        lit = np.argwhere(np.asarray(out["images"])[0, ..., 0] > 0)
+        if len(lit):  # the box's pixels, where the window kept some, are inside the moved box
+            np.testing.assert_array_equal(lit.min(0), [y1, x1])
+            np.testing.assert_array_equal(lit.max(0) + 1, [y2, x2])
+        label = np.asarray(out["bounding_boxes"]["labels"])[0, 1]
+        assert label == (2 if corner[2] > corner[0] and corner[3] > corner[1] else -1)
+    small = keras.layers.RandomCrop(8, 40, bounding_box_format="xyxy")(
+        {"images": image, "bounding_boxes": boxes}, training=False)  # a centred window, resized
+    assert small["images"].shape == (1, 8, 40, 1)
+    # Keras's window: rows 6..14, all 20 columns, stretched to 40: x doubles, y shifts by 6
+    close(small["bounding_boxes"]["boxes"][0, 0], [16.0, 0.0, 26.0, 4.0])
+
+
 def test_box_errors_and_config():
     images, boxes, labels = DATA["images"], DATA["boxes"], DATA["labels"]
     with pytest.raises(ValueError, match="didn't specify a bounding box format"):
@@ -191,7 +213,7 @@ def test_box_errors_and_config():
     with pytest.raises(ValueError, match="dict with keys 'boxes' and 'labels'"):
         keras.layers.Resizing(4, 4, bounding_box_format="xyxy")({"images": images, "bounding_boxes": boxes})
     with pytest.raises(NotImplementedError, match="go through RandomFlip, RandomTranslation, RandomRotation"):
-        keras.layers.RandomCrop(4, 4, bounding_box_format="xyxy")(
+        keras.layers.RandomElasticTransform(bounding_box_format="xyxy")(
             {"images": images, "bounding_boxes": {"boxes": boxes, "labels": labels}})
     layer = keras.layers.RandomFlip(bounding_box_format="xyxy")
     assert layer.get_config()["bounding_box_format"] == "xyxy"

@@ -133,8 +133,9 @@ def images_of_dict(layer, inputs, boxes=False):
     if extra:
         raise NotImplementedError(f"{name} transforms 'images' and 'labels'; it does not carry {extra} here "
                                   "(bounding boxes go through RandomFlip, RandomTranslation, RandomRotation, "
-                                  "RandomZoom, RandomShear, RandomPerspective, MixUp, Resizing, CenterCrop and the "
-                                  "colour layers; segmentation masks through none of minikeras's image layers)")
+                                  "RandomZoom, RandomShear, RandomPerspective, RandomCrop, MixUp, Resizing, CenterCrop "
+                                  "and the colour layers; segmentation masks through none of minikeras's image "
+                                  "layers)")
     return inputs["images"]
 
 

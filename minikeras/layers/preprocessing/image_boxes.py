@@ -1,7 +1,9 @@
 """Bounding boxes through Keras 3's image layers: ``{"images", "bounding_boxes": {"boxes",
 "labels"}}`` dicts, and the box transforms of the layers that move pixels (``RandomFlip``,
 ``Resizing``, ``CenterCrop``, ``RandomTranslation``, ``RandomRotation``, ``RandomZoom``,
-``RandomShear``, ``RandomPerspective``), written as Keras 3.15 writes them so that a box lands where its pixels went.
+``RandomShear``, ``RandomPerspective``, ``RandomCrop``), written as Keras 3.15 writes them so that
+a box lands where its pixels went (where Keras's own arithmetic misplaces them, each function
+says how this one differs).
 
 A layer that transforms boxes implements ``transform_with_boxes(images, bounding_boxes,
 training)`` (one draw for both); ``image_base`` hands it a channels-last batch and the boxes
@@ -248,3 +250,24 @@ def perspective_boxes(bounding_boxes, transformation, height, width, bounding_bo
                             apply=jnp.asarray(transformation["apply_perspective"]))
     boxes = clip_to_image_size(boxes, height=height, width=width, bounding_box_format="xyxy")
     return convert_format(boxes, "xyxy", bounding_box_format, height=height, width=width)
+
+
+def _crop_and_scale(boxes, offsets, crop_h, crop_w, out_h, out_w):
+    top, left = offsets[0].astype(boxes.dtype), offsets[1].astype(boxes.dtype)
+    x1, y1, x2, y2 = jnp.split(boxes, 4, axis=-1)
+    scale_x, scale_y = out_w / crop_w, out_h / crop_h
+    return jnp.concatenate([jnp.clip(x1 - left, 0, crop_w) * scale_x, jnp.clip(y1 - top, 0, crop_h) * scale_y,
+                            jnp.clip(x2 - left, 0, crop_w) * scale_x, jnp.clip(y2 - top, 0, crop_h) * scale_y],
+                           axis=-1)
+
+
+def random_crop_boxes(bounding_boxes, offsets, crop_h, crop_w, in_h, in_w, out_h, out_w, bounding_box_format):
+    """``RandomCrop``'s boxes: shifted by the window's ``offsets`` (top, left), clipped to the
+    ``crop_h`` x ``crop_w`` window and scaled to the output where the window was resized
+    (labels of boxes left without area set to -1). Keras 3.15's own subtracts the vertical offset
+    from x and the horizontal one from y, and clips nothing."""
+    boxes = convert_format(dict(bounding_boxes), bounding_box_format, "xyxy", height=in_h, width=in_w)
+    boxes["boxes"] = box_op("random_crop_boxes", _crop_and_scale, boxes=boxes["boxes"], offsets=jnp.asarray(offsets),
+                            crop_h=crop_h, crop_w=crop_w, out_h=out_h, out_w=out_w)
+    boxes = clip_to_image_size(boxes, height=out_h, width=out_w, bounding_box_format="xyxy")
+    return convert_format(boxes, "xyxy", bounding_box_format, height=out_h, width=out_w)

@@ -5,7 +5,7 @@ import numpy as np
 from minikeras.image import resizing as _resize
 from minikeras.image.crop import dynamic_crop
 from minikeras.layers.preprocessing.image_base import ImagePreprocessingLayer, RandomImageLayer
-from minikeras.layers.preprocessing.image_boxes import center_crop_boxes, resize_boxes
+from minikeras.layers.preprocessing.image_boxes import center_crop_boxes, random_crop_boxes, resize_boxes
 from minikeras.ops.elementwise import cast
 from minikeras.ops.math import maximum, minimum, round as round_
 from minikeras.ops.random import next_key
@@ -162,18 +162,28 @@ class RandomCrop(RandomImageLayer):
         self.seed = seed
 
     def transform(self, images, training):
+        return self.transform_with_boxes(images, None, training)[0]
+
+    def transform_with_boxes(self, images, bounding_boxes, training):
         in_h, in_w = images.shape[1:3]
         if not (training and in_h > self.height and in_w > self.width):
             # Keras 3 starts the window where the centred box of the target's aspect ratio starts,
             # takes (height, width) from there (cut at the border), and resizes what it got
             top, left, _, _ = _resize.crop_box_to_aspect_ratio(in_h, in_w, self.height, self.width)
             images = images[:, top:top + self.height, left:left + self.width, :]
-            if tuple(images.shape[1:3]) == (self.height, self.width):
-                return images
-            return _resize.resize_batch(images, (self.height, self.width))
-        starts = jax.random.randint(next_key(self.seed), (2,), 0, np.array([in_h - self.height + 1,
-                                                                             in_w - self.width + 1]))
-        return dynamic_crop(images, Tensor(starts), (self.height, self.width))
+            crop_h, crop_w = images.shape[1:3]
+            if (crop_h, crop_w) != (self.height, self.width):
+                images = _resize.resize_batch(images, (self.height, self.width))
+            offsets = np.array([top, left], "int32")
+        else:
+            offsets = jax.random.randint(next_key(self.seed), (2,), 0, np.array([in_h - self.height + 1,
+                                                                                  in_w - self.width + 1]))
+            images = dynamic_crop(images, Tensor(offsets), (self.height, self.width))
+            crop_h, crop_w = self.height, self.width
+        if bounding_boxes is not None:
+            bounding_boxes = random_crop_boxes(bounding_boxes, offsets, crop_h, crop_w, in_h, in_w, self.height,
+                                               self.width, self.bounding_box_format)
+        return images, bounding_boxes
 
     def compute_output_shape(self, input_shape):
         return _spatial_shape(self, input_shape, self.height, self.width)
