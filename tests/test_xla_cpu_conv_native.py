@@ -54,11 +54,13 @@ CASES = [  # n, h, w, c, o, kh, kw, pads
     (2, 5, 35, 16, 16, 3, 3, ((1, 1), (1, 1))),     # SAME, two output-channel tiles of 8
     (2, 6, 21, 48, 20, 3, 3, ((0, 0), (0, 0))),     # VALID; 48 = 32 + 16 channels, 20 = 8 + 8 + 4
     (2, 7, 19, 16, 80, 3, 3, ((2, 0), (0, 2))),     # uneven pads
-    # the filter gradient of few input channels, vectorized over output channels (kw * C <= 6):
+    # the filter gradient of few input channels, vectorized over output channels (kw * C <= 6; 9 with AVX-512):
     (4, 28, 28, 1, 32, 3, 3, ((0, 0), (0, 0))),     # the MNIST CNN's first layer
     (3, 9, 11, 3, 16, 3, 2, ((1, 1), (0, 1))),      # kw * C = 6, uneven pads
     (2, 7, 9, 2, 48, 2, 3, ((1, 0), (2, 0))),       # 48 = a pair of output vectors and one more
     (2, 6, 6, 1, 16, 5, 5, ((2, 2), (2, 2))),       # 5x5 SAME
+    (3, 10, 12, 3, 16, 3, 3, ((1, 1), (1, 1))),     # an RGB image's 3x3 SAME layer: kw * C = 9 (AVX-512 only)
+    (2, 9, 8, 3, 48, 3, 3, ((0, 0), (0, 0))),       # the same, VALID, three output vectors
 ]
 
 

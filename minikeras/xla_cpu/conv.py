@@ -558,7 +558,7 @@ def _check_native(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     if not conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
         channels = {"forward": "output channels", "input_grad": "input channels",
                     "filter_grad": "input channels (or of 16 output channels, with kw * C <= "
-                                   f"{conv_native.FEW_CHANNEL_TAPS})"}[kind]
+                                   f"{conv_native.few_channel_taps()})"}[kind]
         raise ValueError(f"method 'native' takes stride-1 undilated float32 convolutions with a multiple of 16 "
                          f"{channels} and pads smaller than the filter; got x {tuple(x_shape)}, filter "
                          f"{tuple(w_shape)}, strides {strides}, pads {pads}, dilations {dilations}, {dtype}")

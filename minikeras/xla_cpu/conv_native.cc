@@ -16,7 +16,7 @@
 // shapes imply on the bottom and right). The gradients are vectorized over input channels and
 // the forward pass over output channels, which must be a multiple of 16; the Python side checks
 // that and every shape before it calls them. The filter gradient of a layer with few input
-// channels (kw * C <= kFewTaps: the first layer of an MNIST CNN) is vectorized over output
+// channels (kw * C <= kFewTaps: the first layer of an MNIST or RGB CNN) is vectorized over output
 // channels instead. Images are shared out among `threads` workers: the
 // calling thread and tasks on XLA's own intra-op thread pool.
 #include <algorithm>
@@ -140,7 +140,9 @@ void filter_chunk(const float* xi, const float* dyi, float* dwt, const Shape& s,
 // For a filter row i, the kw * C taps (j, ci) of a pixel are kw * C consecutive floats of x's padded
 // row: acc[t][v] += xpad[r + i, q + j, ci] * dy[r, q, o0 + 16v ...] with t = j * C + ci, over the
 // pixels of rows [r0, r1), then added to dw[i, j, ci, o0 ...] (HWIO: row i's taps are consecutive).
-constexpr int kFewTaps = 6;  // kw * C at most: T x 2 output vectors fit AVX2's 16 registers for T <= 3
+// kw * C at most: with AVX-512, T x 1 output vector for T <= 9 (an RGB image's 3x3 layer) in 32
+// registers; elsewhere T x 2 fit AVX2's 16 registers for T <= 3, T x 1 for T <= 6
+constexpr int kFewTaps = kWideTiles ? 9 : 6;
 template <int T, int OV>
 void few_filter_tile(const float* xi, const float* dyi, float* dw, const Shape& s, int64_t wp, int64_t r0,
                      int64_t r1, int64_t i, int64_t o0) {

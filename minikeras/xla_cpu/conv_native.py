@@ -29,10 +29,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from minikeras.xla_cpu import tuning
+from minikeras.xla_cpu.low_precision import cpu_flags
 from minikeras.xla_cpu.native_build import register_targets, usable_cpus, why_unavailable
 
 _SOURCE = "conv_native.cc"
-FEW_CHANNEL_TAPS = 6  # conv_native.cc's kFewTaps
 _FORWARD = "minikeras_conv2d_forward"
 _FILTER_GRAD = "minikeras_conv2d_filter_grad"
 _INPUT_GRAD = "minikeras_conv2d_input_grad"
@@ -52,13 +52,20 @@ def unavailable_reason():
     return why_unavailable(_SOURCE)
 
 
+def few_channel_taps():
+    """conv_native.cc's kFewTaps: the most filter columns times input channels whose filter gradient
+    is vectorized over output channels (9 where the kernels are built with AVX-512, whose registers
+    hold an RGB image's 3x3 taps; else 6)."""
+    return 9 if "avx512f" in cpu_flags() else 6
+
+
 def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     """Whether the native kernel of ``kind`` ('forward', 'input_grad' or 'filter_grad') computes
     this convolution (shapes must be concrete). ``pads`` is explicit: ((top, bottom), (left, right)).
 
     The gradients are vectorized over input channels, the forward pass over output channels:
     that count must be a multiple of 16. The filter gradient of a layer with few input channels
-    (``kw * C <= FEW_CHANNEL_TAPS``, such as an MNIST CNN's first) is vectorized over output
+    (``kw * C <= few_channel_taps()``, such as an MNIST CNN's first) is vectorized over output
     channels instead.
     """
     kh, kw, c, o = w_shape
@@ -66,7 +73,7 @@ def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     if kind == "forward":
         vectors = o % 16 == 0
     elif kind == "filter_grad":  # over input channels, or over output channels where there are few
-        vectors = c % 16 == 0 or (o % 16 == 0 and kw * c <= FEW_CHANNEL_TAPS)
+        vectors = c % 16 == 0 or (o % 16 == 0 and kw * c <= few_channel_taps())
     else:
         vectors = c % 16 == 0
     return (jnp.dtype(dtype) == jnp.float32 and tuple(strides) == (1, 1) and tuple(dilations) == (1, 1)
