@@ -90,6 +90,15 @@ def load_weights(model, weights, file_name=None, url=None, file_hash=None):
     return model
 
 
+def load_named_weights(model, weights, include_top, name, hashes, base_url):
+    """``load_weights`` for the families whose ImageNet files are ``<name>.h5`` and
+    ``<name>_notop.h5`` under ``base_url``, checked against ``hashes = (top, notop)``."""
+    file_name, file_hash = None, None
+    if weights == "imagenet":
+        file_name, file_hash = (name + ".h5", hashes[0]) if include_top else (name + "_notop.h5", hashes[1])
+    return load_weights(model, weights, file_name, base_url + (file_name or ""), file_hash)
+
+
 def bn_axis():
     """The channel axis BatchNormalization normalizes over, as Keras's modules pick it."""
     return 3 if image_data_format() == "channels_last" else 1

@@ -137,11 +137,8 @@ def ConvNeXt(depths, projection_dims, drop_path_rate=0.0, layer_scale_init_value
             x = layers.GlobalMaxPooling2D()(x)
         x = layers.LayerNormalization(epsilon=1e-6)(x)
     model = Model(_builder.model_inputs(input_tensor, img_input), x, name=name)
-    file_name, file_hash = None, None
-    if weights == "imagenet":
-        top_hash, notop_hash = WEIGHTS_HASHES[weights_name]
-        file_name, file_hash = (name + ".h5", top_hash) if include_top else (name + "_notop.h5", notop_hash)
-    return _builder.load_weights(model, weights, file_name, BASE_WEIGHTS_PATH + (file_name or ""), file_hash)
+    hashes = WEIGHTS_HASHES[weights_name] if weights == "imagenet" else None
+    return _builder.load_named_weights(model, weights, include_top, name, hashes, BASE_WEIGHTS_PATH)
 
 
 def _variant(variant, include_top, include_preprocessing, weights, input_tensor, input_shape, pooling, classes,

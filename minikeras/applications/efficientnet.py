@@ -153,11 +153,8 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rat
     elif pooling == "max":
         x = layers.GlobalMaxPooling2D(name="max_pool")(x)
     model = Model(_builder.model_inputs(input_tensor, img_input), x, name=name)
-    file_name, file_hash = None, None
-    if weights == "imagenet":
-        top_hash, notop_hash = WEIGHTS_HASHES[weights_name]
-        file_name, file_hash = (name + ".h5", top_hash) if include_top else (name + "_notop.h5", notop_hash)
-    return _builder.load_weights(model, weights, file_name, BASE_WEIGHTS_PATH + (file_name or ""), file_hash)
+    hashes = WEIGHTS_HASHES[weights_name] if weights == "imagenet" else None
+    return _builder.load_named_weights(model, weights, include_top, name, hashes, BASE_WEIGHTS_PATH)
 
 
 def _variant(variant, include_top, weights, input_tensor, input_shape, pooling, classes, classifier_activation,
