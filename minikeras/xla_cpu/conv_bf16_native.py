@@ -54,8 +54,8 @@ def supported(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     gradient, input channels for the input gradient) a multiple of 16, and the channels summed
     over in pairs by the input gradient (output channels) even, the filter gradient's input
     channels many, or one (a filter of at most 12 taps, all summed in registers); the forward pass takes an odd
-    number of input channels (one zero channel is added: 1.4-2.2x the float32 'taps' loop on
-    the Zen 4 for 1 and 3 channels, benchmarks/LOG.md)."""
+    number of input channels (one zero channel is added; faster than the float32 'taps' loop
+    for 1 and 3 channels where measured: benchmarks/LOG.md)."""
     kh, kw, c, o = w_shape
     (top, bottom), (left, right) = pads
     channels = {"forward": o % 16 == 0, "input_grad": c % 16 == 0 and o % 2 == 0,
