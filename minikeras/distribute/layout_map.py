@@ -1,7 +1,7 @@
 """Keras 3's ``LayoutMap``: variable (and layer output) paths to ``TensorLayout``s, by regex."""
 import collections.abc
-import re
 
+from minikeras import path_patterns
 from minikeras.distribute.mesh import TensorLayout
 
 
@@ -27,19 +27,10 @@ class LayoutMap(collections.abc.MutableMapping):
         self._device_mesh = device_mesh
 
     def __getitem__(self, key):
-        if key in self._layout_map:
-            return self._layout_map[key]
-        matching = [pattern for pattern in self._layout_map if re.fullmatch(pattern, key)]
-        if len(matching) > 1:
-            raise ValueError(f"Path '{key}' matches multiple layout specification keys: {matching}. Please make sure "
-                             "each tensor/variable path only matches at most one layout specification key in the "
-                             "LayoutMap.")
-        return self._layout_map[matching[0]] if matching else None
+        return path_patterns.lookup(self._layout_map, key, "layout", "tensor/variable path", "LayoutMap")[1]
 
     def __setitem__(self, key, layout):
-        if key in self._layout_map:
-            raise ValueError(f"{key} already exist in the LayoutMap with value {self._layout_map[key]}. Please make "
-                             "sure to not use duplicated keys.")
+        path_patterns.check_new_key(self._layout_map, key, "LayoutMap")
         if isinstance(layout, tuple):
             layout = TensorLayout(axes=layout, device_mesh=None)
         if not isinstance(layout, TensorLayout):

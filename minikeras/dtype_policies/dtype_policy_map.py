@@ -10,9 +10,9 @@ computes and keeps its weights in the policy of its own ``path``.
 ``serialize``/``deserialize``/``get`` here are the package's: they know the map and leave the
 plain policies to ``dtype_policy.py``.
 """
-import re
 from collections.abc import MutableMapping
 
+from minikeras import path_patterns
 from minikeras.dtype_policies import dtype_policy
 from minikeras.dtype_policies.dtype_policy import DTypePolicy
 
@@ -66,19 +66,11 @@ class DTypePolicyMap(DTypePolicy, MutableMapping):
     def __getitem__(self, key):
         """The policy of the layer path ``key``: an exact key's, else the one pattern
         ``re.fullmatch``-ing it, else ``default_policy``."""
-        if key in self._policy_map:
-            return self._policy_map[key]
-        matching = [pattern for pattern in self._policy_map if re.fullmatch(pattern, key)]
-        if len(matching) > 1:
-            raise ValueError(f"Path '{key}' matches multiple dtype policy specification keys: {matching}. Please make "
-                             "sure each path only matches at most one dtype policy specification key in the "
-                             "DTypePolicyMap.")
-        return self._policy_map[matching[0]] if matching else self.default_policy
+        found, policy = path_patterns.lookup(self._policy_map, key, "dtype policy", "path", "DTypePolicyMap")
+        return policy if found else self.default_policy
 
     def __setitem__(self, key, policy):
-        if key in self._policy_map:
-            raise ValueError(f"{key} already exist in the DTypePolicyMap with value {self._policy_map[key]}. Please "
-                             "make sure to not use duplicated keys.")
+        path_patterns.check_new_key(self._policy_map, key, "DTypePolicyMap")
         try:
             policy = get(policy)
         except Exception:
