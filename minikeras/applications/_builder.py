@@ -62,14 +62,18 @@ def model_inputs(input_tensor, img_input):
 
 
 def classifier_or_pooling(x, include_top, pooling, classes, classifier_activation, weights,
-                          pool_name="avg_pool", max_pool_name="max_pool", head_pool_name="avg_pool"):
-    """ResNet/DenseNet/Inception/Xception/EfficientNet's top: global average pooling and a
-    Dense 'predictions' layer, or with no top the optional global pooling. A name of None lets
-    the layer take its automatic name, as Keras's modules that leave it out."""
+                          pool_name="avg_pool", max_pool_name="max_pool", head_pool_name="avg_pool",
+                          dropout_rate=0.0, dense_kwargs=None):
+    """ResNet/DenseNet/Inception/Xception/EfficientNet's top: global average pooling, a Dropout
+    'top_dropout' where ``dropout_rate`` > 0, and a Dense 'predictions' layer (``dense_kwargs``:
+    its initializers where a family sets them), or with no top the optional global pooling. A
+    name of None lets the layer take its automatic name, as Keras's modules that leave it out."""
     if include_top:
         x = layers.GlobalAveragePooling2D(name=head_pool_name)(x)
+        if dropout_rate > 0:
+            x = layers.Dropout(dropout_rate, name="top_dropout")(x)
         imagenet_utils.validate_activation(classifier_activation, weights)
-        return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
+        return layers.Dense(classes, activation=classifier_activation, name="predictions", **(dense_kwargs or {}))(x)
     if pooling == "avg":
         return layers.GlobalAveragePooling2D(name=pool_name)(x)
     if pooling == "max":

@@ -207,17 +207,10 @@ def EfficientNetV2(width_coefficient, depth_coefficient, default_size, dropout_r
     x = _conv(scaled(1280), 1, "top_conv")(x)
     x = layers.BatchNormalization(axis=bn_axis(), momentum=bn_momentum, name="top_bn")(x)
     x = layers.Activation(activation=activation, name="top_activation")(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout_rate > 0:
-            x = layers.Dropout(dropout_rate, name="top_dropout")(x)
-        imagenet_utils.validate_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, kernel_initializer=DENSE_KERNEL_INITIALIZER,
-                         bias_initializer=initializers.Constant(0.0), name="predictions")(x)
-    elif pooling == "avg":
-        x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = layers.GlobalMaxPooling2D(name="max_pool")(x)
+    x = _builder.classifier_or_pooling(x, include_top, pooling, classes, classifier_activation, weights,
+                                       dropout_rate=dropout_rate,
+                                       dense_kwargs=dict(kernel_initializer=DENSE_KERNEL_INITIALIZER,
+                                                         bias_initializer=initializers.Constant(0.0)))
     model = Model(_builder.model_inputs(input_tensor, img_input), x, name=name)
     hashes = WEIGHTS_HASHES[weights_name] if weights == "imagenet" else None
     return _builder.load_named_weights(model, weights, include_top, name, hashes, BASE_WEIGHTS_PATH)
