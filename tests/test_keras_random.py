@@ -141,6 +141,23 @@ def test_unseeded_seed_generators_follow_the_global_seed():
     np.testing.assert_array_equal(dropped(), dropped())
 
 
+def test_unseeded_seed_generators_and_dataset_shuffles_do_not_move_each_other():
+    # each has its own sequence under the global seed: a shuffled Dataset made in between changes
+    # no generator's seed, and a generator made in between changes no shuffle's order
+    def run(shuffle_between, generator_between):
+        mk.random.set_seed(5)
+        seeds = [r.SeedGenerator().state.numpy()[0]]
+        if shuffle_between:
+            list(mk.data.Dataset.range(8).shuffle(8))
+        if generator_between:
+            r.SeedGenerator()
+        order = [int(v) for v in mk.data.Dataset.range(8).shuffle(8)]
+        return seeds + [r.SeedGenerator().state.numpy()[0]], order
+
+    assert run(False, False)[0] == run(True, False)[0]
+    assert run(False, False)[1] == run(False, True)[1]
+
+
 def test_dtypes_and_shapes_as_keras():
     assert r.normal((2, 3), seed=1).dtype == mk.float32 and r.normal((2, 3), seed=1).shape == (2, 3)
     assert r.normal((2,), dtype="float16", seed=1).dtype == mk.float16

@@ -23,7 +23,7 @@ from minikeras.ops.shape import shape_argument
 from minikeras.tensor import Tensor, Variable, to_array
 from minikeras.xla_cpu.dropout import split_key_data
 
-_state = {"seed": None, "initializer_draws": 0, "generator": None}
+_state = {"seed": None, "initializer_draws": 0, "host_draws": {}, "generator": None}
 
 
 def set_seed(seed):
@@ -31,7 +31,7 @@ def set_seed(seed):
     seed = int(seed)
     _state["seed"] = seed
     _state["initializer_draws"] = 0
-    _state["numpy_draws"] = 0
+    _state["host_draws"] = {}
     get_global_generator().assign(jax.random.key_data(jax.random.key(seed)))
 
 
@@ -115,14 +115,24 @@ def initializer_rng(seed=None):
     return np.random.default_rng([_state["seed"], 0x5EED, _state["initializer_draws"]])
 
 
-def numpy_seed():
-    """A seed for host-side NumPy randomness (``mk.data.Dataset.shuffle`` without ``seed=``):
-    the same sequence of seeds after each ``set_seed(s)``, fresh ones otherwise."""
+def numpy_seed(stream="numpy"):
+    """A seed for host-side randomness: the same sequence of seeds after each ``set_seed(s)``,
+    fresh ones otherwise. Each ``stream`` is a sequence of its own, so that drawing from one does
+    not move another: 'numpy' for NumPy randomness (``mk.data.Dataset.shuffle`` without
+    ``seed=``, ``fit``'s data order), 'seed_generator' for ``SeedGenerator(None)``'s seeds."""
     seed = _state["seed"]
     if seed is None:
         return int.from_bytes(os.urandom(8), "little") >> 1
-    _state["numpy_draws"] = _state.get("numpy_draws", 0) + 1
-    return int(np.random.SeedSequence([seed % (1 << 63), _state["numpy_draws"]]).generate_state(1, np.uint64)[0] >> 1)
+    if stream not in _HOST_STREAMS:
+        raise ValueError(f"numpy_seed: stream must be one of {sorted(_HOST_STREAMS)}, received {stream!r}")
+    draws = _state["host_draws"]
+    draws[stream] = draws.get(stream, 0) + 1
+    # the 'numpy' stream keeps the entropy it had before there were streams: the same seeds
+    entropy = [seed % (1 << 63), draws[stream]] + ([] if stream == "numpy" else [_HOST_STREAMS[stream]])
+    return int(np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0] >> 1)
+
+
+_HOST_STREAMS = {"numpy": 0, "seed_generator": 1}
 
 
 def _float_dtype(dtype, what):
