@@ -333,3 +333,16 @@ def test_a_bfloat16_dense_weight_gradient_takes_the_kernel_where_it_runs(monkeyp
     got = mk.matmul(mk.constant(x), mk.constant(g), transpose_a=True)
     assert calls == ([x.shape] if matmul_bf16_native.available() else [])
     assert_within_bf16_rounding(got.numpy(), emulated_matmul(x.T, g))
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float32])
+def test_keep_where_moves_the_same_bits_as_a_select(dtype):
+    """keep_where (a select on the 16-bit patterns for bfloat16/float16) against jnp.where, bit for
+    bit: signed zeros, infinities, NaN, subnormals, a mask that broadcasts, eager and under jit."""
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 65504.0], np.float32)
+    value = jnp.asarray(np.concatenate([special, RNG.standard_normal(24).astype(np.float32)]).reshape(4, 8), dtype)
+    mask = jnp.asarray(RNG.random((4, 1)) < 0.5) | jnp.asarray(RNG.random((1, 8)) < 0.5)
+    expected = jnp.where(mask, value, jnp.zeros((), dtype))
+    for got in (low_precision.keep_where(mask, value), jax.jit(low_precision.keep_where)(mask, value)):
+        assert got.dtype == dtype and got.shape == value.shape
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(expected).view(np.uint8))

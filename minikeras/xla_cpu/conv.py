@@ -630,7 +630,7 @@ def relu_masked(g, out, materialized=False):
     XLA:CPU would otherwise write the masked g in float32 for the bias sum and round it to
     bfloat16 for the convolutions in a pass of its own, three passes over a float32 array where
     one bfloat16 write and one read do)."""
-    g = jnp.where(out > 0, g, jnp.zeros((), g.dtype))
+    g = low_precision.keep_where(out > 0, g)
     return materialize(g) if materialized else g
 
 

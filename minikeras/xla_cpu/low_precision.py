@@ -24,6 +24,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from minikeras.xla_cpu import tuning
 from minikeras.xla_cpu.materialize import materialize
@@ -36,6 +37,16 @@ BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # /proc/cpuinfo's names of the instruc
 def is_low(dtype):
     """Whether ``dtype`` is bfloat16 or float16."""
     return jnp.dtype(dtype) in (BFLOAT16, FLOAT16)
+
+
+def keep_where(mask, value):
+    """``jnp.where(mask, value, 0)``; for bfloat16 and float16 on the 16-bit patterns, which gives
+    the same bits: XLA:CPU widens a low-precision select to float32 and rounds it back, a convert
+    each way for every element, where a select of int16 moves the bits as they are."""
+    if not is_low(value.dtype):
+        return jnp.where(mask, value, jnp.zeros((), value.dtype))
+    bits = lax.bitcast_convert_type(value, jnp.int16)
+    return lax.bitcast_convert_type(jnp.where(mask, bits, jnp.zeros((), jnp.int16)), value.dtype)
 
 
 @functools.cache

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from minikeras.xla_cpu.low_precision import keep_where
 from minikeras.xla_cpu.materialize import materialize
 
 
@@ -182,7 +183,7 @@ def max_pool2d_grad(x, dy, ksize, strides, padding, y=None):
             index_dtype = np.int8 if order.size <= 127 else np.int32
             first, order = materialize(first.astype(index_dtype)), order.astype(index_dtype)
         dy = materialize(dy)  # the loop below reads each dy kh*kw times: compute it (a dropout's, say) once
-        dx6 = jnp.where(order == first, dy[:, :, None, :, None, :], jnp.zeros((), dy.dtype))
+        dx6 = keep_where(order == first, dy[:, :, None, :, None, :])
         return _from_tiles(dx6, x.shape, pads)
     if y is None:
         y = max_pool2d_forward(x, ksize, strides, padding)
