@@ -135,6 +135,28 @@ def test_variables_get_gradients_inside_a_compiled_step():
     np.testing.assert_allclose(step(), expected, rtol=1e-6)
 
 
+def test_two_dimensional_float32_matmul_gradients_on_the_dense_product():
+    # keras.ops.matmul of two float32 matrices is mk.matmul's op (whose x^T g runs on the native
+    # kernel, as layers.Dense's); its gradients must still be jnp.matmul's.
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 48)).astype(np.float32)
+    w = mk.Variable(rng.standard_normal((48, 40)).astype(np.float32))
+    xt = mk.constant(x)
+
+    @mk.function
+    def step():
+        with mk.GradientTape() as tape:
+            tape.watch(xt)
+            loss = keras.ops.sum(keras.ops.tanh(keras.ops.matmul(xt, w)))
+        return tape.gradient(loss, [xt, w])
+
+    gx, gw = step()
+    jx, jw = jax.grad(lambda a, b: jnp.sum(jnp.tanh(a @ b)), argnums=(0, 1))(x, np.asarray(w))
+    np.testing.assert_allclose(gx, jx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gw, jw, rtol=1e-4, atol=1e-4)
+    assert knp.matmul(x, np.asarray(w)).dtype == np.float32
+
+
 def test_ops_on_symbolic_tensors_build_a_functional_model():
     inputs_ = keras.Input((4,))
     top, _ = keras.ops.top_k(inputs_, 2)

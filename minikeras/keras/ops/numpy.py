@@ -25,6 +25,7 @@ from minikeras.backend import floatx
 from minikeras.keras.ops import numpy_forwards as fw
 from minikeras.keras.ops.keras_op import keras_op
 from minikeras.keras.ops.numpy_call import as_axis, define, keras_input, run, to_list, value
+from minikeras.ops.linalg import matmul as _linalg_matmul
 from minikeras.symbolic import is_symbolic
 from minikeras.tensor import Tensor, Variable
 
@@ -141,6 +142,11 @@ def right_shift(x, y):
 @keras_op("matmul")
 def matmul(x1, x2):
     """Matrix product of ``x1`` and ``x2`` (int8 x int8 accumulates to int32, as Keras)."""
+    a, b = keras_input(x1), keras_input(x2)
+    if a.ndim == b.ndim == 2 and a.shape[1] == b.shape[0] and a.dtype == b.dtype == jnp.float32:
+        # The same op as layers.Dense's product, so a Dense written with keras.ops gets its
+        # weight gradient x^T g on the same kernel (jnp.matmul's gradient would not).
+        return _linalg_matmul(a, b)
     return run("matmul", fw.matmul, x1, x2)
 
 
