@@ -115,6 +115,10 @@ def initializer_rng(seed=None):
     return np.random.default_rng([_state["seed"], 0x5EED, _state["initializer_draws"]])
 
 
+# numpy_seed's sequences, each with the number that keeps its seeds apart from the others'
+_HOST_STREAMS = {"numpy": 0, "seed_generator": 1}
+
+
 def numpy_seed(stream="numpy"):
     """A seed for host-side randomness: the same sequence of seeds after each ``set_seed(s)``,
     fresh ones otherwise. Each ``stream`` is a sequence of its own, so that drawing from one does
@@ -130,9 +134,6 @@ def numpy_seed(stream="numpy"):
     # the 'numpy' stream keeps the entropy it had before there were streams: the same seeds
     entropy = [seed % (1 << 63), draws[stream]] + ([] if stream == "numpy" else [_HOST_STREAMS[stream]])
     return int(np.random.SeedSequence(entropy).generate_state(1, np.uint64)[0] >> 1)
-
-
-_HOST_STREAMS = {"numpy": 0, "seed_generator": 1}
 
 
 def _float_dtype(dtype, what):

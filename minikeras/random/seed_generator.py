@@ -32,10 +32,10 @@ _INCREMENT = np.array([0, 1], dtype=np.uint32)
 
 def default_seed():
     """The seed of a ``SeedGenerator(None)``, in Keras's default range [1, 1e9]: the next of a
-    sequence of its own (a shuffled Dataset does not move it) fixed by the global seed once ``mk.random.set_seed`` (or
-    ``keras.utils.set_random_seed``) has run, so that layers drawing from their own generators
-    (the recurrent cells' dropout) repeat like every other random op; else Python's ``random``,
-    as Keras draws it."""
+    sequence of its own (a shuffled Dataset does not move it), fixed by the global seed once
+    ``mk.random.set_seed`` (or ``keras.utils.set_random_seed``) has run, so that layers drawing
+    from their own generators (the recurrent cells' dropout) repeat like every other random op;
+    else Python's ``random``, as Keras draws it."""
     if global_seed() is None:
         return python_random.randint(1, int(1e9))
     return numpy_seed("seed_generator") % int(1e9) + 1

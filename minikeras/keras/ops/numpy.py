@@ -142,12 +142,17 @@ def right_shift(x, y):
 @keras_op("matmul")
 def matmul(x1, x2):
     """Matrix product of ``x1`` and ``x2`` (int8 x int8 accumulates to int32, as Keras)."""
-    a, b = keras_input(x1), keras_input(x2)
-    if a.ndim == b.ndim == 2 and a.shape[1] == b.shape[0] and a.dtype == b.dtype == jnp.float32:
+    if _float32_matrix(x1) and _float32_matrix(x2) and x1.shape[1] == x2.shape[0]:
         # The same op as layers.Dense's product, so a Dense written with keras.ops gets its
         # weight gradient x^T g on the same kernel (jnp.matmul's gradient would not).
-        return _linalg_matmul(a, b)
+        return _linalg_matmul(keras_input(x1), keras_input(x2))
     return run("matmul", fw.matmul, x1, x2)
+
+
+def _float32_matrix(x):
+    """Whether ``x`` is a 2-D float32 tensor or array (checked without converting anything, so
+    that other inputs reach ``run`` and its errors as they are)."""
+    return isinstance(x, (Tensor, Variable, jax.Array, np.ndarray)) and len(x.shape) == 2 and x.dtype == jnp.float32
 
 
 @keras_op("divide_no_nan")
