@@ -6,6 +6,9 @@ and call these ops; the choice of kernel is made here, below them, as every othe
 - ``conv2d_bias_activation``: a ``Conv2D`` layer's output. With a bias and ReLU it is one op
   (``nn_conv.conv2d_bias_relu``: on the native kernels the bias and ReLU are the epilogue of each
   output tile), with the bits of the three ops it replaces.
+- ``dense_bias``: a ``Dense`` layer's ``x @ kernel + bias`` as one op (``nn_dense``), whose kernel
+  and bias gradients come from one native pass over the output's gradient, or None where it does
+  not apply.
 - ``fused_adam_step``: one Adam step of one variable on the native kernel (``xla_cpu.adam_native``:
   the jax code's bits, and no XLA kernels to compile), or None where it does not apply.
 - ``weight_gradient``: ``a.T @ b`` on jax arrays, the weight gradient of a product over many rows
@@ -15,6 +18,7 @@ and call these ops; the choice of kernel is made here, below them, as every othe
 - ``step_slice``: a loop step's slice of a stacked array in a buffer of its own (``xla_cpu.materialize``),
   so that the step's elementwise math does not read it through the loop's slice.
 """
+from minikeras.ops import nn_dense
 from minikeras.ops.nn import conv2d
 from minikeras.ops.nn_conv import conv2d_bias_relu
 from minikeras.tensor import Tensor, to_array
@@ -42,6 +46,15 @@ def conv2d_bias_activation(input, filters, bias, activation, strides, padding, d
         return conv2d_bias_relu(input, filters, bias, strides=strides, padding=padding, dilations=dilations)
     linear = conv2d(input, filters, strides=strides, padding=padding, dilations=dilations)
     return activation(linear + bias if bias is not None else linear)
+
+
+def dense_bias(x, kernel, bias):
+    """``x @ kernel + bias`` for a 2-D ``x``: a ``Dense`` layer's output before its activation, as one
+    op whose kernel gradient ``x^T g`` and bias gradient (``g`` summed over its rows) come from one
+    pass of the native kernel over ``g`` (``nn_dense.dense_bias``); None where that op does not
+    take the operands (``nn_dense.applies``: all float32, 2-D ``x``): the caller then adds the bias
+    to ``matmul(x, kernel)``."""
+    return nn_dense.dense_bias(x, kernel, bias) if nn_dense.applies(x, kernel, bias) else None
 
 
 def fused_adam_step(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon, weight_decay=None, learning_rate=None):

@@ -8,6 +8,12 @@ multiple of 16 columns; ``supported`` says where it applies and ``available()`` 
 (``native_build``). Elsewhere, or where it cannot be built, ``matmul_tn`` is ``a.T @ b`` in XLA.
 It is differentiable in reverse mode (``jax.custom_vjp``); under ``vmap`` it runs per element.
 
+``matmul_tn_and_column_sums(a, b)`` = ``(a.T @ b, b.sum(0))``: a Dense layer's kernel and bias
+gradients, ``x^T g`` and the sum of ``g`` over its rows, from one pass of the kernel over ``g`` (the
+blocks of the product's first rows add up the slices of ``g`` they read); where it does not apply,
+``matmul_tn`` and a sum. Each column's sum runs in order of the rows (a float32 sequential sum's
+rounding, as ``wide_sum``'s product with ones has).
+
 ``matmul_nn`` is a recurrent layer's backward step, ``dz @ U.T`` with ``U.T`` made once before the
 loop: few rows (the batch) against a kernel read by column panels that stay in the core's cache,
 each sum in order of k (at LSTM(128)'s step, the bits of XLA's dot). Inside the loop it ran
@@ -26,12 +32,14 @@ from minikeras.xla_cpu.native_build import register_targets, usable_cpus
 
 _TARGET = "minikeras_matmul_tn"
 _TARGET_NN = "minikeras_matmul_nn"
+_TARGET_SUMS = "minikeras_matmul_tn_sums"
 
 
 @functools.lru_cache(maxsize=None)
 def available():
     """True when the kernels are built for this machine and registered with XLA:CPU."""
-    return register_targets("matmul_native.cc", {_TARGET: "MinikerasMatmulTn", _TARGET_NN: "MinikerasMatmulNn"})
+    return register_targets("matmul_native.cc", {_TARGET: "MinikerasMatmulTn", _TARGET_NN: "MinikerasMatmulNn",
+                                                  _TARGET_SUMS: "MinikerasMatmulTnSums"})
 
 
 def supported(a_shape, b_shape, dtype):
@@ -66,6 +74,33 @@ def matmul_tn(a, b):
     if supported(a.shape, b.shape, a.dtype) and available():
         return _native(a, b)
     return jnp.matmul(jnp.swapaxes(a, -1, -2), b)
+
+
+@jax.custom_vjp
+def _native_sums(a, b):
+    out = (jax.ShapeDtypeStruct((a.shape[1], b.shape[1]), a.dtype), jax.ShapeDtypeStruct((b.shape[1],), b.dtype))
+    return jax.ffi.ffi_call(_TARGET_SUMS, out, vmap_method="sequential")(a, b, threads=np.int64(usable_cpus()))
+
+
+def _native_sums_fwd(a, b):
+    return _native_sums(a, b), (a, b)
+
+
+def _native_sums_bwd(residuals, cotangents):
+    a, b = residuals
+    g_product, g_sums = cotangents
+    return b @ g_product.T, a @ g_product + g_sums  # the sums' cotangent reaches every row of b
+
+
+_native_sums.defvjp(_native_sums_fwd, _native_sums_bwd)
+
+
+def matmul_tn_and_column_sums(a, b):
+    """``(a.T @ b, b.sum(0))`` (a: (K, M), b: (K, N)); from one pass of the native kernel over ``b`` where
+    ``supported`` and ``available``, else ``matmul_tn`` and ``jnp.sum``."""
+    if supported(a.shape, b.shape, a.dtype) and b.dtype == a.dtype and available():
+        return _native_sums(a, b)
+    return matmul_tn(a, b), jnp.sum(b, axis=0)
 
 
 

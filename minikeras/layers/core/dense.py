@@ -4,6 +4,7 @@ import numpy as np
 from minikeras.layers.kernel_bias import KernelBiasLayer
 from minikeras.layers.lora import LoRAMixin, LoRAWeight
 from minikeras.ops.array import reshape
+from minikeras.ops.fused import dense_bias
 from minikeras.ops.linalg import matmul
 from minikeras.saving.registry import register_builtin
 
@@ -56,8 +57,12 @@ class Dense(LoRAMixin, KernelBiasLayer):
                 f"{inputs.shape}")
 
     def call(self, inputs):
-        return self._kernel_bias_output(
-            matmul(inputs, self.kernel) if inputs.ndim == 2 else _dot_last_axis(inputs, self.kernel))
+        kernel = self.kernel
+        flat = inputs if inputs.ndim == 2 else reshape(inputs, (-1, inputs.shape[-1]))
+        linear = dense_bias(flat, kernel, self.bias) if self.use_bias else None  # one op where it applies
+        if linear is None:  # no bias, or operands dense_bias does not take: the product, then the bias
+            return self._kernel_bias_output(_last_axis_back(matmul(flat, kernel), inputs))
+        return self.activation(_last_axis_back(linear, inputs))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)
@@ -67,6 +72,8 @@ class Dense(LoRAMixin, KernelBiasLayer):
                 **self._lora_config()}
 
 
-def _dot_last_axis(inputs, kernel):
-    flat = reshape(inputs, (-1, inputs.shape[-1]))
-    return reshape(matmul(flat, kernel), inputs.shape[:-1] + (kernel.shape[1],))
+def _last_axis_back(flat_output, inputs):
+    """The (rows, units) output of flattened ``inputs`` in ``inputs``' leading shape."""
+    if inputs.ndim == 2:
+        return flat_output
+    return reshape(flat_output, inputs.shape[:-1] + (flat_output.shape[-1],))
