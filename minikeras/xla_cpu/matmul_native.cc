@@ -2,7 +2,7 @@
 // for the CPU. minikeras/xla_cpu/matmul_native.py builds this file (-O3 -march=native) and calls
 // it for the weight gradient of a Dense layer, x^T g, whose contraction runs over the batch rows.
 // A second handler also returns B's column sums, the layer's bias gradient, in the same pass over
-// B: the blocks of C's first rows add up the slices of B they have just read, so that a gradient
+// B: the blocks of C's last rows add up the slices of B they have just read, so that a gradient
 // over a vocabulary (2560 x 20000 floats) is not read once more for its sum.
 //
 // Why: XLA:CPU runs a product contracting the rows of both operands well below its GEMM speed,
@@ -87,7 +87,8 @@ constexpr int64_t kBlockCols = 256;  // a multiple of 64: the widest tile
 constexpr int64_t kBlockDepth = 256;
 
 // C = A^T B and, where `sums` is not null, sums[j] = the sum over k of B[k, j]. The sums are
-// taken by the blocks of C's first row block (one block for a C with no rows), each for its columns.
+// taken by the blocks of C's last row block (one block for a C with no rows), each for its columns:
+// that row block is the one that may be narrower, so the threads' shares stay nearer even.
 ffi::Error TnProduct(ffi::ThreadPool& pool, const ffi::Buffer<ffi::F32>& a, const ffi::Buffer<ffi::F32>& b,
                      ffi::ResultBuffer<ffi::F32>& c, float* sums, int64_t threads) {
   const auto ad = a.dimensions(), bd = b.dimensions(), cd = c->dimensions();
@@ -108,7 +109,7 @@ ffi::Error TnProduct(ffi::ThreadPool& pool, const ffi::Buffer<ffi::F32>& a, cons
   for_each_index(pool, blocks, helpers_for(pool, blocks, threads), [&](int64_t, int64_t block) {
     const int64_t m_begin = (block / col_blocks) * kBlockRows, m_end = std::min(m, m_begin + kBlockRows);
     const int64_t n_begin = (block % col_blocks) * kBlockCols, n_end = std::min(n, n_begin + kBlockCols);
-    float* s = m_begin == 0 ? sums : nullptr;
+    float* s = block / col_blocks == row_blocks - 1 ? sums : nullptr;
     for (int64_t k_begin = 0; k_begin < k_size; k_begin += kBlockDepth) {
       const int64_t k_end = std::min(k_size, k_begin + kBlockDepth);
       int64_t n0 = n_begin;

@@ -10,7 +10,7 @@ It is differentiable in reverse mode (``jax.custom_vjp``); under ``vmap`` it run
 
 ``matmul_tn_and_column_sums(a, b)`` = ``(a.T @ b, b.sum(0))``: a Dense layer's kernel and bias
 gradients, ``x^T g`` and the sum of ``g`` over its rows, from one pass of the kernel over ``g`` (the
-blocks of the product's first rows add up the slices of ``g`` they read); where it does not apply,
+blocks of the product's last rows add up the slices of ``g`` they read); where it does not apply,
 ``matmul_tn`` and a sum. Each column's sum runs in order of the rows (a float32 sequential sum's
 rounding, as ``wide_sum``'s product with ones has).
 
