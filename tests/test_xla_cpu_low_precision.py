@@ -335,6 +335,59 @@ def test_a_bfloat16_dense_weight_gradient_takes_the_kernel_where_it_runs(monkeyp
     assert_within_bf16_rounding(got.numpy(), emulated_matmul(x.T, g))
 
 
+@pytest.mark.parametrize("m, k, n", [(5, 6, 48), (13, 130, 80), (7, 64, 144), (128, 2, 16)])
+def test_bf16_matmul_nt_kernel_matches_the_emulated_reference(m, k, n, monkeypatch):
+    """a @ b.T on the kernel: odd row counts (partial tiles), 1-5 vectors of columns, B's rows over
+    more than one block of 64, the shortest contraction (one pair); and its vjp."""
+    if not matmul_bf16_native.available():
+        pytest.skip(f"bfloat16 matmul kernel unavailable: {matmul_bf16_native.unavailable_reason()}")
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))
+    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0)
+    a, b, g = bf16_array(m, k), bf16_array(n, k), bf16_array(m, n)
+    assert matmul_bf16_native.supported_nt(a.shape, b.shape, a.dtype)
+    got = jax.jit(matmul_bf16_native.matmul_nt)(a, b)
+    assert got.dtype == jnp.bfloat16 and got.shape == (m, n)
+    assert_within_bf16_rounding(got, emulated_matmul(a, b.T))
+    ga, gb = jax.jit(jax.vjp(matmul_bf16_native.matmul_nt, a, b)[1])(g)
+    assert_within_bf16_rounding(ga, emulated_matmul(g, b))
+    assert_within_bf16_rounding(gb, emulated_matmul(g.T, a))
+
+
+def test_matmul_nt_kernel_sums_each_result_like_the_float32_dot():
+    """Sums that are exact in float32 and in bfloat16 (small integers, |sum| <= 128) come out bit for
+    bit: only the order of the sums may differ from the reference, never a term."""
+    if not matmul_bf16_native.available():
+        pytest.skip(f"bfloat16 matmul kernel unavailable: {matmul_bf16_native.unavailable_reason()}")
+    a = jnp.asarray(RNG.integers(-2, 3, (9, 32)), jnp.bfloat16)
+    b = jnp.asarray(RNG.integers(-2, 3, (32, 32)), jnp.bfloat16)
+    np.testing.assert_array_equal(as_f32(jax.jit(matmul_bf16_native.matmul_nt)(a, b)), as_f32(a) @ as_f32(b).T)
+
+
+def test_a_bfloat16_dense_input_gradient_takes_the_nt_kernel_where_it_runs(monkeypatch):
+    """mk.matmul(g, w, transpose_b=True) of bfloat16 arrays (a Dense layer's input gradient) runs on
+    the kernel where it is supported, with the emulated reference's values either way; an odd
+    contraction, rows of w not a multiple of 16, float32, another vendor or the switch off are not."""
+    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0)
+    g, w = bf16_array(12, 40), bf16_array(32, 40)
+    assert not matmul_bf16_native.supported_nt(g.shape, w.shape, jnp.float32)
+    assert not matmul_bf16_native.supported_nt((12, 41), (32, 41), g.dtype)
+    assert not matmul_bf16_native.supported_nt((12, 40), (24, 40), g.dtype)
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", ("NoSuchVendor",))
+    assert not matmul_bf16_native.supported_nt(g.shape, w.shape, g.dtype)
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))
+    monkeypatch.setattr(tuning, "BF16_MATMUL_NT_NATIVE", False)
+    assert not matmul_bf16_native.supported_nt(g.shape, w.shape, g.dtype)
+    monkeypatch.setattr(tuning, "BF16_MATMUL_NT_NATIVE", True)
+    assert matmul_bf16_native.supported_nt(g.shape, w.shape, g.dtype)
+    calls = []
+    original = matmul_bf16_native.matmul_nt
+    monkeypatch.setattr(matmul_bf16_native, "matmul_nt", lambda a, b: calls.append(b.shape) or original(a, b))
+    monkeypatch.setattr(low_precision, "_warned", [True])
+    got = mk.matmul(mk.constant(g), mk.constant(w), transpose_b=True)
+    assert calls == ([w.shape] if matmul_bf16_native.available() else [])
+    assert_within_bf16_rounding(got.numpy(), emulated_matmul(g, w.T))
+
+
 @pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float32])
 def test_keep_where_moves_the_same_bits_as_a_select(dtype):
     """keep_where (a select on the 16-bit patterns for bfloat16/float16) against jnp.where, bit for

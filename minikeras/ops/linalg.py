@@ -25,6 +25,9 @@ def _matmul_forward(a, b, *, transpose_a, transpose_b):
         if (transpose_a and not transpose_b and matmul_bf16_native.supported(a.shape, b.shape, a.dtype)
                 and b.dtype == a.dtype and matmul_bf16_native.available()):
             return matmul_bf16_native.matmul_tn(a, b)  # x^T g, a bfloat16 Dense weight gradient
+        if (transpose_b and not transpose_a and matmul_bf16_native.supported_nt(a.shape, b.shape, a.dtype)
+                and b.dtype == a.dtype and matmul_bf16_native.available()):
+            return matmul_bf16_native.matmul_nt(a, b)  # g W^T, a bfloat16 Dense input gradient
         return low_precision.matmul(a, b, transpose_a, transpose_b)
     if transpose_a and not transpose_b and a.ndim == b.ndim == 2:
         return matmul_tn(a, b)  # x^T g, a Dense weight gradient: a native kernel on the CPU

@@ -1,5 +1,6 @@
 // C = A^T B for bfloat16 matrices A (K x M) and B (K x N), N a multiple of 16, with float32 sums
-// rounded to bfloat16 once, on AVX512_BF16's `vdpbf16ps`, as an XLA FFI handler for the CPU.
+// rounded to bfloat16 once, on AVX512_BF16's `vdpbf16ps`, as an XLA FFI handler for the CPU; and
+// C = A B^T (A: M x K, B: N x K, K even), the same way (below, `matmul_nt`).
 // minikeras/xla_cpu/matmul_bf16_native.py builds this file (-O3 -march=native) and calls it for
 // the weight gradient of a bfloat16 Dense layer, x^T g, whose contraction runs over the batch.
 //
@@ -111,6 +112,77 @@ void matmul_tn(ffi::ThreadPool& pool, const uint16_t* a, const uint16_t* b, uint
     for (; n0 < n; n0 += 16) row_block<1>(pairs, bp.data(), c, kpairs, n, m_begin, m_end, n0);
   });
 }
+
+// -- C = A B^T --------------------------------------------------------------------------------------
+// A bfloat16 Dense layer's input gradient g W^T (g: batch x units, W: features x units): XLA:CPU
+// widens a bfloat16 dot whose operand arrives transposed, and on a row-major copy of W^T made
+// first it pays a transpose pass over W per step. Here both operands are read as they lie: a row
+// of A holds its pairs (A[m, 2kp], A[m, 2kp + 1]) side by side (broadcast, as `tile` does), and
+// each worker pairs a block of B's rows into (kpairs, rows, 2) in a buffer of its own, which stays
+// in its cache (B is the large operand: features x units).
+//
+//   C[m, n] = sum_kp dot2((A[m, 2kp], A[m, 2kp + 1]), (B[n, 2kp], B[n, 2kp + 1]))   (K even)
+
+// C[m0 + t, n0 + 16v ...] for t < TM, v < NV: A's rows m0 + t, the paired block bp of B's rows
+// [n_begin, n_begin + rows).
+template <int NV, int TM>
+void tile_nt(const uint16_t* a, const uint16_t* bp, uint16_t* c, int64_t kpairs, int64_t rows, int64_t n,
+             int64_t n_begin, int64_t m0, int64_t n0) {
+  __m512 acc[TM][NV];
+  for (int t = 0; t < TM; ++t)
+    for (int v = 0; v < NV; ++v) acc[t][v] = _mm512_setzero_ps();
+  const uint16_t* b0 = bp + (n0 - n_begin) * 2;
+  const uint16_t* a0 = a + m0 * kpairs * 2;
+  for (int64_t kp = 0; kp < kpairs; ++kp) {
+    __m512bh bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_loadu_si512(b0 + (kp * rows + 16 * v) * 2);
+    for (int t = 0; t < TM; ++t) {
+      int32_t bits;
+      std::memcpy(&bits, a0 + (t * kpairs + kp) * 2, sizeof bits);
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(bits);
+      for (int v = 0; v < NV; ++v) acc[t][v] = _mm512_dpbf16_ps(acc[t][v], av, bv[v]);
+    }
+  }
+  for (int t = 0; t < TM; ++t)
+    for (int v = 0; v < NV; ++v)
+      _mm256_storeu_si256((__m256i*)(c + (m0 + t) * n + n0 + 16 * v), (__m256i)_mm512_cvtneps_pbh(acc[t][v]));
+}
+
+template <int NV>
+void column_block_nt(const uint16_t* a, const uint16_t* bp, uint16_t* c, int64_t kpairs, int64_t m, int64_t n,
+                     int64_t n_begin, int64_t rows, int64_t n0) {
+  constexpr int TM = kTileRows<NV>;
+  for (int64_t m0 = 0; m0 < m; m0 += TM)
+    minikeras::with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, m - m0)),
+                                  [&](auto t) __attribute__((always_inline)) {
+                                    tile_nt<NV, decltype(t)::value>(a, bp, c, kpairs, rows, n, n_begin, m0, n0);
+                                  });
+}
+
+// Rows of B (columns of C) per unit of work, a multiple of 16: their pairs (K x 64 x 2 bytes) stay
+// in the core's cache while all of A's rows pass.
+constexpr int64_t kBlockColumnsNt = 64;
+
+void matmul_nt(ffi::ThreadPool& pool, const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t k, int64_t m,
+               int64_t n, int64_t threads) {
+  const int64_t kpairs = k / 2;
+  const int64_t blocks = (n + kBlockColumnsNt - 1) / kBlockColumnsNt;
+  const int64_t helpers = minikeras::helpers_for(pool, blocks, threads);
+  std::vector<std::vector<uint32_t>> bp(helpers + 1, std::vector<uint32_t>(kpairs * kBlockColumnsNt));
+  minikeras::for_each_index(pool, blocks, helpers, [&](int64_t worker, int64_t block) {
+    const int64_t n_begin = block * kBlockColumnsNt, rows = std::min(n, n_begin + kBlockColumnsNt) - n_begin;
+    uint32_t* pairs = bp[worker].data();  // pairs[kp * rows + r] = (B[n_begin + r, 2kp], B[n_begin + r, 2kp + 1])
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint16_t* row = b + (n_begin + r) * k;
+      for (int64_t kp = 0; kp < kpairs; ++kp) std::memcpy(pairs + kp * rows + r, row + 2 * kp, sizeof(uint32_t));
+    }
+    const uint16_t* paired = reinterpret_cast<const uint16_t*>(pairs);
+    int64_t n0 = n_begin;
+    for (; n0 + 64 <= n_begin + rows; n0 += 64) column_block_nt<4>(a, paired, c, kpairs, m, n, n_begin, rows, n0);
+    for (; n0 + 32 <= n_begin + rows; n0 += 32) column_block_nt<2>(a, paired, c, kpairs, m, n, n_begin, rows, n0);
+    for (; n0 < n_begin + rows; n0 += 16) column_block_nt<1>(a, paired, c, kpairs, m, n, n_begin, rows, n0);
+  });
+}
 #endif  // __AVX512BF16__
 
 ffi::Error MatmulTnBf16Impl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> a, ffi::Buffer<ffi::BF16> b,
@@ -135,7 +207,38 @@ ffi::Error MatmulTnBf16Impl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> a, ffi:
 #endif
 }
 
+// C (M, N) = A (M, K) B^T with B (N, K); K even, N a multiple of 16.
+ffi::Error MatmulNtBf16Impl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> a, ffi::Buffer<ffi::BF16> b,
+                            ffi::ResultBuffer<ffi::BF16> c, int64_t threads) {
+  const auto ad = a.dimensions(), bd = b.dimensions(), cd = c->dimensions();
+  if (ad.size() != 2 || bd.size() != 2 || cd.size() != 2 || ad[1] != bd[1] || cd[0] != ad[0] || cd[1] != bd[0] ||
+      bd[0] % 16 != 0 || ad[1] % 2 != 0)
+    return ffi::Error::InvalidArgument(
+        "bfloat16 matmul A B^T: expected A (M, K), B (N, K) and C (M, N) with K even and N % 16 == 0");
+#ifdef __AVX512BF16__
+  uint16_t* cp = reinterpret_cast<uint16_t*>(c->typed_data());
+  if (ad[1] == 0 || ad[0] == 0) {
+    std::fill(cp, cp + ad[0] * bd[0], uint16_t{0});
+    return ffi::Error::Success();
+  }
+  matmul_nt(pool, reinterpret_cast<const uint16_t*>(a.typed_data()), reinterpret_cast<const uint16_t*>(b.typed_data()),
+            cp, ad[1], ad[0], bd[0], threads);
+  return ffi::Error::Success();
+#else
+  return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                    "bfloat16 matmul: this library was built for a CPU without AVX512_BF16");
+#endif
+}
+
 }  // namespace
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulNtBf16, MatmulNtBf16Impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Ret<ffi::Buffer<ffi::BF16>>()
+                                  .Attr<int64_t>("threads"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulTnBf16, MatmulTnBf16Impl,
                               ffi::Ffi::Bind()

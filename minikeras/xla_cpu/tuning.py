@@ -71,6 +71,12 @@ DEPTHWISE_FILTER_SUM_COLUMNS_WIDTH = 14
 # own kernels: the MNIST CNN's 32 -> 64 layer 1.16x (forward) and 1.4-1.6x (gradients) Eigen's
 # speed, CIFAR-style layers 1.1-3.7x (benchmarks/conv.py). False: XLA's formulations only.
 NATIVE_KERNELS = True
+# BatchNormalization's training statistics (batch_moments_native): read once, in parts of this
+# many floats (64 KiB: one 32x32 image at 16 channels) whose two passes run from cache; with
+# threads from this many floats on. False: the two jnp passes.
+BATCH_MOMENTS_NATIVE = True
+BATCH_MOMENTS_PART_FLOATS = 16384
+BATCH_MOMENTS_THREAD_FLOATS = 1 << 18
 # Native forward passes (vectorized over output channels: a multiple of 16) only for output rows
 # at least this wide; on narrower rows the register tiles are too small (8x8 outputs, 128 ->
 # 128 channels: 380-386 GFLOP/s native, 439-442 Eigen; 10 wide, 64 -> 64: 500 against 376;
@@ -144,6 +150,11 @@ BF16_CONV_NATIVE = True
 # step 0.64-0.73x the float32 step with them, 0.95-0.98x with convolutions widened: there they
 # stay widened (AMX tiles would be the fast path there; not written).
 BF16_CONV_NATIVE_VENDORS = ("AuthenticAMD",)
+# A bfloat16 Dense layer's input gradient g @ W.T on matmul_bf16_native.matmul_nt (W read as it
+# lies) instead of XLA's bfloat16 dot on a row-major copy of W.T: measured in benchmarks/LOG.md
+# (sixteenth session, bfloat16 CNN step: `python benchmarks/tuning_ab.py --switch
+# BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16`, the classic CNN step 1.03x CPU time, loaded).
+BF16_MATMUL_NT_NATIVE = True
 # The bfloat16 filter gradient broadcasts one input channel per step: with fewer than this many
 # (an MNIST CNN's first layer, 1 channel) the widened float32 kernel, vectorized over its taps,
 # was faster (b128: 1.1 ms with the casts against 2.1 ms; same command, loaded machine).

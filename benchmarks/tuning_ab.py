@@ -1,0 +1,87 @@
+"""One ``xla_cpu.tuning`` switch off against on, in the classic CNN's tape step, in one process.
+
+A change behind a ``tuning`` switch (a native kernel for one product, a formulation) is read when
+the step is traced. This traces the same step twice (``train_step.mk_tape_step`` on the classic
+MNIST CNN, optionally under a dtype policy, batch 128), once with each value of the switch
+(``jax.clear_caches()`` between the traces, so that no jitted piece of the first is reused), then
+times the two compiled steps in alternating order for ``--rounds`` rounds of ``--steps`` steps and
+prints each one's median wall and CPU (``time.process_time``) milliseconds per step and the ratio
+off/on (above 1: the switch on is faster). On a shared machine the CPU time is the steadier figure.
+
+    python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16
+    python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16 --steps 1 --rounds 1
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import block, cpu_model, honour_default_malloc_flag  # noqa: E402
+
+honour_default_malloc_flag()  # before minikeras is imported
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import train_step  # noqa: E402
+
+import minikeras as mk  # noqa: E402
+from minikeras.xla_cpu import low_precision, tuning  # noqa: E402
+
+
+def traced_step(switch, value, policy, x, y):
+    """The tape step traced and compiled with ``tuning.<switch>`` set to ``value`` (restored after)."""
+    saved = getattr(tuning, switch)
+    setattr(tuning, switch, value)
+    try:
+        jax.clear_caches()
+        mk.random.set_seed(0)
+        step = train_step.mk_tape_step(train_step.classic_cnn(policy))
+        block(step(x, y))
+    finally:
+        setattr(tuning, switch, saved)
+        jax.clear_caches()
+    return step
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--switch", required=True, help="a boolean in minikeras.xla_cpu.tuning")
+    parser.add_argument("--policy", default=None, help="a dtype policy (mixed_bfloat16)")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=4, help="steps per timed round")
+    parser.add_argument("--rounds", type=int, default=11)
+    args = parser.parse_args(argv)
+    if not isinstance(getattr(tuning, args.switch, None), bool):
+        parser.error(f"--switch: expected the name of a boolean in minikeras.xla_cpu.tuning, got {args.switch!r}")
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.random((args.batch_size, 28, 28, 1), dtype=np.float32))
+    y = jnp.asarray(rng.integers(0, 10, args.batch_size).astype(np.int32))
+    steps = {value: traced_step(args.switch, value, args.policy, x, y) for value in (False, True)}
+    for step in steps.values():  # warm both before timing
+        block(step(x, y))
+    wall = {False: [], True: []}
+    cpu = {False: [], True: []}
+    for r in range(args.rounds):
+        for value in ((False, True) if r % 2 == 0 else (True, False)):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            for _ in range(args.steps):
+                loss = steps[value](x, y)
+            block(loss)
+            wall[value].append((time.perf_counter() - start) / args.steps * 1e3)
+            cpu[value].append((time.process_time() - start_cpu) / args.steps * 1e3)
+    print(f"{cpu_model()}; CPU flags with bfloat16 instructions: "
+          f"{' '.join(f for f in low_precision.BF16_FLAGS if f in low_precision.cpu_flags()) or 'none'}")
+    print(f"classic CNN tape step, batch {args.batch_size}, policy {args.policy}; {args.rounds} rounds of "
+          f"{args.steps} steps, alternating; medians, ms per step")
+    for value in (False, True):
+        print(f"  {args.switch}={value!s:5}  wall {statistics.median(wall[value]):7.2f}  "
+              f"CPU {statistics.median(cpu[value]):7.2f}")
+    print(f"  off/on: wall {statistics.median(wall[False]) / statistics.median(wall[True]):.3f}x, "
+          f"CPU {statistics.median(cpu[False]) / statistics.median(cpu[True]):.3f}x "
+          f"(on faster in {sum(a > b for a, b in zip(cpu[False], cpu[True]))} of {args.rounds} rounds by CPU time)")
+
+
+if __name__ == "__main__":
+    main()
