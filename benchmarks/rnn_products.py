@@ -34,9 +34,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import cpu_model  # noqa: E402
 
 import minikeras  # noqa: F401  (its malloc setting, as in every benchmark)
-from minikeras.xla_cpu import jit, matmul_native, native_build
+from minikeras.xla_cpu import jit, matmul_native, native_build, rnn_step_native
 
 _AVX2_TARGET = "minikeras_matmul_nn_avx2_benchmark"
+_PAIR_TARGET = "minikeras_rnn_step_matmul"
 
 
 def _register_avx2_build():
@@ -57,11 +58,13 @@ def _kernel(target, threads=1):
     return product
 
 
-def contenders(units, gates, steps, avx2, threads):
+def contenders(units, gates, steps, avx2, threads, pair):
     """name -> a compiled loop of ``steps`` products (backward dz @ U.T and forward h @ U)."""
     products = {"xla": lambda a, b: a @ b, "native": _kernel("minikeras_matmul_nn")}
     if threads > 1:
         products[f"native_{threads}_threads"] = _kernel("minikeras_matmul_nn", threads)
+    if pair:
+        products["native_pair"] = _kernel(_PAIR_TARGET, 2)
     if avx2:
         products["native_avx2"] = _kernel(_AVX2_TARGET)
     loops = {}
@@ -81,27 +84,32 @@ def time_size(batch, units, gates, args):
     rng = np.random.default_rng(0)
     u = jnp.asarray(rng.normal(size=(units, gates * units)).astype("float32") * 0.05)
     d = jnp.asarray(rng.normal(size=(batch, gates * units)).astype("float32"))
-    loops = contenders(units, gates, args.steps, args.avx2, args.threads)
+    loops = contenders(units, gates, args.steps, args.avx2, args.threads, args.pair)
     clock = time.perf_counter if args.wall else time.process_time
-    for name, product in (("native", _kernel("minikeras_matmul_nn")),) + ((("native_avx2", _kernel(_AVX2_TARGET)),)
-                                                                       if args.avx2 else ()):
+    for name, product in ((("native", _kernel("minikeras_matmul_nn")),)
+                          + ((("native_avx2", _kernel(_AVX2_TARGET)),) if args.avx2 else ())
+                          + ((("native_pair", _kernel(_PAIR_TARGET, 2)),) if args.pair else ())):
         got, want = jax.jit(product)(d, u.T), d @ u.T  # one product: 100 steps of tanh amplify rounding
         assert float(jnp.max(jnp.abs(got - want))) <= 1e-5 * max(1.0, float(jnp.max(jnp.abs(want)))), name
-    times = {name: [] for name in loops}
+    clocks = {"wall": time.perf_counter, "CPU": time.process_time} if args.both else \
+        {"wall" if args.wall else "CPU": clock}
+    times = {(kind, name): [] for kind in clocks for name in loops}
     for _ in range(args.rounds):
         for name, loop in loops.items():
-            start = clock()
+            start = {kind: c() for kind, c in clocks.items()}
             for _ in range(args.calls):
                 loop(d, u).block_until_ready()
-            times[name].append((clock() - start) / args.calls)
-    median = {name: sorted(t)[len(t) // 2] for name, t in times.items()}
-    parts = []
-    for direction in ("backward", "forward"):
-        xla = median[direction + " xla"]
-        ratios = ", ".join(f"{name.split()[1]} {xla / t:.2f}x" for name, t in median.items()
-                           if name.startswith(direction) and not name.endswith("xla"))
-        parts.append(f"{direction} {1e3 * xla:.2f} ms (XLA) / {ratios}")
-    print(f"batch {batch}, units {units}, gates {gates}: " + "; ".join(parts), flush=True)
+            for kind, c in clocks.items():
+                times[kind, name].append((c() - start[kind]) / args.calls)
+    median = {key: sorted(t)[len(t) // 2] for key, t in times.items()}
+    for kind in clocks:
+        parts = []
+        for direction in ("backward", "forward"):
+            xla = median[kind, direction + " xla"]
+            ratios = ", ".join(f"{name.split()[1]} {xla / t:.2f}x" for (k, name), t in median.items()
+                               if k == kind and name.startswith(direction) and not name.endswith("xla"))
+            parts.append(f"{direction} {1e3 * xla:.2f} ms (XLA) / {ratios}")
+        print(f"batch {batch}, units {units}, gates {gates}, {kind}: " + "; ".join(parts), flush=True)
 
 
 def main():
@@ -114,11 +122,16 @@ def main():
     parser.add_argument("--avx2", action="store_true")
     parser.add_argument("--threads", type=int, default=1, help="also the kernel on this many threads")
     parser.add_argument("--wall", action="store_true", help="wall time instead of process CPU time")
+    parser.add_argument("--pair", action="store_true",
+                        help="also the kernel on the calling thread and a helper thread of its own (ThreadPair)")
+    parser.add_argument("--both", action="store_true", help="wall and process CPU time, each as ratios")
     args = parser.parse_args()
     if not matmul_native.available():
         sys.exit("matmul_native.cc could not be built here: " + native_build.why_unavailable("matmul_native.cc"))
     if args.avx2:
         _register_avx2_build()
+    if args.pair and not rnn_step_native.available():
+        sys.exit("rnn_step_native.cc could not be built here: " + native_build.why_unavailable("rnn_step_native.cc"))
     what = "wall" if args.wall else "CPU"
     print(f"jax {jax.__version__}, {cpu_model()}; {what} time XLA / kernel, median of {args.rounds} rounds")
     for size in args.sizes:

@@ -14,7 +14,7 @@ import rnn_reference
 from conftest import assert_close
 
 import minikeras as mk
-from minikeras.xla_cpu import matmul_native, tuning
+from minikeras.xla_cpu import matmul_native, native_build, rnn_step_native, tuning
 
 L = mk.layers
 B, T, D = 3, 5, 2
@@ -261,15 +261,21 @@ def test_second_order_through_the_tape():
             assert_close(a.numpy(), b, rtol=1e-4, atol=1e-5, what=f"{kind} second order")
 
 
-def test_reverse_step_product_on_the_native_kernel(monkeypatch):
-    """With 16 units the backward step's ``dz @ U.T`` runs on ``xla_cpu.matmul_native``'s kernel
-    (every size let through): the tape's gradients still match the reference scan's, masked,
-    both directions, the GRU's reset_after settings and per-gate recurrent dropout masks."""
-    if not matmul_native.available():
-        pytest.skip("matmul_native.cc could not be built here")
+@pytest.mark.parametrize("two_threads", [False, True])
+def test_step_products_on_the_native_kernels(monkeypatch, two_threads):
+    """With 16 units the backward step's ``dz @ U.T`` runs on ``xla_cpu.matmul_native``'s kernel, or
+    (``two_threads``) both steps' products on ``xla_cpu.rnn_step_native``'s two-thread kernel (every
+    size let through): the tape's gradients still match the reference scan's, masked, both
+    directions, the GRU's reset_after settings and per-gate recurrent dropout masks."""
+    if not matmul_native.available() or (two_threads and not rnn_step_native.available()):
+        pytest.skip("matmul_native.cc or rnn_step_native.cc could not be built here")
     monkeypatch.setattr(tuning, "MATMUL_NN_NATIVE_FLOPS", 0)
     monkeypatch.setattr(tuning, "MATMUL_NN_NATIVE_NEEDS_AVX512", False)
+    monkeypatch.setattr(tuning, "RNN_STEP_TWO_THREADS", two_threads)
+    monkeypatch.setattr(tuning, "RNN_STEP_TWO_THREADS_FLOPS", 0)
+    monkeypatch.setattr(native_build, "usable_cpus", lambda: 2)  # a one-CPU runner still runs the pair
     assert matmul_native.supported_nn((B, 64), (64, 16), jnp.float32)
+    assert rnn_step_native.supported((B, 16), (16, 64), jnp.float32) == two_threads
     kinds = ["lstm", "gru_before", "gru", "simple"]
     layers = [L.LSTM(16, return_sequences=True), L.GRU(16, reset_after=False, go_backwards=True, dropout=0.5,
                                                           recurrent_dropout=0.5),

@@ -22,7 +22,7 @@ from minikeras.ops import nn_dense
 from minikeras.ops.nn import conv2d
 from minikeras.ops.nn_conv import conv2d_bias_relu
 from minikeras.tensor import Tensor, to_array
-from minikeras.xla_cpu import adam_native
+from minikeras.xla_cpu import adam_native, rnn_step_native
 from minikeras.xla_cpu.materialize import materialize
 from minikeras.xla_cpu.matmul_native import matmul_nn, matmul_tn
 
@@ -111,12 +111,17 @@ def step_slice(x):
     return materialize(x)
 
 
-def step_matmul(a, b):
+def step_matmul(a, b, *, forward=False):
     """``a @ b`` on jax arrays (``a``: (..., K), ``b``: (K, N)): a step of a loop over time that
-    multiplies by a kernel, a recurrent layer's backward step ``dz @ U.T`` (``U.T`` made once,
-    before the loop). A 2-D ``a`` runs on ``xla_cpu.matmul_native``'s kernel where that applies
-    (1.04-1.5x XLA's dot inside the loop on AVX-512; differentiable in reverse mode), others on
-    XLA's dot."""
+    multiplies by a kernel, a recurrent layer's forward step ``h @ U`` (``forward``) or backward step
+    ``dz @ U.T`` (``U.T`` made once, before the loop). A 2-D ``a`` runs on
+    ``xla_cpu.rnn_step_native``'s two-thread kernel where that applies; else a backward step on
+    ``xla_cpu.matmul_native``'s kernel where that applies (1.04-1.5x XLA's dot inside the loop on
+    AVX-512), others on XLA's dot. Differentiable in reverse mode."""
     if a.ndim == 2:
-        return matmul_nn(a, b)
+        two_threads = rnn_step_native.step_matmul(a, b)
+        if two_threads is not None:
+            return two_threads
+        if not forward:
+            return matmul_nn(a, b)
     return a @ b

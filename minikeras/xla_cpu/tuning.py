@@ -126,6 +126,13 @@ MATMUL_NN_NATIVE_FLOPS = 2.5e5
 # XLA's AVX-512 dot the kernel ran 0.87x (GRU(128)) to 1.25x (LSTM(128)); no CPU without AVX-512
 # was at hand to time XLA's own AVX2 dot against it. False: on every CPU.
 MATMUL_NN_NATIVE_NEEDS_AVX512 = True
+# A recurrent step's product (forward h @ U and backward dz @ U.T) on two threads, the calling
+# one and a helper of its own (``xla_cpu.rnn_step_native``), from this many FLOPs on, where the
+# process may use two CPUs. Off: on a loaded Zen 4 (load 4-10 on its 2 vCPUs) the pair lost
+# (the products alone 0.6-0.9x XLA's wall time, the one-thread kernel 1.0-1.4x);
+#     python benchmarks/rnn_products.py --sizes 64x128x4 --pair --both; python benchmarks/rnn_two_threads.py
+RNN_STEP_TWO_THREADS = False
+RNN_STEP_TWO_THREADS_FLOPS = 2.5e5
 # -- bfloat16 products (xla_cpu.low_precision) -------------------------------------------------
 # A bfloat16 matmul runs as XLA's bfloat16 dot (float32 accumulation) on CPUs with AVX512_BF16 or
 # AMX: on a Zen 4 (2 vCPUs, avx512_bf16), 2048^3 368 GFLOP/s against float32's 182, the Dense
@@ -155,6 +162,10 @@ BF16_CONV_NATIVE_VENDORS = ("AuthenticAMD",)
 # (sixteenth session, bfloat16 CNN step: `python benchmarks/tuning_ab.py --switch
 # BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16`, the classic CNN step 1.03x CPU time, loaded).
 BF16_MATMUL_NT_NATIVE = True
+# A bfloat16 Dense weight gradient x.T @ g written by its kernel widened to float32 (the float32
+# weight's gradient is that, widened right after; XLA:CPU made the widening a pass of its own),
+# the bfloat16 array converted from it where something reads it. Measured as the switch above.
+BF16_WEIGHT_GRADIENT_WIDENED = True
 # The bfloat16 filter gradient broadcasts one input channel per step: with fewer than this many
 # (an MNIST CNN's first layer, 1 channel) the widened float32 kernel, vectorized over its taps,
 # was faster (b128: 1.1 ms with the casts against 2.1 ms; same command, loaded machine).

@@ -81,6 +81,16 @@ def product(a, kernel, mask):
     return (a * mask) @ kernel
 
 
+def step_product(h, kernel, mask):
+    """``product`` for one step of the loop, ``h`` (batch, n): on ``ops.fused.step_matmul``'s forward path."""
+    if mask is None:
+        return step_matmul(h, kernel, forward=True)
+    if mask.ndim == 3:
+        blocks = jnp.split(kernel, mask.shape[0], axis=1)
+        return jnp.concatenate([step_matmul(h * m, k, forward=True) for m, k in zip(mask, blocks)], axis=-1)
+    return step_matmul(h * mask, kernel, forward=True)
+
+
 def product_input_grad(dq, kernel_t, mask):
     """The cotangent of ``a`` in ``product(a, kernel, mask)`` given ``dq``, that of the product;
     ``kernel_t`` is ``kernel.T``."""
@@ -135,7 +145,7 @@ class SimpleRNNGates:
         return bias, None
 
     def step(self, U, b_rec, rdp, p, states):
-        h, saved = self.act(p + product(states[0], U, rdp))
+        h, saved = self.act(p + step_product(states[0], U, rdp))
         return (h,), saved
 
     def step_grad(self, U_t, rdp, saved, prev, d_new):
@@ -159,7 +169,7 @@ class LSTMGates:
 
     def step(self, U, b_rec, rdp, p, states):
         h, c = states
-        zi, zf, zc, zo = jnp.split(p + product(h, U, rdp), 4, axis=-1)
+        zi, zf, zc, zo = jnp.split(p + step_product(h, U, rdp), 4, axis=-1)
         (i, si), (f, sf), (g, sg), (o, so) = self.rec(zi), self.rec(zf), self.act(zc), self.rec(zo)
         c = f * c + i * g
         tc, stc = self.act(c)
@@ -202,7 +212,7 @@ class GRUGates:
         h = states[0]
         xz, xr, xh = jnp.split(p, 3, axis=-1)
         if self.reset_after:
-            inner = product(h, U, rdp)
+            inner = step_product(h, U, rdp)
             if b_rec is not None:
                 inner = inner + b_rec
             rz, rr, rh = jnp.split(inner, 3, axis=-1)
@@ -212,9 +222,9 @@ class GRUGates:
         else:
             u = h.shape[-1]
             m_zr, m_h = _split3(rdp)
-            rz, rr = jnp.split(product(h, U[:, :2 * u], m_zr), 2, axis=-1)
+            rz, rr = jnp.split(step_product(h, U[:, :2 * u], m_zr), 2, axis=-1)
             (z, sz), (r, sr) = self.rec(xz + rz), self.rec(xr + rr)
-            hh, sh = self.act(xh + (r * (h if m_h is None else h * m_h)) @ U[:, 2 * u:])
+            hh, sh = self.act(xh + step_product(r * (h if m_h is None else h * m_h), U[:, 2 * u:], None))
             saved = (sz, sr, sh)
         return (z * h + (1 - z) * hh,), saved
 

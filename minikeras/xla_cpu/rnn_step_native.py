@@ -1,0 +1,75 @@
+"""``step_matmul(a, b)`` = ``a @ b`` for 2-D float32 arrays on two threads: a recurrent layer's
+per-step product inside its loop over time, as a native CPU kernel (``rnn_step_native.cc``).
+
+The loop is sequential, so the step's product (tens of microseconds at LSTM(128)'s sizes) is the
+only work that two cores can share. The kernel splits C by columns (or rows) between the calling
+thread and one helper thread of its own, which stays alive between steps: it spins for a moment
+after each call, then sleeps. Each element is one sum in order of k on either thread, so the bits
+do not depend on the number of threads (those of ``matmul_native.matmul_nn``).
+
+``supported`` says where it applies (``tuning.RNN_STEP_TWO_THREADS``: on, with at least two usable
+CPUs); ``available()`` builds it on first use (``native_build``). It is differentiable in reverse
+mode (``jax.custom_vjp``); under ``vmap`` it runs per element.
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from minikeras.xla_cpu import native_build, tuning
+from minikeras.xla_cpu.low_precision import cpu_flags
+
+_TARGET = "minikeras_rnn_step_matmul"
+
+
+@functools.lru_cache(maxsize=None)
+def available():
+    """True when the kernel is built for this machine and registered with XLA:CPU."""
+    return native_build.register_targets("rnn_step_native.cc", {_TARGET: "MinikerasRnnStepMatmul"})
+
+
+def supported(a_shape, b_shape, dtype):
+    """Whether the two-thread kernel takes ``a @ b`` (a: (M, K), b: (K, N)) for these (concrete) shapes and
+    dtype on this backend: N a multiple of 16, at least ``tuning.RNN_STEP_TWO_THREADS_FLOPS``, two usable
+    CPUs, AVX-512 (``tuning.MATMUL_NN_NATIVE_NEEDS_AVX512``) and ``tuning.RNN_STEP_TWO_THREADS`` on."""
+    return (tuning.NATIVE_KERNELS and tuning.RNN_STEP_TWO_THREADS and jax.default_backend() == "cpu"
+            and jnp.dtype(dtype) == jnp.float32 and native_build.usable_cpus() >= 2
+            and (not tuning.MATMUL_NN_NATIVE_NEEDS_AVX512 or "avx512f" in cpu_flags())
+            and len(a_shape) == 2 and len(b_shape) == 2 and all(type(d) is int for d in (*a_shape, *b_shape))
+            and a_shape[1] == b_shape[0] and b_shape[1] % 16 == 0
+            and 2 * a_shape[0] * a_shape[1] * b_shape[1] >= tuning.RNN_STEP_TWO_THREADS_FLOPS)
+
+
+def _call(a, b, threads):
+    out = jax.ShapeDtypeStruct((a.shape[0], b.shape[1]), a.dtype)
+    return jax.ffi.ffi_call(_TARGET, out, vmap_method="sequential")(a, b, threads=np.int64(threads))
+
+
+@jax.custom_vjp
+def _native(a, b):
+    return _call(a, b, 2)
+
+
+def _native_fwd(a, b):
+    return _native(a, b), (a, b)
+
+
+def _native_bwd(residuals, g):
+    a, b = residuals
+    return g @ b.T, a.T @ g  # d(a b)/da = g b^T, d(a b)/db = a^T g
+
+
+_native.defvjp(_native_fwd, _native_bwd)
+
+
+def step_matmul(a, b):
+    """``a @ b`` (a: (M, K), b: (K, N)) on two threads where ``supported`` and ``available``, else None."""
+    if supported(a.shape, b.shape, a.dtype) and available():
+        return _native(a, b)
+    return None
+
+
+def one_thread(a, b):
+    """The same kernel on the calling thread alone (for tests and benchmarks)."""
+    return _call(a, b, 1)
