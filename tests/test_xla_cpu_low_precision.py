@@ -388,6 +388,47 @@ def test_a_bfloat16_dense_input_gradient_takes_the_nt_kernel_where_it_runs(monke
     assert_within_bf16_rounding(got.numpy(), emulated_matmul(g, w.T))
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_float32_weight_gradient_through_the_bfloat16_kernel_has_the_same_bits_widened(compiled, monkeypatch):
+    """The gradient of a float32 weight read as bfloat16 (a mixed-precision Dense kernel): the
+    kernel's widened output (tuning.BF16_WEIGHT_GRADIENT_WIDENED) against the bfloat16 product
+    widened by its own pass, bit for bit, eager and in mk.function; and the emulated reference."""
+    if not matmul_bf16_native.available():
+        pytest.skip(f"bfloat16 matmul kernel unavailable: {matmul_bf16_native.unavailable_reason()}")
+    monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))
+    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0)
+    monkeypatch.setattr(low_precision, "_warned", [True])
+    x, upstream = bf16_array(12, 40), RNG.standard_normal((12, 32)).astype(np.float32)
+    w = mk.Variable(RNG.standard_normal((40, 32)).astype(np.float32))
+
+    def gradient():
+        with mk.GradientTape() as tape:
+            y = mk.matmul(mk.constant(x), mk.cast(w, "bfloat16"))
+            loss = mk.reduce_sum(mk.cast(y, "float32") * upstream)
+        return tape.gradient(loss, w)
+
+    results = {}
+    for widened in (False, True):
+        monkeypatch.setattr(tuning, "BF16_WEIGHT_GRADIENT_WIDENED", widened)
+        got = (mk.function(gradient) if compiled else gradient)()
+        assert got.dtype == np.float32
+        results[widened] = np.asarray(got)
+    np.testing.assert_array_equal(results[True], results[False])
+    g = jnp.asarray(upstream, jnp.bfloat16)
+    assert_within_bf16_rounding(jnp.asarray(results[True], jnp.bfloat16), emulated_matmul(x.T, g))
+
+
+def test_astype_gives_the_remembered_widened_array_only_for_float32():
+    wide = jnp.asarray(RNG.standard_normal((4, 16)), jnp.float32).astype(jnp.bfloat16).astype(jnp.float32)
+    narrow = low_precision.with_widened(wide.astype(jnp.bfloat16), wide)
+    assert low_precision.astype(narrow, jnp.float16).dtype == jnp.float16
+    assert low_precision.astype(narrow, jnp.float32) is wide
+    assert low_precision.astype(narrow, jnp.float32) is not wide  # given once
+    other = wide.astype(jnp.bfloat16)  # equal values, not the remembered array
+    assert low_precision.astype(other, jnp.float32) is not wide
+    np.testing.assert_array_equal(np.asarray(low_precision.astype(other, jnp.float32)), np.asarray(wide))
+
+
 @pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float32])
 def test_keep_where_moves_the_same_bits_as_a_select(dtype):
     """keep_where (a select on the 16-bit patterns for bfloat16/float16) against jnp.where, bit for

@@ -12,6 +12,7 @@ from minikeras.dtypes import is_floating, requested_dtype
 from minikeras.ops.convert import binary_args, dtype_of
 from minikeras.ops.primitive import Primitive
 from minikeras.tensor import Tensor
+from minikeras.xla_cpu import low_precision
 
 
 # -- unary functions ---------------------------------------------------------------------
@@ -102,7 +103,8 @@ mod = floormod
 
 
 # -- casting --------------------------------------------------------------------------
-_cast = Primitive("cast", lambda x, *, dtype: x.astype(dtype))
+# low_precision.astype: a bfloat16 product whose kernel also wrote it widened gives that array
+_cast = Primitive("cast", lambda x, *, dtype: low_precision.astype(x, dtype))
 # names whose dtype is held as it is named (a 64-bit one only matches a Tensor that is 64-bit)
 _DTYPE_NAMED = {name: np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

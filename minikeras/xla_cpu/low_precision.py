@@ -39,6 +39,33 @@ def is_low(dtype):
     return jnp.dtype(dtype) in (BFLOAT16, FLOAT16)
 
 
+def with_widened(narrow, wide):
+    """Returns ``narrow`` (a bfloat16 or float16 array) and remembers ``wide``, a float32 array of
+    the same values, for ``astype``: a kernel that writes its rounded result widened (the gradient
+    of a float32 weight read in bfloat16 is widened right after the product) spares XLA:CPU the
+    pass that widens it, and the narrow array, converted from the wide one, is only computed where
+    something else reads it. Only the last few are remembered (``astype`` follows at once, in the
+    same trace: an eager op's jit sees arrays of its own, so there nothing is found)."""
+    _widened[id(narrow)] = (narrow, wide)
+    while len(_widened) > _WIDENED_KEPT:
+        _widened.pop(next(iter(_widened)))
+    return narrow
+
+
+def astype(x, dtype):
+    """``x.astype(dtype)``; for float32 of an array made by ``with_widened``, its remembered float32
+    array (the same values: widening a bfloat16 or float16 number is exact)."""
+    entry = _widened.get(id(x))
+    if entry is not None and entry[0] is x and jnp.dtype(dtype) == jnp.float32:
+        del _widened[id(x)]  # used once (a cast's gradient); not kept alive past it
+        return entry[1]
+    return x.astype(dtype)
+
+
+_widened = {}  # id(narrow array) -> (narrow, wide), oldest first
+_WIDENED_KEPT = 4
+
+
 def keep_where(mask, value):
     """``jnp.where(mask, value, 0)``; for bfloat16 and float16 on the 16-bit patterns, which gives
     the same bits: XLA:CPU widens a low-precision select to float32 and rounds it back, a convert

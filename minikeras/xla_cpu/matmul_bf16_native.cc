@@ -15,7 +15,9 @@
 //   C[m, n] = sum_kp dot2((A[2kp, m], A[2kp + 1, m]), (B[2kp, n], B[2kp + 1, n]))
 //
 // with a zero row after an odd last one. Each result's sum runs over kp in order, whatever the
-// tile or thread, so results do not depend on them.
+// tile or thread, so results do not depend on them. A second handler writes the same bfloat16
+// values widened to float32: the gradient of a float32 weight read as bfloat16 (a mixed-precision
+// Dense layer's kernel) is this product widened, which XLA:CPU made as a pass of its own.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -49,10 +51,23 @@ inline void interleave(const uint16_t* __restrict a, const uint16_t* __restrict 
   }
 }
 
+// 16 float32 sums rounded to bfloat16 (nearest even) and stored: as bfloat16, or (Out = float)
+// widened back to float32, the same values (a bfloat16 number is the top half of a float32's bits).
+inline void store_rounded(uint16_t* p, __m512 v) {
+  _mm256_storeu_si256((__m256i*)p, (__m256i)_mm512_cvtneps_pbh(v));
+}
+inline void store_rounded(float* p, __m512 v) {
+  const __m512i bits = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(v));
+  if ((reinterpret_cast<uintptr_t>(p) & 63) == 0)
+    _mm512_stream_si512((__m512i*)p, _mm512_slli_epi32(bits, 16));
+  else
+    _mm512_storeu_si512(p, _mm512_slli_epi32(bits, 16));
+}
+
 // C[m0 + t, n0 + 16v ...] for t < TM, v < NV from the paired block ap (kpairs x rows x 2, its
 // columns from m_begin) and the paired bp (kpairs x N x 2).
-template <int NV, int TM>
-void tile(const uint16_t* ap, const uint16_t* bp, uint16_t* c, int64_t kpairs, int64_t rows, int64_t n,
+template <int NV, int TM, typename Out>
+void tile(const uint16_t* ap, const uint16_t* bp, Out* c, int64_t kpairs, int64_t rows, int64_t n,
           int64_t m_begin, int64_t m0, int64_t n0) {
   __m512 acc[TM][NV];
   for (int t = 0; t < TM; ++t)
@@ -70,15 +85,14 @@ void tile(const uint16_t* ap, const uint16_t* bp, uint16_t* c, int64_t kpairs, i
     }
   }
   for (int t = 0; t < TM; ++t)
-    for (int v = 0; v < NV; ++v)
-      _mm256_storeu_si256((__m256i*)(c + (m0 + t) * n + n0 + 16 * v), (__m256i)_mm512_cvtneps_pbh(acc[t][v]));
+    for (int v = 0; v < NV; ++v) store_rounded(c + (m0 + t) * n + n0 + 16 * v, acc[t][v]);
 }
 
 template <int NV>
 constexpr int kTileRows = NV == 4 ? 6 : 12;  // at most 24 accumulators
 
-template <int NV>
-void row_block(const uint16_t* ap, const uint16_t* bp, uint16_t* c, int64_t kpairs, int64_t n, int64_t m_begin,
+template <int NV, typename Out>
+void row_block(const uint16_t* ap, const uint16_t* bp, Out* c, int64_t kpairs, int64_t n, int64_t m_begin,
                int64_t m_end, int64_t n0) {
   constexpr int TM = kTileRows<NV>;
   for (int64_t m0 = m_begin; m0 < m_end; m0 += TM)
@@ -91,7 +105,8 @@ void row_block(const uint16_t* ap, const uint16_t* bp, uint16_t* c, int64_t kpai
 // Columns of A (rows of C) per unit of work: their pairs (K x 96 x 2 bytes) stay in the core's cache.
 constexpr int64_t kBlockRows = 96;
 
-void matmul_tn(ffi::ThreadPool& pool, const uint16_t* a, const uint16_t* b, uint16_t* c, int64_t k, int64_t m,
+template <typename Out>
+void matmul_tn(ffi::ThreadPool& pool, const uint16_t* a, const uint16_t* b, Out* c, int64_t k, int64_t m,
                int64_t n, int64_t threads) {
   const int64_t kpairs = (k + 1) / 2;
   std::vector<uint16_t> bp(kpairs * n * 2);
@@ -144,8 +159,7 @@ void tile_nt(const uint16_t* a, const uint16_t* bp, uint16_t* c, int64_t kpairs,
     }
   }
   for (int t = 0; t < TM; ++t)
-    for (int v = 0; v < NV; ++v)
-      _mm256_storeu_si256((__m256i*)(c + (m0 + t) * n + n0 + 16 * v), (__m256i)_mm512_cvtneps_pbh(acc[t][v]));
+    for (int v = 0; v < NV; ++v) store_rounded(c + (m0 + t) * n + n0 + 16 * v, acc[t][v]);
 }
 
 template <int NV>
@@ -185,17 +199,19 @@ void matmul_nt(ffi::ThreadPool& pool, const uint16_t* a, const uint16_t* b, uint
 }
 #endif  // __AVX512BF16__
 
-ffi::Error MatmulTnBf16Impl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> a, ffi::Buffer<ffi::BF16> b,
-                            ffi::ResultBuffer<ffi::BF16> c, int64_t threads) {
+// C = A^T B into c, bfloat16 (Out = uint16_t) or the same values widened to float32 (Out = float).
+template <typename Out, typename Result>
+ffi::Error matmul_tn_call(ffi::ThreadPool& pool, ffi::Buffer<ffi::BF16>& a, ffi::Buffer<ffi::BF16>& b, Result& c,
+                          int64_t threads) {
   const auto ad = a.dimensions(), bd = b.dimensions(), cd = c->dimensions();
   if (ad.size() != 2 || bd.size() != 2 || cd.size() != 2 || ad[0] != bd[0] || cd[0] != ad[1] || cd[1] != bd[1] ||
       bd[1] % 16 != 0)
     return ffi::Error::InvalidArgument(
         "bfloat16 matmul A^T B: expected A (K, M), B (K, N) and C (M, N) with N % 16 == 0");
 #ifdef __AVX512BF16__
-  uint16_t* cp = reinterpret_cast<uint16_t*>(c->typed_data());
+  Out* cp = reinterpret_cast<Out*>(c->typed_data());
   if (ad[0] == 0) {
-    std::fill(cp, cp + ad[1] * bd[1], uint16_t{0});
+    std::fill(cp, cp + ad[1] * bd[1], Out{0});
     return ffi::Error::Success();
   }
   matmul_tn(pool, reinterpret_cast<const uint16_t*>(a.typed_data()), reinterpret_cast<const uint16_t*>(b.typed_data()),
@@ -205,6 +221,16 @@ ffi::Error MatmulTnBf16Impl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> a, ffi:
   return ffi::Error(ffi::ErrorCode::kUnimplemented,
                     "bfloat16 matmul: this library was built for a CPU without AVX512_BF16");
 #endif
+}
+
+ffi::Error MatmulTnBf16Impl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> a, ffi::Buffer<ffi::BF16> b,
+                            ffi::ResultBuffer<ffi::BF16> c, int64_t threads) {
+  return matmul_tn_call<uint16_t>(pool, a, b, c, threads);
+}
+
+ffi::Error MatmulTnBf16WidenedImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> a, ffi::Buffer<ffi::BF16> b,
+                                   ffi::ResultBuffer<ffi::F32> c, int64_t threads) {
+  return matmul_tn_call<float>(pool, a, b, c, threads);
 }
 
 // C (M, N) = A (M, K) B^T with B (N, K); K even, N a multiple of 16.
@@ -238,6 +264,15 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulNtBf16, MatmulNtBf16Impl,
                                   .Arg<ffi::Buffer<ffi::BF16>>()
                                   .Arg<ffi::Buffer<ffi::BF16>>()
                                   .Ret<ffi::Buffer<ffi::BF16>>()
+                                  .Attr<int64_t>("threads"));
+
+// A^T B rounded to bfloat16 and written widened to float32 (a float32 weight's gradient).
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulTnBf16Widened, MatmulTnBf16WidenedImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
                                   .Attr<int64_t>("threads"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulTnBf16, MatmulTnBf16Impl,

@@ -30,13 +30,15 @@ from minikeras.xla_cpu.native_build import register_targets, usable_cpus, why_un
 _SOURCE = "matmul_bf16_native.cc"
 _TARGET = "minikeras_matmul_tn_bf16"
 _TARGET_NT = "minikeras_matmul_nt_bf16"
+_TARGET_WIDENED = "minikeras_matmul_tn_bf16_widened"
 
 
 @functools.lru_cache(maxsize=None)
 def available():
     """True when this CPU has AVX512_BF16 and the kernel is built and registered with XLA:CPU."""
     return "avx512_bf16" in low_precision.cpu_flags() and register_targets(
-        _SOURCE, {_TARGET: "MinikerasMatmulTnBf16", _TARGET_NT: "MinikerasMatmulNtBf16"})
+        _SOURCE, {_TARGET: "MinikerasMatmulTnBf16", _TARGET_NT: "MinikerasMatmulNtBf16",
+                  _TARGET_WIDENED: "MinikerasMatmulTnBf16Widened"})
 
 
 def unavailable_reason():
@@ -89,21 +91,38 @@ def _bwd_nt(residuals, g):
 matmul_nt.defvjp(_fwd_nt, _bwd_nt)
 
 
-@jax.custom_vjp
 def matmul_tn(a, b):
     """``a.T @ b`` (a: (K, M), b: (K, N), bfloat16) on the kernel; call only where ``supported``
-    and ``available``."""
-    out = jax.ShapeDtypeStruct((a.shape[1], b.shape[1]), a.dtype)
-    return jax.ffi.ffi_call(_TARGET, out, vmap_method="sequential")(a, b, threads=np.int64(usable_cpus()))
+    and ``available``. With ``tuning.BF16_WEIGHT_GRADIENT_WIDENED`` the kernel writes the rounded
+    result widened to float32 and the bfloat16 array is converted from it
+    (``low_precision.with_widened``): a float32 weight's gradient (``mk.cast`` to float32 next)
+    is then the kernel's output itself, and the conversion is only computed where something reads
+    the bfloat16 array."""
+    if not tuning.BF16_WEIGHT_GRADIENT_WIDENED:
+        return _matmul_tn_narrow(a, b)
+    wide = _matmul_tn_widened(a, b)
+    return low_precision.with_widened(wide.astype(a.dtype), wide)
 
 
-def _fwd(a, b):
-    return matmul_tn(a, b), (a, b)
-
-
-def _bwd(residuals, g):
+def _tn_products(residuals, g):
     a, b = residuals  # d(a^T b)/da = b g^T, d(a^T b)/db = a g
     return low_precision.matmul(b, g, transpose_b=True), low_precision.matmul(a, g)
 
 
-matmul_tn.defvjp(_fwd, _bwd)
+@jax.custom_vjp
+def _matmul_tn_narrow(a, b):
+    out = jax.ShapeDtypeStruct((a.shape[1], b.shape[1]), a.dtype)
+    return jax.ffi.ffi_call(_TARGET, out, vmap_method="sequential")(a, b, threads=np.int64(usable_cpus()))
+
+
+_matmul_tn_narrow.defvjp(lambda a, b: (_matmul_tn_narrow(a, b), (a, b)), _tn_products)
+
+
+@jax.custom_vjp
+def _matmul_tn_widened(a, b):
+    out = jax.ShapeDtypeStruct((a.shape[1], b.shape[1]), jnp.float32)
+    return jax.ffi.ffi_call(_TARGET_WIDENED, out, vmap_method="sequential")(a, b, threads=np.int64(usable_cpus()))
+
+
+_matmul_tn_widened.defvjp(lambda a, b: (_matmul_tn_widened(a, b), (a, b)),
+                          lambda residuals, g: _tn_products(residuals, g.astype(residuals[0].dtype)))
