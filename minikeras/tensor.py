@@ -353,7 +353,7 @@ class Variable(_Described):
     3.0
     """
 
-    __slots__ = ("_stored", "trainable", "constraint", "name", "path", "_uid", "__weakref__")
+    __slots__ = ("_stored", "_donatable", "trainable", "constraint", "name", "path", "_uid", "__weakref__")
 
     @property
     def _value(self):
@@ -376,6 +376,7 @@ class Variable(_Described):
                 values[id(self)] = value
                 return
         self._stored = value
+        self._donatable = False  # an array from anywhere: others may hold it (see _store_result)
     __array_priority__ = 100
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None, constraint=None):
@@ -396,6 +397,7 @@ class Variable(_Described):
             raise ValueError(f"mk.Variable {name!r}: shape {tuple(shape)} given, but initial_value has shape "
                              f"{tuple(value.shape)}")
         self._stored = _own(value)  # a new Variable: no trace or StatelessScope has a value for it yet
+        self._donatable = False
         self.trainable = bool(trainable)
         self.constraint = constraint  # applied by optimizers after each update, as TF's and Keras's
         self.name = name or "Variable"
@@ -464,6 +466,31 @@ class Variable(_Described):
             if "\n" in numpy_text:
                 numpy_text = "\n" + numpy_text
         return f"<mk.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, numpy={numpy_text}>"
+
+    # -- the state of compiled programs (programs.Program, steps_per_execution) ---------------
+    def _store_result(self, array):
+        """Stores ``array``, a new value that a compiled program has just returned (a buffer no
+        one else has seen), so that the next compiled step may donate it (``_array_to_donate``)."""
+        self._value = array
+        if self._stored is array:
+            self._donatable = True
+
+    def _array_to_donate(self):
+        """The value to pass to a compiled step that donates it (overwrites its buffer in place).
+
+        The stored array itself when that is safe: a compiled program wrote it
+        (``_store_result``) and no Python object but this Variable references it (no Tensor from
+        ``value()``, no array from ``jnp.asarray(v)``, no tape's record of a read). Otherwise a
+        copy, so that whoever holds the array keeps its values; the step's result replaces it
+        here either way. (A NumPy view of the buffer, from ``np.asarray``, is no reference to the
+        array: jax does not donate a buffer a view uses, and copies it instead.)"""
+        array = self._value
+        # three references: the slot, ``array`` and getrefcount's argument
+        if self._donatable and array is self._stored and sys.getrefcount(array) == 3:
+            return array
+        if is_tracer(array):
+            return array  # called inside another trace: jax ignores donation there
+        return jax.device_put(array, array.sharding, may_alias=False)
 
     # -- writing ------------------------------------------------------------------------
     def assign(self, value, read_value=True):

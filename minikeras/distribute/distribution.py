@@ -253,23 +253,23 @@ def _jit_program(program, distribution, shardings):
     def run(*flat):
         outputs, new_assigned = program.pure(flat[:n_state], flat[n_state:])
         state = [jax.lax.with_sharding_constraint(v, s) for v, s in zip(new_assigned, shardings)]
-        return tuple(outputs) + tuple(state)
+        return tuple(state) + tuple(outputs)  # the new state first, as Program.finish takes it
 
-    jitted = jit(run)
+    jitted = jit(run, donate_argnums=program.donated_arguments())
     if not distribution.multi_process:
         return jitted
 
     def call(*flat):
         results = jitted(*flat)
-        n_out = program.n_outputs
-        return tuple(multi_host.to_process_local(r, distribution) for r in results[:n_out]) + results[n_out:]
+        n_state = program.n_assigned
+        return results[:n_state] + tuple(multi_host.to_process_local(r, distribution) for r in results[n_state:])
 
     return call
 
 
 def _local_logs(result, distribution):
-    outs, state = result
-    return [multi_host.to_process_local(o, distribution) for o in outs], state
+    state, outs = result  # the scan's results: final state, last outputs
+    return state, [multi_host.to_process_local(o, distribution) for o in outs]
 
 
 def _has_sharding(value, sharding):

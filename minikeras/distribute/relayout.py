@@ -56,7 +56,8 @@ def distribute_tensor(tensor, layout):
     current = getattr(value, "sharding", None)
     if current is not None and current.is_equivalent_to(sharding, value.ndim):
         return Tensor(value)
-    return Tensor(jax.device_put(value, sharding))
+    # never sharing the buffers of ``value`` (a Variable's array that a compiled step may donate)
+    return Tensor(jax.device_put(value, sharding, may_alias=False))
 
 
 def place_outputs(outputs, sharding):

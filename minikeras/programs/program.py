@@ -4,13 +4,15 @@ The interface that ``mk.function``, ``fit``'s steps, ``steps_per_execution``'s s
 ``mk.distribute`` share:
 
 - ``state()``: the current values of the Variables the program reads and writes
-  (``variables``: the ``assigned`` ones first);
+  (``variables``: the ``assigned`` ones first); ``call_state()``: the same to pass to a
+  compiled call, which donates the assigned ones' buffers where ``donates`` (``donation``);
 - ``pure(state, inputs) -> (outputs, new_assigned)``: the program as a pure function of
   arrays, to call inside another jax trace (a scan, a sharded jit);
 - ``write_back(new_assigned)``: the one place where results become Variable values;
 - ``structure(outputs)``: the function's return value (Tensors and static leaves) from the
   output arrays;
-- ``__call__(inputs)``: all of the above, compiled (``xla_cpu.jit``);
+- ``__call__(inputs)``: all of the above, compiled (``xla_cpu.jit``), the compiled function
+  returning the new assigned values first (``results_for_donation``);
 - ``derived(key, build)``: a compiled function built from this program once and kept with it
   (a scan of it, a sharded jit of it).
 
@@ -25,6 +27,7 @@ from jax import export
 from jax.extend.core import jaxpr_as_fun
 
 from minikeras import _context
+from minikeras.programs import donation
 from minikeras.programs.signatures import accepts
 from minikeras.tensor import Tensor
 from minikeras.xla_cpu import jit, native_build
@@ -45,6 +48,8 @@ class Program:
       n_outputs: how many arrays the function returns (its other leaves are static).
       jaxpr: the ClosedJaxpr of ``(*state, *inputs) -> (*outputs, *new_assigned)``.
       general: whether the inputs have symbolic sizes (one program for many shapes).
+      donates: whether its compiled calls (and those ``derived`` from it) donate the assigned
+        Variables' buffers (``programs.donation``).
     """
 
     def __init__(self, traced):
@@ -67,14 +72,15 @@ class Program:
         self._strict = False
         self._compiled = False
         self._derived = {}
+        self.donates = donation.ENABLED
         # flat positional arrays in and out: the cheapest call jax.jit's dispatcher has
-        self.jitted = jit(self._jit_body)
+        self.jitted = jit(self._jit_body, donate_argnums=self.donated_arguments())
 
     def _jit_body(self, *flat):
         if self._strict and self._compiled and not self.accepts(flat[len(self.variables):]):
             raise NewSignature  # jax.jit missed its cache: the inputs have other avals
         self._compiled = True
-        return self._flat(*flat)
+        return results_for_donation(self, self._flat(*flat))
 
     def accepts(self, inputs):
         """Whether a general program runs ``inputs`` (arrays or avals) of shapes it has not
@@ -102,15 +108,28 @@ class Program:
         """The current values of ``variables``, in order."""
         return list(map(_value_of, self.variables))
 
+    def call_state(self):
+        """``state()`` to pass to a compiled call of this program (or one ``derived`` from it
+        that donates ``donated_arguments()``): the assigned values may be copies
+        (``donation.assigned_arrays``)."""
+        n = len(self.assigned)
+        values = donation.assigned_arrays(self.assigned, self.donates)
+        values.extend(map(_value_of, self.variables[n:]))
+        return values
+
+    def donated_arguments(self):
+        """The ``donate_argnums`` of a jitted ``(*state, *inputs)`` function of this program."""
+        return tuple(range(len(self.assigned))) if self.donates else ()
+
     def pure(self, state, inputs):
         """``(outputs, new values of assigned)`` as lists of arrays; traceable."""
         results = self._flat(*state, *inputs)
         return list(results[:self.n_outputs]), list(results[self.n_outputs:])
 
     def write_back(self, new_assigned):
-        """Gives the ``assigned`` Variables their new values (arrays)."""
+        """Gives the ``assigned`` Variables their new values (arrays a compiled call returned)."""
         for variable, value in zip(self.assigned, new_assigned):
-            variable._value = value
+            variable._store_result(value)
 
     def structure(self, outputs, wrap=True):
         """The function's return value from its output arrays (put in as they are, not wrapped
@@ -130,7 +149,7 @@ class Program:
         distribution = _context.distribution()
         if distribution is not None:
             jitted, inputs = distribution.prepare_call(self, inputs)
-        return self.finish(jitted(*self.state(), *inputs))
+        return self.finish(jitted(*self.call_state(), *inputs))
 
     def call_strict(self, inputs):
         """``self(inputs)`` if ``inputs`` have the avals the program was traced for; raises
@@ -138,22 +157,34 @@ class Program:
         (Without mk.distribute only.)"""
         self._strict = True
         try:
-            results = self.jitted(*map(_value_of, self.variables), *inputs)
+            results = self.jitted(*self.call_state(), *inputs)
         finally:
             self._strict = False
         return self.finish(results)
 
     def finish(self, results):
-        """Writes back the new state at the end of ``results`` (the flat outputs of the
-        program: outputs, then new assigned values) and returns the function's result."""
-        n = self.n_outputs
-        if self.assigned:
-            self.write_back(results[n:])
+        """Writes back the new state at the start of ``results`` (the flat results of the
+        compiled program: new assigned values, then outputs; ``results_for_donation``) and
+        returns the function's result."""
+        n = len(self.assigned)
+        if n:
+            self.write_back(results[:n])
+            results = results[n:]
         if self._single:  # the common cases, made short: they run on every call
             return Tensor(results[0])
         if self._flat_tuple:
-            return tuple(map(Tensor, results[:n]))
-        return self.structure(results[:n])
+            return tuple(map(Tensor, results))
+        return self.structure(results)
+
+
+def results_for_donation(program, results):
+    """The flat results of ``program``'s jaxpr (outputs, new assigned values) reordered as its
+    compiled functions return them: new assigned values first. jax gives each output, in order,
+    the buffer of the first donated input of its shape and dtype not yet taken, so with the new
+    state first each Variable's new value takes its own old buffer (an output of the same shape,
+    such as a returned gradient, would take it otherwise)."""
+    n = program.n_outputs
+    return (*results[n:], *results[:n])
 
 
 def _tensor_signature(avals):

@@ -50,11 +50,12 @@ def run_program_gathered(program, group):
 
 
 def _finish(program, loop, *inputs):
-    """Calls ``loop(assigned state, read-only state, *inputs)``, writes the new state back and
-    returns the outputs as the step returns them."""
+    """Calls ``loop(assigned state, read-only state, *inputs)`` (the assigned state donated where
+    ``program.donates``: ``_donating_jit``), writes the new state back and returns the outputs
+    as the step returns them."""
     n = program.n_assigned
-    state = program.state()
-    outs, new_values = loop(state[:n], state[n:], *inputs)
+    state = program.call_state()
+    new_values, outs = loop(state[:n], state[n:], *inputs)
     program.write_back(new_values)
     return program.structure(outs)
 
@@ -65,8 +66,10 @@ def _cached_loop(program, key, build):
 
 def _scan_steps(program, assigned_values, readonly_values, xs, batch_of):
     """``lax.scan`` of the step over ``xs``, the batch of each step being ``batch_of(x)``;
-    returns (last outputs, final assigned state). The last outputs ride in the carry (from
-    zeros of their shapes) rather than being stacked for every step and sliced."""
+    returns (final assigned state, last outputs): the state first, so that each donated
+    Variable's buffer goes to its own final value (``programs.program.results_for_donation``).
+    The last outputs ride in the carry (from zeros of their shapes) rather than being stacked
+    for every step and sliced."""
     readonly_values = list(readonly_values)
 
     def step(assigned, x):
@@ -83,7 +86,7 @@ def _scan_steps(program, assigned_values, readonly_values, xs, batch_of):
     # XLA:CPU's while loop costs about a microsecond per trip: tiny steps run several per trip
     unroll = tuning.SCAN_UNROLL if _work(jaxpr.jaxpr) <= tuning.SCAN_TINY_STEP else 1
     (final, outs), _ = jax.lax.scan(body, (list(assigned_values), zeros), xs, unroll=unroll)
-    return outs, final
+    return final, outs
 
 
 def _work(jaxpr):
@@ -113,7 +116,7 @@ def _gather_scan_of(program, batch_size, shuffled):
                 return [leaf.at[index].get(mode="promise_in_bounds") for leaf in data]
             return [jax.lax.dynamic_slice_in_dim(leaf, start, batch_size) for leaf in data]
         return _scan_steps(program, assigned_values, readonly_values, starts, batch_of)
-    return jit(run)
+    return _donating_jit(program, run)
 
 
 def _scan_of(program, state_sharding=None):
@@ -122,10 +125,16 @@ def _scan_of(program, state_sharding=None):
     constrained to it."""
     def build():
         def run(assigned_values, readonly_values, stacked):
-            outs, final = _scan_steps(program, assigned_values, readonly_values, stacked, list)
+            final, outs = _scan_steps(program, assigned_values, readonly_values, stacked, list)
             if state_sharding is not None:  # one sharding for all, or one per assigned Variable
                 shardings = state_sharding if isinstance(state_sharding, tuple) else (state_sharding,) * len(final)
                 final = [jax.lax.with_sharding_constraint(v, s) for v, s in zip(final, shardings)]
-            return outs, final
-        return jit(run)
+            return final, outs
+        return _donating_jit(program, run)
     return _cached_loop(program, state_sharding, build)
+
+
+def _donating_jit(program, run):
+    """``run(assigned_values, ...)`` jitted, its argument 0 (the assigned state) donated if
+    ``program`` donates its state: the scan's carry then starts in those buffers."""
+    return jit(run, donate_argnums=(0,) if program.donates else ())
