@@ -1,5 +1,6 @@
 """minikeras.xla_cpu.rnn_step_native: a recurrent step's a @ b on two threads, against the one-thread
 kernel (bit for bit) and XLA."""
+import ctypes
 import threading
 
 import jax
@@ -121,3 +122,33 @@ def test_derivatives_first_and_second_order(every_size):
 def test_under_vmap(every_size):
     a, b = rand((3, 4, 10), 7), rand((3, 10, 16), 8)
     close(jax.vmap(rnn_step_native.step_matmul)(a, b), jnp.einsum("bmk,bkn->bmn", a, b), "vmap")
+
+
+def test_measured_at_first_use(every_size, monkeypatch):
+    """``"measure"``: the choice is the timing's, asked once per shape; a bad setting is an error."""
+    asked = []
+
+    def faster(m, k, n):
+        asked.append((m, k, n))
+        return n == 32
+    monkeypatch.setattr(tuning, "RNN_STEP_TWO_THREADS", "measure")
+    monkeypatch.setattr(rnn_step_native, "two_threads_faster", faster)
+    if rnn_step_native.available():
+        assert rnn_step_native.supported((4, 8), (8, 32), jnp.float32)
+        assert not rnn_step_native.supported((4, 8), (8, 16), jnp.float32)
+        assert asked == [(4, 8, 32), (4, 8, 16)]
+    monkeypatch.setattr(tuning, "RNN_STEP_TWO_THREADS", "yes")
+    with pytest.raises(ValueError, match="RNN_STEP_TWO_THREADS: expected True, False or 'measure', got 'yes'"):
+        rnn_step_native.supported((4, 8), (8, 32), jnp.float32)
+
+
+@needs_build
+def test_the_timing_runs():
+    """The library's timing of one thread against two gives a positive ratio (its value is the machine's)."""
+    rnn_step_native.two_threads_faster.cache_clear()
+    assert rnn_step_native.two_threads_faster(8, 16, 32) in (True, False)
+    measure = native_build.load_library("rnn_step_native.cc").MinikerasRnnStepTwoThreadSpeedup
+    measure.restype = ctypes.c_double
+    measure.argtypes = [ctypes.c_int64] * 5
+    assert measure(8, 16, 32, 3, 3) > 0
+    assert measure(8, 16, 30, 3, 3) == 0  # bad arguments: no timing

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "native_kernels.h"
 #include "xla/ffi/api/ffi.h"
@@ -173,18 +174,12 @@ void block(const float* a, const float* b, float* c, int64_t m_begin, int64_t m_
 constexpr int64_t kChunkCols = 64;
 constexpr int64_t kRowAlign = 12;
 
-ffi::Error StepMatmulImpl(ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b, ffi::ResultBuffer<ffi::F32> c,
-                          int64_t threads) {
-  const auto ad = a.dimensions(), bd = b.dimensions(), cd = c->dimensions();
-  if (ad.size() != 2 || bd.size() != 2 || cd.size() != 2 || ad[1] != bd[0] || cd[0] != ad[0] || cd[1] != bd[1] ||
-      bd[1] % 16 != 0)
-    return ffi::Error::InvalidArgument("step matmul A B: expected A (M, K), B (K, N) and C (M, N) with N % 16 == 0");
-  const int64_t m = ad[0], k_size = ad[1], n = bd[1];
+// C = A B on `threads` threads (2: with ThreadPair's helper).
+void step_matmul(const float* ap, const float* bp, float* cp, int64_t m, int64_t k_size, int64_t n,
+                 int64_t threads) {
   const int64_t col_chunks = (n + kChunkCols - 1) / kChunkCols;
   const int64_t row_parts = col_chunks >= 2 ? 1 : 2;
   const int64_t row_split = std::min(m, (m / 2 + kRowAlign - 1) / kRowAlign * kRowAlign);
-  const float *ap = a.typed_data(), *bp = b.typed_data();
-  float* cp = c->typed_data();
   auto work = [&](int64_t chunk) {
     const int64_t n_begin = (chunk / row_parts) * kChunkCols, n_end = std::min(n, n_begin + kChunkCols);
     const int64_t m_begin = row_parts == 1 || chunk % 2 == 0 ? 0 : row_split;
@@ -197,8 +192,60 @@ ffi::Error StepMatmulImpl(ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b, ffi:
   } else {
     for (int64_t i = 0; i < chunks; ++i) work(i);
   }
+}
+
+ffi::Error StepMatmulImpl(ffi::Buffer<ffi::F32> a, ffi::Buffer<ffi::F32> b, ffi::ResultBuffer<ffi::F32> c,
+                          int64_t threads) {
+  const auto ad = a.dimensions(), bd = b.dimensions(), cd = c->dimensions();
+  if (ad.size() != 2 || bd.size() != 2 || cd.size() != 2 || ad[1] != bd[0] || cd[0] != ad[0] || cd[1] != bd[1] ||
+      bd[1] % 16 != 0)
+    return ffi::Error::InvalidArgument("step matmul A B: expected A (M, K), B (K, N) and C (M, N) with N % 16 == 0");
+  step_matmul(a.typed_data(), b.typed_data(), c->typed_data(), ad[0], ad[1], bd[1], threads);
   return ffi::Error::Success();
 }
+
+// Wall seconds of `steps` dependent products (each step's A takes the product's first columns)
+// on `threads` threads.
+double timed_loop(std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c, int64_t m, int64_t k,
+                  int64_t n, int64_t steps, int64_t threads) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t s = 0; s < steps; ++s) {
+    step_matmul(a.data(), b.data(), c.data(), m, k, n, threads);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < std::min(k, n); ++j) a[i * k + j] = 0.5f * c[i * n + j];
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+// The wall time of a loop of (m, k) @ (k, n) products on one thread over that on two: medians of
+// `rounds` alternating rounds of `steps` steps (rnn_step_native.two_threads_faster, at first use).
+extern "C" double MinikerasRnnStepTwoThreadSpeedup(int64_t m, int64_t k, int64_t n, int64_t steps, int64_t rounds) {
+  if (m <= 0 || k <= 0 || n <= 0 || n % 16 != 0 || steps <= 0 || rounds <= 0) return 0.0;
+  std::vector<float> a(m * k), b(k * n), c(m * n);
+  for (int64_t i = 0; i < m * k; ++i) a[i] = static_cast<float>(i % 7) * 0.01f;
+  for (int64_t i = 0; i < k * n; ++i) b[i] = static_cast<float>(i % 5) * 0.001f;
+  std::vector<double> one, two;
+  timed_loop(a, b, c, m, k, n, 2, 2);  // starts the helper thread
+  for (int64_t r = 0; r < rounds; ++r) {
+    if (r % 2 == 0) {
+      one.push_back(timed_loop(a, b, c, m, k, n, steps, 1));
+      two.push_back(timed_loop(a, b, c, m, k, n, steps, 2));
+    } else {
+      two.push_back(timed_loop(a, b, c, m, k, n, steps, 2));
+      one.push_back(timed_loop(a, b, c, m, k, n, steps, 1));
+    }
+  }
+  return median(one) / median(two);
+}
+
+namespace {
 
 }  // namespace
 

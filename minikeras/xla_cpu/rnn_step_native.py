@@ -7,10 +7,15 @@ thread and one helper thread of its own, which stays alive between steps: it spi
 after each call, then sleeps. Each element is one sum in order of k on either thread, so the bits
 do not depend on the number of threads (those of ``matmul_native.matmul_nn``).
 
-``supported`` says where it applies (``tuning.RNN_STEP_TWO_THREADS``: on, with at least two usable
-CPUs); ``available()`` builds it on first use (``native_build``). It is differentiable in reverse
+``supported`` says where it applies: at least two usable CPUs, and ``tuning.RNN_STEP_TWO_THREADS``
+True, or ``"measure"``: then the first time a shape is asked for, a loop of its products is timed
+on one thread and on two, alternating, inside the library (``two_threads_faster``), and two threads are taken where
+they were faster by ``tuning.RNN_STEP_TWO_THREADS_MIN_GAIN`` in wall time; a helper thread on a
+machine whose other core is busy with other processes loses. Either way the bits are the same.
+``available()`` builds the kernel on first use (``native_build``). It is differentiable in reverse
 mode (``jax.custom_vjp``); under ``vmap`` it runs per element.
 """
+import ctypes
 import functools
 
 import jax
@@ -33,12 +38,18 @@ def supported(a_shape, b_shape, dtype):
     """Whether the two-thread kernel takes ``a @ b`` (a: (M, K), b: (K, N)) for these (concrete) shapes and
     dtype on this backend: N a multiple of 16, at least ``tuning.RNN_STEP_TWO_THREADS_FLOPS``, two usable
     CPUs, AVX-512 (``tuning.MATMUL_NN_NATIVE_NEEDS_AVX512``) and ``tuning.RNN_STEP_TWO_THREADS`` on."""
-    return (tuning.NATIVE_KERNELS and tuning.RNN_STEP_TWO_THREADS and jax.default_backend() == "cpu"
-            and jnp.dtype(dtype) == jnp.float32 and native_build.usable_cpus() >= 2
-            and (not tuning.MATMUL_NN_NATIVE_NEEDS_AVX512 or "avx512f" in cpu_flags())
-            and len(a_shape) == 2 and len(b_shape) == 2 and all(type(d) is int for d in (*a_shape, *b_shape))
-            and a_shape[1] == b_shape[0] and b_shape[1] % 16 == 0
-            and 2 * a_shape[0] * a_shape[1] * b_shape[1] >= tuning.RNN_STEP_TWO_THREADS_FLOPS)
+    setting = tuning.RNN_STEP_TWO_THREADS
+    if setting not in (True, False, "measure"):
+        raise ValueError(f"tuning.RNN_STEP_TWO_THREADS: expected True, False or 'measure', got {setting!r}")
+    applies = (tuning.NATIVE_KERNELS and setting is not False and jax.default_backend() == "cpu"
+               and jnp.dtype(dtype) == jnp.float32 and native_build.usable_cpus() >= 2
+               and (not tuning.MATMUL_NN_NATIVE_NEEDS_AVX512 or "avx512f" in cpu_flags())
+               and len(a_shape) == 2 and len(b_shape) == 2 and all(type(d) is int for d in (*a_shape, *b_shape))
+               and a_shape[1] == b_shape[0] and b_shape[1] % 16 == 0
+               and 2 * a_shape[0] * a_shape[1] * b_shape[1] >= tuning.RNN_STEP_TWO_THREADS_FLOPS)
+    if applies and setting == "measure":
+        return available() and two_threads_faster(a_shape[0], a_shape[1], b_shape[1])
+    return applies
 
 
 def _call(a, b, threads):
@@ -73,3 +84,21 @@ def step_matmul(a, b):
 def one_thread(a, b):
     """The same kernel on the calling thread alone (for tests and benchmarks)."""
     return _call(a, b, 1)
+
+
+_MEASURED_STEPS = 40
+_MEASURED_ROUNDS = 7
+
+
+@functools.lru_cache(maxsize=None)
+def two_threads_faster(m, k, n):
+    """Whether a loop of ``(m, k) @ (k, n)`` products (each step's input taken from the step
+    before's product, as in a recurrent loop) runs faster in wall time on two threads than on one,
+    by ``tuning.RNN_STEP_TWO_THREADS_MIN_GAIN``: medians of alternating rounds, timed inside the
+    library (a few milliseconds), once per shape and process."""
+    if not available():
+        return False
+    measure = native_build.load_library("rnn_step_native.cc").MinikerasRnnStepTwoThreadSpeedup
+    measure.restype = ctypes.c_double
+    measure.argtypes = [ctypes.c_int64] * 5
+    return measure(m, k, n, _MEASURED_STEPS, _MEASURED_ROUNDS) >= tuning.RNN_STEP_TWO_THREADS_MIN_GAIN

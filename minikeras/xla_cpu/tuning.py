@@ -128,11 +128,14 @@ MATMUL_NN_NATIVE_FLOPS = 2.5e5
 MATMUL_NN_NATIVE_NEEDS_AVX512 = True
 # A recurrent step's product (forward h @ U and backward dz @ U.T) on two threads, the calling
 # one and a helper of its own (``xla_cpu.rnn_step_native``), from this many FLOPs on, where the
-# process may use two CPUs. Off: on a loaded Zen 4 (load 4-10 on its 2 vCPUs) the pair lost
-# (the products alone 0.6-0.9x XLA's wall time, the one-thread kernel 1.0-1.4x);
+# process may use two CPUs: True, False, or "measure": a loop of the shape's products timed on
+# one and two threads at first use, two taken where they were this much faster in wall time. On
+# a loaded Zen 4 (load 4-10 on its 2 vCPUs) the pair lost (the products alone 0.6-0.9x XLA's wall
+# time, the one-thread kernel 1.0-1.4x); a quiet machine was not at hand.
 #     python benchmarks/rnn_products.py --sizes 64x128x4 --pair --both; python benchmarks/rnn_two_threads.py
-RNN_STEP_TWO_THREADS = False
+RNN_STEP_TWO_THREADS = "measure"
 RNN_STEP_TWO_THREADS_FLOPS = 2.5e5
+RNN_STEP_TWO_THREADS_MIN_GAIN = 1.15
 # -- bfloat16 products (xla_cpu.low_precision) -------------------------------------------------
 # A bfloat16 matmul runs as XLA's bfloat16 dot (float32 accumulation) on CPUs with AVX512_BF16 or
 # AMX: on a Zen 4 (2 vCPUs, avx512_bf16), 2048^3 368 GFLOP/s against float32's 182, the Dense
