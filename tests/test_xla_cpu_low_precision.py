@@ -145,6 +145,66 @@ def test_conv2d_relu_layer_gradients_under_mixed_bfloat16(conv_path):
         np.testing.assert_allclose(g.numpy(), expected, rtol=2 ** -5, atol=2 ** -5 * float(np.abs(expected).max()))
 
 
+@pytest.mark.parametrize("x_shape, w_shape, pads", [
+    ((3, 10, 9, 32), (3, 3, 32, 64), ((0, 0), (0, 0))),   # the MNIST CNN's second layer, odd width
+    ((9, 8, 8, 1), (3, 3, 1, 32), ((1, 1), (1, 1))),      # one input channel, more images than parts
+])
+def test_bf16_filter_grad_kernel_sums_the_bias_gradient(x_shape, w_shape, pads):
+    """filter_grad_and_bias: the filter gradient of filter_grad bit for bit, and dy summed over all
+    but its last axis within one bfloat16 rounding of the float32 sum."""
+    if not conv_bf16_native.available():
+        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
+    (top, bottom), (left, right) = pads
+    out_hw = (x_shape[1] + top + bottom - w_shape[0] + 1, x_shape[2] + left + right - w_shape[1] + 1)
+    x, dy = bf16_array(*x_shape), bf16_array(x_shape[0], *out_hw, w_shape[3])
+    dw, db = jax.jit(conv_bf16_native.filter_grad_and_bias, static_argnums=(2, 3))(x, dy, w_shape, pads)
+    alone = jax.jit(conv_bf16_native.filter_grad, static_argnums=(2, 3))(x, dy, w_shape, pads)
+    np.testing.assert_array_equal(as_f32(dw), as_f32(alone))
+    assert db.dtype == jnp.bfloat16 and db.shape == (w_shape[3],)
+    assert_within_bf16_rounding(db, jnp.sum(dy.astype(jnp.float32), axis=(0, 1, 2)).astype(jnp.bfloat16))
+    # its jax vjp (the rules of conv.conv2d_filter_and_bias_grad) against the two ops'
+    padding = "VALID" if pads == ((0, 0), (0, 0)) else "SAME"
+    g_w, g_b = bf16_array(*w_shape), bf16_array(w_shape[3])
+    fused = jax.vjp(lambda x, dy: conv.conv2d_filter_and_bias_grad(x, dy, w_shape, (1, 1), padding), x, dy)[1]
+    separate = jax.vjp(lambda x, dy: (conv.conv2d_filter_grad(x, dy, w_shape, (1, 1), padding),
+                                      jnp.sum(dy, axis=(0, 1, 2))), x, dy)[1]
+    for got, want in zip(fused((g_w, g_b)), separate((g_w, g_b))):
+        assert_within_bf16_rounding(got, want)
+
+
+def test_conv2d_relu_first_order_gradients_with_the_bias_summed_in_the_kernel(monkeypatch):
+    """A mixed_bfloat16 Conv2D(relu)'s gradients in mk.function (the backward pass on arrays) with
+    the bias gradient summed by the filter-gradient kernel (tuning.BF16_CONV_BIAS_SUMS_IN_KERNEL)
+    against the separate sum: input and kernel gradients bit for bit, the bias gradient within a
+    bfloat16 rounding; and the kernel's call in the compiled step."""
+    if not conv_bf16_native.available():
+        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
+    x = mk.Variable(np.asarray(RNG.standard_normal((4, 10, 10, 16)), np.float32))
+    z = np.asarray(RNG.standard_normal((4, 8, 8, 32)), np.float32)
+    original = conv_bf16_native.filter_grad_and_bias
+    calls = []
+    monkeypatch.setattr(conv_bf16_native, "filter_grad_and_bias", lambda *a: calls.append(1) or original(*a))
+    results = {}
+    for in_kernel in (False, True):
+        monkeypatch.setattr(tuning, "BF16_CONV_BIAS_SUMS_IN_KERNEL", in_kernel)
+        mk.random.set_seed(0)
+        layer = mk.layers.Conv2D(32, 3, activation="relu", dtype="mixed_bfloat16")
+
+        @mk.function
+        def gradients(x):
+            with mk.GradientTape() as tape:
+                value = mk.reduce_sum(mk.cast(layer(x), "float32") * z)
+            return tape.gradient(value, [x, layer.kernel, layer.bias])
+
+        calls.clear()
+        results[in_kernel] = [g.numpy() for g in gradients(x)]
+        assert bool(calls) == in_kernel
+    (dx0, dk0, db0), (dx1, dk1, db1) = results[False], results[True]
+    np.testing.assert_array_equal(dx1, dx0)
+    np.testing.assert_array_equal(dk1, dk0)
+    np.testing.assert_allclose(db1, db0, rtol=2 ** -7, atol=2 ** -8 * float(np.abs(db0).max()))
+
+
 def test_a_cpu_without_bf16_instructions_warns_once_naming_the_feature(monkeypatch):
     monkeypatch.setattr(low_precision, "bf16_hardware", lambda: False)
     monkeypatch.setattr(low_precision, "_warned", [])

@@ -30,6 +30,7 @@ from minikeras.tensor import Tensor, Variable, to_array
 from minikeras.xla_cpu.conv import (
     bf16_native,
     conv2d_bias_relu_forward,
+    conv2d_filter_and_bias_grad,
     conv2d_filter_grad,
     conv2d_forward,
     conv2d_input_grad,
@@ -99,7 +100,27 @@ def _(g, out, x, dy, *, filter_shape, **conv):
 # Conv2D's convolution, bias and ReLU as one op: on the CPU's native forward kernel the bias and
 # ReLU are its epilogue (minikeras.xla_cpu.conv.conv2d_bias_relu_forward); the gradient masks g
 # where the output is zero, then takes the three convolutions' and the bias' usual rules.
-_conv2d_bias_relu = Primitive(
+class _Conv2dBiasRelu(Primitive):
+    """The op: the recorded rule is ``defgrad``'s; on arrays, where the bfloat16 filter-gradient
+    kernel runs, that kernel also sums the bias gradient while it reads the masked cotangent
+    (``conv2d_filter_and_bias_grad``: a float32 sum's order apart from ``unbroadcast``'s)."""
+
+    def rule_on_arrays(self, g, out, inputs, params):
+        x, w, _ = inputs
+        conv = dict(params)
+        if _on_bf16_kernels(x.shape, w.shape, g.dtype, conv):
+            masked = relu_masked(g, out, materialized=True)
+            fused = conv2d_filter_and_bias_grad(x, masked, w.shape, **conv)
+            if fused is not None:
+                return (conv2d_input_grad(masked, w, x.shape, **conv),) + tuple(fused)
+        return super().rule_on_arrays(g, out, inputs, params)
+
+
+def _on_bf16_kernels(x_shape, w_shape, dtype, conv):
+    return any(bf16_native(kind, x_shape, w_shape, dtype=dtype, **conv) for kind in ("input_grad", "filter_grad"))
+
+
+_conv2d_bias_relu = _Conv2dBiasRelu(
     "conv2d_bias_relu",
     lambda x, w, b, *, strides, padding, dilations: conv2d_bias_relu_forward(x, w, b, strides, padding, dilations))
 
@@ -115,7 +136,7 @@ def _(gg, masked, g, out, *, materialized):
 
 @_conv2d_bias_relu.defgrad
 def _(g, out, x, w, b, **conv):
-    if any(bf16_native(kind, x.shape, w.shape, dtype=g.dtype, **conv) for kind in ("input_grad", "filter_grad")):
+    if _on_bf16_kernels(x.shape, w.shape, g.dtype, conv):
         g = _relu_mask(g, out, materialized=True)
     else:
         g = where(out > 0, g, zero_of_(g))  # out > 0 exactly where relu's input is

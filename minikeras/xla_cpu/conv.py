@@ -657,6 +657,38 @@ def _bf16_forward_bias_relu_fwd(x, w, b, pads):
 _bf16_forward_bias_relu.defvjp(_bf16_forward_bias_relu_fwd, _bias_relu_cotangents)
 
 
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
+def _bf16_filter_and_bias_grad(x, dy, filter_shape, pads):
+    return conv_bf16_native.filter_grad_and_bias(x, dy, filter_shape, pads)
+
+
+def _bf16_filter_and_bias_grad_fwd(x, dy, filter_shape, pads):
+    return _bf16_filter_and_bias_grad(x, dy, filter_shape, pads), (x, dy)
+
+
+def _bf16_filter_and_bias_grad_bwd(filter_shape, pads, residuals, cotangents):
+    x, dy = residuals
+    g_w, g_b = cotangents  # dw is bilinear in (x, dy); db = sum(dy) is linear in dy
+    return (conv2d_input_grad(dy, g_w, x.shape, (1, 1), pads),
+            conv2d_forward(x, g_w, (1, 1), pads) + g_b.astype(dy.dtype))
+
+
+_bf16_filter_and_bias_grad.defvjp(_bf16_filter_and_bias_grad_fwd, _bf16_filter_and_bias_grad_bwd)
+
+
+def conv2d_filter_and_bias_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dilations=(1, 1)):
+    """``(conv2d_filter_grad(x, dy, filter_shape, ...), dy summed over all but its last axis)`` in
+    one call of the bfloat16 filter-gradient kernel where ``bf16_native("filter_grad", ...)`` says
+    it runs and ``tuning.BF16_CONV_BIAS_SUMS_IN_KERNEL``; None elsewhere (the caller takes the two
+    separately). Both rounded to bfloat16 once, from float32 sums in another order than XLA's."""
+    if not (tuning.BF16_CONV_BIAS_SUMS_IN_KERNEL
+            and bf16_native("filter_grad", x.shape, filter_shape, strides, padding, dilations, x.dtype)
+            and dy.dtype == x.dtype):
+        return None
+    return _bf16_filter_and_bias_grad(x, dy, tuple(filter_shape),
+                                      _normalize(x.shape, filter_shape, strides, padding, dilations)[1])
+
+
 # -- filter gradient --------------------------------------------------------------------------
 def _xla_filter_grad(x, dy, filter_shape, strides, pads, dilations):
     def forward(w):

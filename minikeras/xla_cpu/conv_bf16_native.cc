@@ -301,14 +301,38 @@ void filter_grad_one_channel(const uint16_t* xb, const uint16_t* dyi, uint16_t* 
   });
 }
 
+// sums[o] += dy[r][q][o] over image dyb's pixels, in order (a Conv2D's bias gradient, summed
+// while dy is read for the pairing).
+inline __m512 widened(const uint16_t* p) {
+  return (__m512)_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16);
+}
+
+template <int NV>
+void add_pixels_block(const uint16_t* dyb, float* sums, const Shape& s, int64_t o0) {
+  __m512 acc[NV];
+  for (int v = 0; v < NV; ++v) acc[v] = _mm512_loadu_ps(sums + o0 + 16 * v);
+  for (int64_t p = 0; p < s.ho * s.wo; ++p)
+    for (int v = 0; v < NV; ++v) acc[v] = _mm512_add_ps(acc[v], widened(dyb + p * s.o + o0 + 16 * v));
+  for (int v = 0; v < NV; ++v) _mm512_storeu_ps(sums + o0 + 16 * v, acc[v]);
+}
+
+void add_pixels(const uint16_t* dyb, float* sums, const Shape& s) {
+  int64_t o0 = 0;
+  for (; o0 + 64 <= s.o; o0 += 64) add_pixels_block<4>(dyb, sums, s, o0);
+  for (; o0 < s.o; o0 += 16) add_pixels_block<1>(dyb, sums, s, o0);
+}
+
+// dw, and with db (null: none) dy summed over its images and pixels (the bias gradient), both
+// rounded to bfloat16; the sums run in fixed parts of the batch, added in order.
 void filter_grad(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* dy, uint16_t* dw, const Shape& s,
-                 int64_t threads) {
+                 int64_t threads, uint16_t* db = nullptr) {
   const int64_t size = s.kh * s.kw * s.c * s.o;
   const int64_t qpairs = (s.wo + 1) / 2;
   const int64_t wx = 2 * qpairs + s.kw - 2;  // the paired columns the windows read
   const int64_t parts = std::max<int64_t>(1, std::min(kFilterParts, s.n));
   const int64_t helpers = minikeras::helpers_for(pool, parts, threads);
   std::vector<std::vector<float>> acc(parts, std::vector<float>(size, 0.0f));
+  std::vector<std::vector<float>> bias_acc(db ? parts : 0, std::vector<float>(s.o, 0.0f));
   const bool one_channel = s.c == 1 && s.kh * s.kw <= kFilterTapsMax;
   // the paired x, or with one channel the padded x (wx + 1 columns: a pair may start at the last)
   std::vector<std::vector<uint16_t>> xx(helpers + 1, std::vector<uint16_t>(s.hp() * (wx + 1) * s.c * 2, 0));
@@ -319,6 +343,7 @@ void filter_grad(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* dy, u
       const uint16_t* xxi = xx[worker].data();
       const uint16_t* dyi = dyp[worker].data();
       pair_columns_of_dy(dy + b * s.ho * s.wo * s.o, dyp[worker].data(), s, qpairs, zeros.data());
+      if (db) add_pixels(dy + b * s.ho * s.wo * s.o, bias_acc[part].data(), s);
       if (one_channel) {
         filter_grad_one_channel(x + b * s.h * s.w, dyi, xx[worker].data(), acc[part].data(), s, wx + 1, qpairs);
         continue;
@@ -340,6 +365,12 @@ void filter_grad(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* dy, u
     for (int64_t p = 1; p < parts; ++p) sum = _mm512_add_ps(sum, _mm512_loadu_ps(acc[p].data() + k));
     store_bf16(dw + k, sum);
   }
+  if (db)
+    for (int64_t o0 = 0; o0 < s.o; o0 += 16) {
+      __m512 sum = _mm512_loadu_ps(bias_acc[0].data() + o0);
+      for (int64_t p = 1; p < parts; ++p) sum = _mm512_add_ps(sum, _mm512_loadu_ps(bias_acc[p].data() + o0));
+      store_bf16(db + o0, sum);
+    }
 }
 
 #endif  // __AVX512BF16__
@@ -395,9 +426,11 @@ ffi::Error ForwardBiasReluImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, f
   return forward_call(pool, x, wp, y, pad_top, pad_left, threads, &bias);
 }
 
-// x: (N, H, W, C); dy: (N, Ho, Wo, O); dw: (KH, KW, C, O); x padded by pt / pl leading zeros.
-ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> dy,
-                          ffi::ResultBuffer<ffi::BF16> dw, int64_t pad_top, int64_t pad_left, int64_t threads) {
+// x: (N, H, W, C); dy: (N, Ho, Wo, O); dw: (KH, KW, C, O); x padded by pt / pl leading zeros;
+// db: null, or (O) for dy's sums over all but its last axis.
+ffi::Error filter_grad_call(ffi::ThreadPool& pool, ffi::Buffer<ffi::BF16>& x, ffi::Buffer<ffi::BF16>& dy,
+                            ffi::ResultBuffer<ffi::BF16>& dw, int64_t pad_top, int64_t pad_left, int64_t threads,
+                            ffi::ResultBuffer<ffi::BF16>* db) {
   const auto xd = x.dimensions(), dd = dy.dimensions(), fd = dw->dimensions();
   const bool fits = xd.size() == 4 && dd.size() == 4 && fd.size() == 4 && fd[2] == xd[3] && fd[3] == dd[3] &&
                     dd[3] % 16 == 0 && fits_padding(xd, dd, fd[0], fd[1], pad_top, pad_left);
@@ -408,11 +441,26 @@ ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::B
                                        ") are not a stride-1 convolution with O % 16 == 0");
 #ifdef __AVX512BF16__
   const Shape s{xd[0], xd[1], xd[2], xd[3], dd[1], dd[2], dd[3], fd[0], fd[1], pad_top, pad_left};
-  filter_grad(pool, x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads);
+  if (db && ((*db)->dimensions().size() != 1 || (*db)->dimensions()[0] != dd[3]))
+    return ffi::Error::InvalidArgument("bfloat16 conv2d filter gradient: expected a bias gradient of shape (" +
+                                       std::to_string(dd[3]) + "), got " + dims_text((*db)->dimensions()));
+  filter_grad(pool, x.typed_data(), dy.typed_data(), dw->typed_data(), s, threads,
+              db ? (*db)->typed_data() : nullptr);
   return ffi::Error::Success();
 #else
   return unsupported();
 #endif
+}
+
+ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> dy,
+                          ffi::ResultBuffer<ffi::BF16> dw, int64_t pad_top, int64_t pad_left, int64_t threads) {
+  return filter_grad_call(pool, x, dy, dw, pad_top, pad_left, threads, nullptr);
+}
+
+ffi::Error FilterGradBiasImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> dy,
+                              ffi::ResultBuffer<ffi::BF16> dw, ffi::ResultBuffer<ffi::BF16> db, int64_t pad_top,
+                              int64_t pad_left, int64_t threads) {
+  return filter_grad_call(pool, x, dy, dw, pad_top, pad_left, threads, &db);
 }
 
 auto Binding() {
@@ -439,6 +487,18 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16ForwardBiasRelu, ForwardBiasRel
                                   .Arg<ffi::Buffer<ffi::BF16>>()
                                   .Arg<ffi::Buffer<ffi::BF16>>()
                                   .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Ret<ffi::Buffer<ffi::BF16>>()
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("threads"));
+
+// The filter gradient with the bias gradient (dy summed over images and pixels) as a second result.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16FilterGradBias, FilterGradBiasImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Arg<ffi::Buffer<ffi::BF16>>()
+                                  .Ret<ffi::Buffer<ffi::BF16>>()
                                   .Ret<ffi::Buffer<ffi::BF16>>()
                                   .Attr<int64_t>("pad_top")
                                   .Attr<int64_t>("pad_left")

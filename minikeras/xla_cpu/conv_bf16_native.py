@@ -5,6 +5,7 @@
         y = forward_bias_relu(x, w, b, pads)     # = max(conv(x, w) + b, 0) in float32, rounded once
         dx = input_grad(dy, w, x_shape, pads)    # = the transpose of conv(., w) applied to dy, likewise
         dw = filter_grad(x, dy, w_shape, pads)   # = the transpose of conv(x, .) applied to dy, likewise
+        dw, db = filter_grad_and_bias(x, dy, w_shape, pads)  # and db = dy summed over all but its last axis
 
 Each result is what the float32 convolution of the same (bfloat16) values gives, rounded to
 bfloat16 once: only the order of the float32 sums differs. The kernels multiply pairs of
@@ -29,9 +30,11 @@ _SOURCE = "conv_bf16_native.cc"
 _FORWARD = "minikeras_conv2d_bf16_forward"
 _FILTER_GRAD = "minikeras_conv2d_bf16_filter_grad"
 _FORWARD_BIAS_RELU = "minikeras_conv2d_bf16_forward_bias_relu"
+_FILTER_GRAD_BIAS = "minikeras_conv2d_bf16_filter_grad_bias"
 _ONE_CHANNEL_MAX_TAPS = 12  # the kernel's kFilterTapsMax
 _SYMBOLS = {_FORWARD: "MinikerasConv2dBf16Forward", _FILTER_GRAD: "MinikerasConv2dBf16FilterGrad",
-            _FORWARD_BIAS_RELU: "MinikerasConv2dBf16ForwardBiasRelu"}
+            _FORWARD_BIAS_RELU: "MinikerasConv2dBf16ForwardBiasRelu",
+            _FILTER_GRAD_BIAS: "MinikerasConv2dBf16FilterGradBias"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -114,3 +117,17 @@ def filter_grad(x, dy, filter_shape, pads):
                             vmap_method="sequential")
     flops = 2 * n * ho * wo * kh * kw * c * o
     return call(x, dy, pad_top=np.int64(top), pad_left=np.int64(left), threads=np.int64(_threads(flops)))
+
+
+def filter_grad_and_bias(x, dy, filter_shape, pads):
+    """``(filter_grad(x, dy, filter_shape, pads), db)`` with db = dy summed over its images and
+    pixels in float32, rounded to bfloat16 once (a Conv2D's bias gradient): the kernel sums dy
+    while it reads it for the filter gradient, where XLA read it again for the sum."""
+    kh, kw, c, o = filter_shape
+    n, ho, wo = dy.shape[:3]
+    (top, _), (left, _) = pads
+    outs = (jax.ShapeDtypeStruct(tuple(filter_shape), x.dtype), jax.ShapeDtypeStruct((o,), x.dtype))
+    call = jax.ffi.ffi_call(_FILTER_GRAD_BIAS, outs, vmap_method="sequential")
+    flops = 2 * n * ho * wo * kh * kw * c * o
+    dw, db = call(x, dy, pad_top=np.int64(top), pad_left=np.int64(left), threads=np.int64(_threads(flops)))
+    return dw, db

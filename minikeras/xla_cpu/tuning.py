@@ -169,6 +169,10 @@ BF16_MATMUL_NT_NATIVE = True
 # weight's gradient is that, widened right after; XLA:CPU made the widening a pass of its own),
 # the bfloat16 array converted from it where something reads it. Measured as the switch above.
 BF16_WEIGHT_GRADIENT_WIDENED = True
+# A bfloat16 Conv2D(relu)'s bias gradient summed by the filter-gradient kernel while it reads the
+# masked cotangent (conv_bf16_native.filter_grad_and_bias) instead of a YNNPACK reduction reading
+# it again. Measured as the switches above.
+BF16_CONV_BIAS_SUMS_IN_KERNEL = True
 # The bfloat16 filter gradient broadcasts one input channel per step: with fewer than this many
 # (an MNIST CNN's first layer, 1 channel) the widened float32 kernel, vectorized over its taps,
 # was faster (b128: 1.1 ms with the casts against 2.1 ms; same command, loaded machine).
