@@ -26,6 +26,10 @@ from minikeras.xla_cpu.native_build import register_targets, usable_cpus
 _TARGET = "minikeras_adam_update"
 _DECAY_TARGET = "minikeras_adamw_update"
 
+# Whether AdamW's kernel writes the variable in its own buffer, as Adam's does (read when a step
+# is traced; benchmarks/donation_ab.py --adamw-alias-ab times both)
+DECAYED_VARIABLE_IN_PLACE = True
+
 
 @functools.lru_cache(maxsize=None)
 def available():
@@ -58,11 +62,12 @@ def update(variable, m, v, gradient, alpha, beta_1, beta_2, epsilon, weight_deca
         call = jax.ffi.ffi_call(_TARGET, (out, out, out), input_output_aliases={0: 0, 1: 1, 2: 2},
                                 vmap_method="sequential")
         return call(variable, m, v, gradient, scalar, **hyper)
-    # the moments in place, the variable not: mk.function does not donate its state, so XLA would
-    # copy the variable into the output first, a pass as long as the decay's (a temporary of the
-    # separate decay op took the output's place before); inside a scan the new value is copied
-    # into the loop's carry instead, where the decay had been in place: the same passes as before
-    call = jax.ffi.ffi_call(_DECAY_TARGET, (out, out, out), input_output_aliases={1: 1, 2: 2},
+    # the variable in place too (DECAYED_VARIABLE_IN_PLACE): compiled steps donate their state
+    # (programs.donation), so its buffer is free to overwrite; without the alias the new value
+    # goes to a temporary that XLA then copies into the donated buffer or a scan's carry. Where
+    # the variable is not donated (an eager apply), XLA copies it into the output first instead
+    aliases = {0: 0, 1: 1, 2: 2} if DECAYED_VARIABLE_IN_PLACE else {1: 1, 2: 2}
+    call = jax.ffi.ffi_call(_DECAY_TARGET, (out, out, out), input_output_aliases=aliases,
                             vmap_method="sequential")
     return call(variable, m, v, gradient, scalar, jnp.asarray(learning_rate, jnp.float32).reshape(()),
                 weight_decay=np.float32(weight_decay), **hyper)
