@@ -2,9 +2,10 @@
 against the separate product and bias add (the kernel gradient on ``matmul_tn``, the bias
 gradient a sum of its own), both in this process, interleaved (the order alternating by round).
 
-"Old" is the layer traced with ``ops.fused.dense_bias`` answering None (the path before it);
-"new" is the working tree's. Printed: per round old/new of wall and CPU time (CPU time sums this
-process's threads), and their medians. Parts:
+"Old" is the layer traced with ``ops.fused.dense_bias`` answering None (the path before it), or
+with ``--old native-wide`` with ``matmul_native.MAX_COLUMNS`` out of reach (the native kernel for
+the vocabulary's x^T g instead of XLA's dot); "new" is the working tree's. Printed: per round
+old/new of wall and CPU time (CPU time sums this process's threads), and their medians. Parts:
 
 * ``head``: the miniature GPT's vocabulary layer alone, Dense(20000) on (batch, 80, 256), its
   input, kernel and bias gradients of a sum of its output (one ``mk.function``);
@@ -13,6 +14,7 @@ process's threads), and their medians. Parts:
 
     python benchmarks/dense_bias_gradient.py --part head --rounds 9
     python benchmarks/dense_bias_gradient.py --part gpt --rounds 9
+    python benchmarks/dense_bias_gradient.py --part gpt --rounds 9 --old native-wide
     python benchmarks/dense_bias_gradient.py --part gpt --batch-size 2 --steps 1 --rounds 1   # smoke run
 """
 import argparse
@@ -31,17 +33,23 @@ from common import block, cpu_model  # noqa: E402
 import minikeras as mk  # noqa: E402
 from minikeras import keras  # noqa: E402
 from minikeras.layers.core import dense  # noqa: E402
+from minikeras.xla_cpu import matmul_native  # noqa: E402
+
+OLD = "separate-ops"  # set by --old
 
 
 @contextlib.contextmanager
-def separate_ops():
-    """Dense as before ``dense_bias``: the product, then the bias add (while a step is traced)."""
-    saved = dense.dense_bias
-    dense.dense_bias = lambda x, kernel, bias: None
+def old_code():
+    """While a step is traced: Dense as before ``dense_bias`` (the product, then the bias add), or
+    (``OLD == "native-wide"``) the native x^T g kernel at every width."""
+    module, name, value = ((dense, "dense_bias", lambda x, kernel, bias: None) if OLD == "separate-ops"
+                           else (matmul_native, "MAX_COLUMNS", 1 << 30))
+    saved = getattr(module, name)
+    setattr(module, name, value)
     try:
         yield
     finally:
-        dense.dense_bias = saved
+        setattr(module, name, saved)
 
 
 def head_runs(batch):
@@ -58,7 +66,7 @@ def head_runs(batch):
                 loss = mk.reduce_sum(layer(x))
             return tape.gradient(loss, [x, layer.kernel, layer.bias])
 
-        with separate_ops() if name == "old" else contextlib.nullcontext():
+        with old_code() if name == "old" else contextlib.nullcontext():
             block(grads(x))
         runs[name] = lambda grads=grads: block(grads(x))
     return runs
@@ -68,7 +76,7 @@ def gpt_runs(batch, steps):
     runs = {}
     for name in ("old", "new"):
         model, x, y = keras_io_models.build("gpt", keras, batch, steps)
-        with separate_ops() if name == "old" else contextlib.nullcontext():
+        with old_code() if name == "old" else contextlib.nullcontext():
             model.fit(x, y, batch_size=batch, epochs=1, verbose=0)
         runs[name] = lambda model=model, x=x, y=y: model.fit(x, y, batch_size=batch, epochs=1, verbose=0)
     return runs
@@ -80,7 +88,10 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--steps", type=int, default=2, help="gpt: batches per fit epoch")
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--old", choices=["separate-ops", "native-wide"], default="separate-ops")
     args = parser.parse_args(argv)
+    global OLD
+    OLD = args.old
     runs = head_runs(args.batch_size) if args.part == "head" else gpt_runs(args.batch_size, args.steps)
     times = {name: [] for name in runs}
     for r in range(args.rounds):
@@ -88,7 +99,7 @@ def main(argv=None):
             wall, cpu = time.perf_counter(), time.process_time()
             runs[name]()
             times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
-    print(f"{cpu_model()}; {args.part}, batch {args.batch_size}, {args.rounds} rounds; old/new per round:")
+    print(f"{cpu_model()}; {args.part}, batch {args.batch_size}, {args.rounds} rounds, old: {OLD}; old/new per round:")
     ratios = [[o[i] / n[i] for o, n in zip(times["old"], times["new"])] for i in (0, 1)]
     for what, values in zip(("wall", "CPU"), ratios):
         print(f"  {what:4s} median {statistics.median(values):.3f}  rounds " + " ".join(f"{v:.2f}" for v in values))

@@ -13,6 +13,7 @@ needs_build = pytest.mark.skipif(not matmul_native.available(), reason="matmul_n
 @pytest.fixture
 def every_size(monkeypatch):
     monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0)
+    monkeypatch.setattr(matmul_native, "MAX_COLUMNS", 1 << 30)
 
 
 @needs_build
@@ -24,9 +25,12 @@ def test_matches_jnp(every_size, k, m, n):
     close(jax.jit(matmul_tn)(a, b), a.T @ b, "a.T @ b", tol=1e-5)
 
 
-def test_shapes_it_does_not_take_go_to_xla(every_size):
+def test_shapes_it_does_not_take_go_to_xla(every_size, monkeypatch):
     a, b = rand((9, 5), 1), rand((9, 10), 2)  # 10 columns: not a multiple of 16
     assert not matmul_native.supported(a.shape, b.shape, a.dtype)
+    monkeypatch.setattr(matmul_native, "MAX_COLUMNS", 32)
+    assert matmul_native.supported((9, 5), (9, 16), jnp.float32)
+    assert not matmul_native.supported((9, 5), (9, 32), jnp.float32)  # MAX_COLUMNS: XLA's dot
     assert not matmul_native.supported((9, 5), (9, 16), jnp.bfloat16)
     close(matmul_tn(a, b), a.T @ b, "fallback")
 
@@ -76,8 +80,10 @@ def test_column_sums_of_empty_operands(every_size):
     close(sums, jnp.sum(b, axis=0), "b.sum(0) beside an empty product")
 
 
-def test_column_sums_where_the_kernel_does_not_apply(every_size):
-    a, b = rand((9, 5), 1), rand((9, 10), 2)  # 10 columns
+@pytest.mark.parametrize("n", [10, 4096])  # not a multiple of 16; wide (XLA's dot, wide_sum's sum)
+def test_column_sums_where_the_kernel_does_not_apply(n):
+    a, b = rand((9, 5), 1), rand((9, n), 2)
+    assert not matmul_native.supported(a.shape, b.shape, a.dtype)
     product, sums = matmul_tn_and_column_sums(a, b)
     close(product, a.T @ b, "fallback product")
     close(sums, jnp.sum(b, axis=0), "fallback sums")

@@ -4,8 +4,13 @@ kernels (``matmul_native.cc``).
 The weight gradient of a Dense layer is ``x.T @ g``: a product contracting the rows of both
 operands, which XLA:CPU runs well below its GEMM speed (and transposing an operand first does not
 help: XLA fuses the transpose back). The kernel runs it close to GEMM speed where ``b`` has a
-multiple of 16 columns; ``supported`` says where it applies and ``available()`` builds it on first use
-(``native_build``). Elsewhere, or where it cannot be built, ``matmul_tn`` is ``a.T @ b`` in XLA.
+multiple of 16 columns and fewer than ``MAX_COLUMNS``; ``supported`` says where it applies and
+``available()`` builds it on first use (``native_build``). Elsewhere, or where it cannot be built,
+``matmul_tn`` is ``a.T @ b`` in XLA. With jax 0.10's YNNPACK, XLA's dot is the faster one for wide
+products (benchmarks/LOG.md, sixteenth session: ``python benchmarks/matmul_tn.py``, CPU time of
+XLA's over the kernel's on a Zen 4: 0.78-0.89x from 1024 columns on, among them the miniature
+GPT's 2560 x 256 x 20000 vocabulary gradient, the ViT's 64 x 9216 x 2048 head and ResNet50's
+3136 x 256 x 1024 filter gradient; 0.92-1.26x at 256 and 512 columns).
 It is differentiable in reverse mode (``jax.custom_vjp``); under ``vmap`` it runs per element.
 
 ``matmul_tn_and_column_sums(a, b)`` = ``(a.T @ b, b.sum(0))``: a Dense layer's kernel and bias
@@ -26,13 +31,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from minikeras.xla_cpu import tuning
+from minikeras.xla_cpu import tuning, wide_sum
 from minikeras.xla_cpu.low_precision import cpu_flags
 from minikeras.xla_cpu.native_build import register_targets, usable_cpus
 
 _TARGET = "minikeras_matmul_tn"
 _TARGET_NN = "minikeras_matmul_nn"
 _TARGET_SUMS = "minikeras_matmul_tn_sums"
+
+# from this many columns of ``b`` on, XLA's dot runs ``a.T @ b`` faster than the kernel (module docstring)
+MAX_COLUMNS = 1024
 
 
 @functools.lru_cache(maxsize=None)
@@ -44,10 +52,11 @@ def available():
 
 def supported(a_shape, b_shape, dtype):
     """Whether the kernel takes ``a.T @ b`` for these (concrete) shapes and dtype on this backend,
-    and the product is big enough (``tuning.MATMUL_NATIVE_FLOPS``) to be worth a call."""
+    and the product is big enough (``tuning.MATMUL_NATIVE_FLOPS``) to be worth a call and ``b`` narrower than
+    ``MAX_COLUMNS``."""
     return (tuning.NATIVE_KERNELS and jax.default_backend() == "cpu" and jnp.dtype(dtype) == jnp.float32
             and len(a_shape) == 2 and len(b_shape) == 2 and all(type(d) is int for d in (*a_shape, *b_shape))
-            and a_shape[0] == b_shape[0] and b_shape[1] % 16 == 0
+            and a_shape[0] == b_shape[0] and b_shape[1] % 16 == 0 and b_shape[1] < MAX_COLUMNS
             and 2 * a_shape[0] * a_shape[1] * b_shape[1] >= tuning.MATMUL_NATIVE_FLOPS)
 
 
@@ -97,9 +106,11 @@ _native_sums.defvjp(_native_sums_fwd, _native_sums_bwd)
 
 def matmul_tn_and_column_sums(a, b):
     """``(a.T @ b, b.sum(0))`` (a: (K, M), b: (K, N)); from one pass of the native kernel over ``b`` where
-    ``supported`` and ``available``, else ``matmul_tn`` and ``jnp.sum``."""
+    ``supported`` and ``available``, else ``matmul_tn`` and a sum (``wide_sum``'s over wide rows)."""
     if supported(a.shape, b.shape, a.dtype) and b.dtype == a.dtype and available():
         return _native_sums(a, b)
+    if wide_sum.supported(b.shape, 1, b.dtype):
+        return matmul_tn(a, b), wide_sum.leading_sum(b, 1)
     return matmul_tn(a, b), jnp.sum(b, axis=0)
 
 
