@@ -1,8 +1,9 @@
-"""One ``xla_cpu.tuning`` switch off against on, in the classic CNN's tape step, in one process.
+"""One ``xla_cpu.tuning`` switch off against on, in the classic CNN's (or ResNet-20's) tape step, in one process.
 
 A change behind a ``tuning`` switch (a native kernel for one product, a formulation) is read when
 the step is traced. This traces the same step twice (``train_step.mk_tape_step`` on the classic
-MNIST CNN, optionally under a dtype policy, batch 128), once with each value of the switch
+MNIST CNN, optionally under a dtype policy, batch 128; or ``--model resnet``, ``resnet20_model.py``'s
+ResNet-20 on 32x32x3 images), once with each value of the switch
 (``jax.clear_caches()`` between the traces, so that no jitted piece of the first is reused), then
 times the two compiled steps in alternating order for ``--rounds`` rounds of ``--steps`` steps and
 prints each one's median wall and CPU (``time.process_time``) milliseconds per step and the ratio
@@ -10,6 +11,7 @@ off/on (above 1: the switch on is faster). On a shared machine the CPU time is t
 
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16 --steps 1 --rounds 1
+    python benchmarks/tuning_ab.py --switch BATCH_MOMENTS_NATIVE --model resnet --batch-size 32
 """
 import argparse
 import os
@@ -25,19 +27,23 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import train_step  # noqa: E402
+from resnet20_model import resnet20  # noqa: E402
 
 import minikeras as mk  # noqa: E402
 from minikeras.xla_cpu import low_precision, tuning  # noqa: E402
 
 
-def traced_step(switch, value, policy, x, y):
+def traced_step(switch, value, policy, x, y, model="classic"):
     """The tape step traced and compiled with ``tuning.<switch>`` set to ``value`` (restored after)."""
     saved = getattr(tuning, switch)
     setattr(tuning, switch, value)
     try:
         jax.clear_caches()
         mk.random.set_seed(0)
-        step = train_step.mk_tape_step(train_step.classic_cnn(policy))
+        if model == "resnet":
+            step = train_step.mk_tape_step(resnet20(mk), from_logits=True)
+        else:
+            step = train_step.mk_tape_step(train_step.classic_cnn(policy))
         block(step(x, y))
     finally:
         setattr(tuning, switch, saved)
@@ -49,6 +55,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--switch", required=True, help="a boolean in minikeras.xla_cpu.tuning")
     parser.add_argument("--policy", default=None, help="a dtype policy (mixed_bfloat16)")
+    parser.add_argument("--model", choices=("classic", "resnet"), default="classic")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=4, help="steps per timed round")
     parser.add_argument("--rounds", type=int, default=11)
@@ -56,9 +63,10 @@ def main(argv=None):
     if not isinstance(getattr(tuning, args.switch, None), bool):
         parser.error(f"--switch: expected the name of a boolean in minikeras.xla_cpu.tuning, got {args.switch!r}")
     rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.random((args.batch_size, 28, 28, 1), dtype=np.float32))
+    image_shape = (32, 32, 3) if args.model == "resnet" else (28, 28, 1)
+    x = jnp.asarray(rng.random((args.batch_size, *image_shape), dtype=np.float32))
     y = jnp.asarray(rng.integers(0, 10, args.batch_size).astype(np.int32))
-    steps = {value: traced_step(args.switch, value, args.policy, x, y) for value in (False, True)}
+    steps = {value: traced_step(args.switch, value, args.policy, x, y, args.model) for value in (False, True)}
     for step in steps.values():  # warm both before timing
         block(step(x, y))
     wall = {False: [], True: []}
@@ -73,7 +81,8 @@ def main(argv=None):
             cpu[value].append((time.process_time() - start_cpu) / args.steps * 1e3)
     print(f"{cpu_model()}; CPU flags with bfloat16 instructions: "
           f"{' '.join(f for f in low_precision.BF16_FLAGS if f in low_precision.cpu_flags()) or 'none'}")
-    print(f"classic CNN tape step, batch {args.batch_size}, policy {args.policy}; {args.rounds} rounds of "
+    model = "ResNet-20" if args.model == "resnet" else "classic CNN"
+    print(f"{model} tape step, batch {args.batch_size}, policy {args.policy}; {args.rounds} rounds of "
           f"{args.steps} steps, alternating; medians, ms per step")
     for value in (False, True):
         print(f"  {args.switch}={value!s:5}  wall {statistics.median(wall[value]):7.2f}  "

@@ -59,6 +59,16 @@ struct v16 {
     v16 r = *this;
     return r += o;
   }
+  v16 operator-(const v16& o) const {
+    v16 r;
+    for (int k = 0; k < kParts; ++k) r.part[k] = part[k] - o.part[k];
+    return r;
+  }
+  v16 operator*(const v16& o) const {
+    v16 r;
+    for (int k = 0; k < kParts; ++k) r.part[k] = part[k] * o.part[k];
+    return r;
+  }
 };
 inline v16 load(const float* p) {
   v16 v;
