@@ -77,7 +77,7 @@ class ThreadPair {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
-    if (spins > 4096) std::this_thread::yield();  // the helper was descheduled mid-index
+    if (spins > 64) std::this_thread::yield();  // the helper was descheduled mid-index
   }
 
   // Takes and runs the indices of call `ticket` until none is left (or the call is over).
@@ -110,9 +110,9 @@ class ThreadPair {
           wake_.wait(lock, [&] { return (next_.load(std::memory_order_seq_cst) >> kIndexBits) != seen; });
           sleeping_.store(false, std::memory_order_relaxed);
         } else {
-#if defined(__x86_64__) || defined(__i386__)
-          __builtin_ia32_pause();
-#endif
+          // Yields rather than pauses: on a machine with a core to spare this returns at once,
+          // on a busy one the other threads (the caller's included) run meanwhile.
+          std::this_thread::yield();
         }
         ticket = next_.load(std::memory_order_acquire) >> kIndexBits;
       }
