@@ -14,15 +14,18 @@ KERNEL = np.random.default_rng(1).standard_normal((8, 32)).astype(np.float32) * 
 BIAS = np.random.default_rng(2).standard_normal(32).astype(np.float32)
 
 
-@pytest.fixture(params=[True, False], ids=["native", "xla"])
+@pytest.fixture(params=["native", "xla", "wide"])
 def kernel_on(request, monkeypatch):
-    """Whether the native kernel takes every size here or none; the kernel's calls are counted."""
-    if request.param and not matmul_native.available():
+    """Whether the native kernel takes every size here ("native"), none ("xla"), or none since
+    32 columns count as wide ("wide": XLA's dot with a column of ones); its calls are counted."""
+    if request.param == "native" and not matmul_native.available():
         pytest.skip("matmul_native.cc could not be built here")
-    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0 if request.param else 10 ** 15)
+    monkeypatch.setattr(tuning, "MATMUL_NATIVE_FLOPS", 0 if request.param != "xla" else 10 ** 15)
+    if request.param == "wide":
+        monkeypatch.setattr(matmul_native, "MAX_COLUMNS", 32)
     calls = []
     monkeypatch.setattr(matmul_native, "_native_sums", _counting(matmul_native._native_sums, calls))
-    return request.param, calls
+    return request.param == "native", calls
 
 
 def _loss(x, kernel, bias):
