@@ -220,11 +220,15 @@ template <int NV>
 void filter_columns(const uint16_t* xxi, const uint16_t* dyi, float* dw, const Shape& s, int64_t wx,
                     int64_t qpairs, int64_t r0, int64_t r1, int64_t i, int64_t j, int64_t o0) {
   constexpr int TC = kFilterTileC<NV>;
-  for (int64_t c0 = 0; c0 < s.c; c0 += TC) {
-    const int tc = static_cast<int>(std::min<int64_t>(TC, s.c - c0));
+  // tiles of nearly equal widths (32 channels: 6, 6, 5, 5, 5, 5 rather than 6 x 5 and a 2 whose 8
+  // accumulators leave the unit idle while the dy loads dominate); each dw element's sum is the same
+  const int64_t tiles = (s.c + TC - 1) / TC;
+  for (int64_t k = 0, c0 = 0; k < tiles; ++k) {
+    const int tc = static_cast<int>(s.c / tiles + (k < s.c % tiles ? 1 : 0));
     minikeras::with_tile_size<TC>(tc, [&](auto t) __attribute__((always_inline)) {
       filter_tile<NV, decltype(t)::value>(xxi, dyi, dw, s, wx, qpairs, r0, r1, i, j, c0, o0);
     });
+    c0 += tc;
   }
 }
 
