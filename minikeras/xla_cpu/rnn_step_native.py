@@ -86,8 +86,8 @@ def one_thread(a, b):
     return _call(a, b, 1)
 
 
-_MEASURED_STEPS = 40
-_MEASURED_ROUNDS = 7
+_MEASURED_STEPS = 25
+_MEASURED_ROUNDS = 5
 
 
 @functools.lru_cache(maxsize=None)
