@@ -10,12 +10,15 @@ run in turn within each round, in one process, and each time is the median of ``
 process CPU time, so that other processes on the machine change the ratios little.
 ``--threads 2`` runs the kernel on two threads (the calling one and one of XLA's pool per step) and
 ``--wall`` times wall time instead, for a quiet machine, where splitting each step's product over
-both cores may pay. ``--avx2`` also builds the kernel without AVX-512 (``-mno-avx512f``, the same source) and times
+both cores may pay; ``--pair`` adds ``xla_cpu.rnn_step_native``'s kernel on the calling thread and a
+helper thread of its own, ``--both`` prints wall and CPU time ratios from the same rounds.
+``--avx2`` also builds the kernel without AVX-512 (``-mno-avx512f``, the same source) and times
 it on this CPU, a stand-in for a CPU without AVX-512 (against XLA's AVX-512 dot here).
 
     python benchmarks/rnn_products.py                      # the sizes of xla_cpu/tuning.py's row
     python benchmarks/rnn_products.py --sizes 64x128x4 --avx2
     python benchmarks/rnn_products.py --sizes 64x128x4 --threads 2 --wall   # quiet machine only
+    python benchmarks/rnn_products.py --sizes 64x128x4 64x128x3 --pair --both   # quiet machine only
     python benchmarks/rnn_products.py --sizes 4x16x1 --rounds 1 --steps 2   # smoke
 """
 import argparse
@@ -132,7 +135,7 @@ def main():
         _register_avx2_build()
     if args.pair and not rnn_step_native.available():
         sys.exit("rnn_step_native.cc could not be built here: " + native_build.why_unavailable("rnn_step_native.cc"))
-    what = "wall" if args.wall else "CPU"
+    what = "wall and CPU" if args.both else "wall" if args.wall else "CPU"
     print(f"jax {jax.__version__}, {cpu_model()}; {what} time XLA / kernel, median of {args.rounds} rounds")
     for size in args.sizes:
         time_size(*(int(v) for v in size.split("x")), args)
