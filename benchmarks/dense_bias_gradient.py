@@ -4,7 +4,7 @@ gradient a sum of its own), both in this process, interleaved (the order alterna
 
 "Old" is the layer traced with ``ops.fused.dense_bias`` answering None (the path before it), or
 with ``--old native-wide`` with ``matmul_native.MAX_COLUMNS`` out of reach (the native kernel for
-the vocabulary's x^T g instead of XLA's dot); "new" is the working tree's. Printed: per round
+the vocabulary's x^T g instead of XLA's dot), or ``--old both``; "new" is the working tree's. Printed: per round
 old/new of wall and CPU time (CPU time sums this process's threads), and their medians. Parts:
 
 * ``head``: the miniature GPT's vocabulary layer alone, Dense(20000) on (batch, 80, 256), its
@@ -40,16 +40,21 @@ OLD = "separate-ops"  # set by --old
 
 @contextlib.contextmanager
 def old_code():
-    """While a step is traced: Dense as before ``dense_bias`` (the product, then the bias add), or
-    (``OLD == "native-wide"``) the native x^T g kernel at every width."""
-    module, name, value = ((dense, "dense_bias", lambda x, kernel, bias: None) if OLD == "separate-ops"
-                           else (matmul_native, "MAX_COLUMNS", 1 << 30))
-    saved = getattr(module, name)
-    setattr(module, name, value)
+    """While a step is traced: Dense as before ``dense_bias`` (the product, then the bias add;
+    ``OLD`` "separate-ops"), the native x^T g kernel at every width ("native-wide"), or both."""
+    patches = []
+    if OLD in ("separate-ops", "both"):
+        patches.append((dense, "dense_bias", lambda x, kernel, bias: None))
+    if OLD in ("native-wide", "both"):
+        patches.append((matmul_native, "MAX_COLUMNS", 1 << 30))
+    saved = [(module, name, getattr(module, name)) for module, name, _ in patches]
+    for module, name, value in patches:
+        setattr(module, name, value)
     try:
         yield
     finally:
-        setattr(module, name, saved)
+        for module, name, value in saved:
+            setattr(module, name, value)
 
 
 def head_runs(batch):
@@ -88,7 +93,7 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--steps", type=int, default=2, help="gpt: batches per fit epoch")
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--old", choices=["separate-ops", "native-wide"], default="separate-ops")
+    parser.add_argument("--old", choices=["separate-ops", "native-wide", "both"], default="separate-ops")
     args = parser.parse_args(argv)
     global OLD
     OLD = args.old
