@@ -205,6 +205,27 @@ def test_conv2d_relu_first_order_gradients_with_the_bias_summed_in_the_kernel(mo
     np.testing.assert_allclose(db1, db0, rtol=2 ** -7, atol=2 ** -8 * float(np.abs(db0).max()))
 
 
+@pytest.mark.parametrize("x_shape, w_shape, pads", [
+    ((2, 5, 24, 64), (3, 3, 64, 32), ((2, 2), (2, 2))),   # the MNIST CNN's input gradient (2 vectors)
+    ((2, 4, 13, 32), (5, 5, 32, 16), ((4, 4), (4, 4))),   # more padding columns than a tile leaves out
+    ((1, 3, 9, 16), (3, 3, 16, 64), ((1, 1), (0, 2))),    # uneven pads, 4 vectors
+    ((1, 3, 3, 16), (3, 3, 16, 32), ((0, 0), (2, 2))),    # a tile narrower than the padding
+])
+def test_bf16_forward_kernel_leaves_out_padding_columns_with_the_same_bits(x_shape, w_shape, pads):
+    """The kernel skips the products of taps whose columns fall on the zero padding: its result
+    equals, bit for bit, the same kernel on x zero-padded beforehand (no padding left to skip)."""
+    if not conv_bf16_native.available():
+        pytest.skip(f"bfloat16 convolution kernels unavailable: {conv_bf16_native.unavailable_reason()}")
+    x, w = bf16_array(*x_shape), bf16_array(*w_shape)
+    got = jax.jit(conv_bf16_native.forward, static_argnums=2)(x, w, pads)
+    padded = jnp.pad(x, ((0, 0), *pads, (0, 0)))
+    want = jax.jit(conv_bf16_native.forward, static_argnums=2)(padded, w, ((0, 0), (0, 0)))
+    np.testing.assert_array_equal(as_f32(got), as_f32(want))
+    assert_within_bf16_rounding(got, jax.lax.conv_general_dilated(
+        x.astype(jnp.float32), w.astype(jnp.float32), (1, 1), pads,
+        dimension_numbers=("NHWC", "HWIO", "NHWC")).astype(jnp.bfloat16))
+
+
 def test_a_cpu_without_bf16_instructions_warns_once_naming_the_feature(monkeypatch):
     monkeypatch.setattr(low_precision, "bf16_hardware", lambda: False)
     monkeypatch.setattr(low_precision, "_warned", [])

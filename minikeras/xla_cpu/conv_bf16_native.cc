@@ -91,6 +91,26 @@ struct Epilogue {
   bool relu;
 };
 
+// acc[p] += the products of filter tap (i, j) for the tile's pixels p in [LO, HI): xr, wr its x
+// and paired weights.
+template <int NV, int TP, int LO, int HI>
+__attribute__((always_inline)) inline void tap_products(__m512 (&acc)[TP][NV], const uint16_t* xr,
+                                                        const uint16_t* wr, const Shape& s, int64_t pairs) {
+  for (int64_t cp = 0; cp < pairs; ++cp) {
+    __m512bh wv[NV];
+    for (int v = 0; v < NV; ++v) wv[v] = load_pairs(wr + cp * s.o * 2 + 32 * v);
+    for (int p = LO; p < HI; ++p) {
+      const __m512bh xv = pair(xr + p * s.c + 2 * cp);
+      for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_dpbf16_ps(acc[p][v], xv, wv[v]);
+    }
+  }
+}
+
+// The most pixels a tile leaves out at each end for a tap whose columns fall on the zero padding.
+constexpr int kSkipMax = 2;
+
+constexpr int upper(int tp, int lo, int cut) { return tp - cut > lo ? tp - cut : lo; }
+
 // y[h, w0 + p, o0 ...] for p < TP (the first `valid` stored), NV vectors of 16 output channels.
 template <int NV, int TP>
 void forward_tile(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Shape& s, int64_t h, int64_t w0,
@@ -102,17 +122,39 @@ void forward_tile(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Sh
   // only the filter rows that meet x's rows: the padding's rows are zeros, whose products add
   // nothing (an input gradient's dy is padded by the filter's size less one on each side)
   const int64_t i_begin = std::max<int64_t>(0, s.pt - h), i_end = std::min<int64_t>(s.kh, s.pt + s.h - h);
+  // whether some pixel's window reaches into the padding columns (with 4 vectors of channels the
+  // tile's 24 accumulators leave no room for the variants below: slower, measured)
+  const bool edge = NV < 4 && (w0 < s.pl || w0 + TP + s.kw - 1 > s.pl + s.w);
   for (int64_t i = i_begin; i < i_end; ++i)
     for (int64_t j = 0; j < s.kw; ++j) {
       const uint16_t* xr = xi + ((h + i) * s.wp() + w0 + j) * s.c;
       const uint16_t* wr = wp + (i * s.kw + j) * pairs * s.o * 2 + o0 * 2;
-      for (int64_t cp = 0; cp < pairs; ++cp) {
-        __m512bh wv[NV];
-        for (int v = 0; v < NV; ++v) wv[v] = load_pairs(wr + cp * s.o * 2 + 32 * v);
-        for (int p = 0; p < TP; ++p) {
-          const __m512bh xv = pair(xr + p * s.c + 2 * cp);
-          for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_dpbf16_ps(acc[p][v], xv, wv[v]);
+      if (!edge) {
+        for (int64_t cp = 0; cp < pairs; ++cp) {
+          __m512bh wv[NV];
+          for (int v = 0; v < NV; ++v) wv[v] = load_pairs(wr + cp * s.o * 2 + 32 * v);
+          for (int p = 0; p < TP; ++p) {
+            const __m512bh xv = pair(xr + p * s.c + 2 * cp);
+            for (int v = 0; v < NV; ++v) acc[p][v] = _mm512_dpbf16_ps(acc[p][v], xv, wv[v]);
+          }
         }
+        continue;
+      }
+      // likewise the pixels whose column of this tap is padding (the input gradient's dy is
+      // padded by 2 columns a side for a 3x3 filter): up to kSkipMax at either end are left out
+      const int64_t lo = std::min<int64_t>(kSkipMax, std::max<int64_t>(0, s.pl - w0 - j));
+      const int64_t hi = std::min<int64_t>(TP, std::max<int64_t>(TP - kSkipMax, s.pl + s.w - w0 - j));
+      if (hi <= lo) continue;  // every pixel's column of this tap is padding
+      switch (lo * 3 + (TP - hi)) {
+        case 0: tap_products<NV, TP, 0, TP>(acc, xr, wr, s, pairs); break;
+        case 1: tap_products<NV, TP, 0, upper(TP, 0, 1)>(acc, xr, wr, s, pairs); break;
+        case 2: tap_products<NV, TP, 0, upper(TP, 0, 2)>(acc, xr, wr, s, pairs); break;
+        case 3: tap_products<NV, TP, 1, upper(TP, 1, 0)>(acc, xr, wr, s, pairs); break;
+        case 4: tap_products<NV, TP, 1, upper(TP, 1, 1)>(acc, xr, wr, s, pairs); break;
+        case 5: tap_products<NV, TP, 1, upper(TP, 1, 2)>(acc, xr, wr, s, pairs); break;
+        case 6: tap_products<NV, TP, 2, upper(TP, 2, 0)>(acc, xr, wr, s, pairs); break;
+        case 7: tap_products<NV, TP, 2, upper(TP, 2, 1)>(acc, xr, wr, s, pairs); break;
+        default: tap_products<NV, TP, 2, upper(TP, 2, 2)>(acc, xr, wr, s, pairs); break;
       }
     }
   if (epilogue.bias)
