@@ -16,6 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/types.h>
+#include <unistd.h>
+
 #include "native_kernels.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -37,7 +40,8 @@ namespace {
 // that between loops it takes no CPU. As in for_each_index the caller takes indices itself
 // until none is left: a helper that is asleep, descheduled or serving another caller (one
 // caller at a time; the others run alone) only costs its share of the speed, never a wait for
-// work that has not started. A forked child has no helper thread and runs alone.
+// work that has not started. A forked child has no helper thread (nor a use for the parent's
+// lock state) and runs alone.
 constexpr int64_t kPairSpinMicroseconds = 200;
 
 class ThreadPair {
@@ -54,6 +58,11 @@ class ThreadPair {
       return;
     }
     start_helper();
+    if (helper_process_ != getpid()) {  // a child forked after the helper started
+      for (int64_t i = 0; i < n; ++i) work(i);
+      busy_.store(false, std::memory_order_release);
+      return;
+    }
     call_.store([](void* w, int64_t i) { (*static_cast<Work*>(w))(i); }, std::memory_order_relaxed);
     work_.store(&work, std::memory_order_relaxed);
     n_.store(n, std::memory_order_relaxed);
@@ -94,7 +103,10 @@ class ThreadPair {
   }
 
   void start_helper() {
-    std::call_once(started_, [this] { std::thread([this] { helper(); }).detach(); });
+    std::call_once(started_, [this] {
+      helper_process_ = getpid();
+      std::thread([this] { helper(); }).detach();
+    });
   }
 
   void helper() {
@@ -130,6 +142,7 @@ class ThreadPair {
   std::atomic<void*> work_{nullptr};
   std::atomic<int64_t> n_{0};
   std::once_flag started_;
+  pid_t helper_process_ = 0;  // written once, under started_
   std::mutex mutex_;
   std::condition_variable wake_;
 };
