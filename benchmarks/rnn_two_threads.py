@@ -11,6 +11,7 @@ spins between steps), and on a machine whose other core is busy with other proce
 
     python benchmarks/rnn_two_threads.py --kind lstm
     python benchmarks/rnn_two_threads.py --kind gru --batch 256
+    python benchmarks/rnn_two_threads.py --kind lstm --bidirectional
     python benchmarks/rnn_two_threads.py --units 16 --length 4 --batch 4 --steps 1 --rounds 1   # smoke
 """
 import argparse
@@ -29,14 +30,21 @@ import minikeras as mk  # noqa: E402
 from minikeras.xla_cpu import low_precision, rnn_step_native, tuning  # noqa: E402
 
 
+def build_model(kind, args):
+    recurrent = (mk.layers.LSTM if kind == "lstm" else mk.layers.GRU)(args.units)
+    if args.bidirectional:
+        recurrent = mk.layers.Bidirectional(recurrent)
+    model = mk.Sequential([recurrent, mk.layers.Dense(10, activation="softmax")])
+    model.build((None, None, args.features))
+    return model
+
+
 def traced_step(kind, value, weights, args, x, y):
     """The tape step traced and compiled with ``tuning.RNN_STEP_TWO_THREADS`` = ``value`` (restored after)."""
     saved = tuning.RNN_STEP_TWO_THREADS
     tuning.RNN_STEP_TWO_THREADS = value
     try:
-        recurrent = mk.layers.LSTM if kind == "lstm" else mk.layers.GRU
-        model = mk.Sequential([recurrent(args.units), mk.layers.Dense(10, activation="softmax")])
-        model.build((None, None, args.features))
+        model = build_model(kind, args)
         model.set_weights(weights)
         optimizer = mk.optimizers.Adam(1e-3)
         loss_fn = mk.losses.SparseCategoricalCrossentropy()
@@ -64,6 +72,8 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=3, help="steps per timed round")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--bidirectional", action="store_true",
+                        help="the layer in Bidirectional (its two loops may run at once, one with the helper)")
     args = parser.parse_args(argv)
     if not rnn_step_native.available():
         sys.exit("rnn_step_native.cc could not be built here")
@@ -71,10 +81,7 @@ def main(argv=None):
     x = mk.constant(rng.normal(size=(args.batch, args.length, args.features)).astype("float32"))
     y = mk.constant(rng.integers(0, 10, size=(args.batch,)).astype("int32"))
     mk.random.set_seed(0)
-    recurrent = mk.layers.LSTM if args.kind == "lstm" else mk.layers.GRU
-    reference = mk.Sequential([recurrent(args.units), mk.layers.Dense(10, activation="softmax")])
-    reference.build((None, None, args.features))
-    weights = reference.get_weights()
+    weights = build_model(args.kind, args).get_weights()
     steps, first_losses = {}, {}
     traces = []  # the switch's value each time a step product is traced: the two traces, no later one
     supported = rnn_step_native.supported
@@ -99,7 +106,8 @@ def main(argv=None):
         sys.exit(f"the steps were traced again or not under both settings: {traces}")
     print(f"{cpu_model()}; avx512f: {'avx512f' in low_precision.cpu_flags()}; usable CPUs: "
           f"{len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{args.kind.upper()}({args.units}) tape step, batch {args.batch}, length {args.length}; first losses "
+    layer = ("Bidirectional " if args.bidirectional else "") + f"{args.kind.upper()}({args.units})"
+    print(f"{layer} tape step, batch {args.batch}, length {args.length}; first losses "
           f"{first_losses[False]:.6f} / {first_losses[True]:.6f}; {args.rounds} rounds of {args.steps} steps, "
           f"alternating; medians, ms per step")
     for value in (False, True):
