@@ -3,15 +3,17 @@ per-step product inside its loop over time, as a native CPU kernel (``rnn_step_n
 
 The loop is sequential, so the step's product (tens of microseconds at LSTM(128)'s sizes) is the
 only work that two cores can share. The kernel splits C by columns (or rows) between the calling
-thread and one helper thread of its own, which stays alive between steps: it spins for a moment
-after each call, then sleeps. Each element is one sum in order of k on either thread, so the bits
-do not depend on the number of threads (those of ``matmul_native.matmul_nn``).
+thread and one helper thread of its own, which stays alive between steps: it waits for the next
+call a moment (yielding the core to any other thread that wants it), then sleeps. Each element
+is one sum in order of k on either thread, so the bits do not depend on the number of threads
+(those of ``matmul_native.matmul_nn``).
 
 ``supported`` says where it applies: at least two usable CPUs, and ``tuning.RNN_STEP_TWO_THREADS``
 True, or ``"measure"``: then the first time a shape is asked for, a loop of its products is timed
-on one thread and on two, alternating, inside the library (``two_threads_faster``), and two threads are taken where
-they were faster by ``tuning.RNN_STEP_TWO_THREADS_MIN_GAIN`` in wall time; a helper thread on a
-machine whose other core is busy with other processes loses. Either way the bits are the same.
+on one thread and on two, alternating, inside the library (``two_threads_faster``), and two
+threads are taken where they were faster by ``tuning.RNN_STEP_TWO_THREADS_MIN_GAIN`` in wall
+time; a helper thread on a machine whose other core is busy with other processes does not pay.
+Either way the bits are the same.
 ``available()`` builds the kernel on first use (``native_build``). It is differentiable in reverse
 mode (``jax.custom_vjp``); under ``vmap`` it runs per element.
 """
@@ -41,7 +43,7 @@ def supported(a_shape, b_shape, dtype):
     setting = tuning.RNN_STEP_TWO_THREADS
     if setting not in (True, False, "measure"):
         raise ValueError(f"tuning.RNN_STEP_TWO_THREADS: expected True, False or 'measure', got {setting!r}")
-    applies = (tuning.NATIVE_KERNELS and setting is not False and jax.default_backend() == "cpu"
+    applies = (tuning.NATIVE_KERNELS and bool(setting) and jax.default_backend() == "cpu"
                and jnp.dtype(dtype) == jnp.float32 and native_build.usable_cpus() >= 2
                and (not tuning.MATMUL_NN_NATIVE_NEEDS_AVX512 or "avx512f" in cpu_flags())
                and len(a_shape) == 2 and len(b_shape) == 2 and all(type(d) is int for d in (*a_shape, *b_shape))
