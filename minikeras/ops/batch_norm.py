@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from minikeras.ops.elementwise import rsqrt
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_mean, reduce_sum
+from minikeras.ops.reshape import reshape
 from minikeras.ops.standardized import centered_and_rstd
 from minikeras.xla_cpu import batch_moments_native
 
@@ -130,3 +131,18 @@ def batch_norm_training(x, gamma, beta, axes, epsilon):
     weights = [w for w in (gamma, beta) if w is not None]
     return _batch_norm_training(x, *weights, axes=tuple(axes), has_gamma=gamma is not None,
                                 has_beta=beta is not None, epsilon=float(epsilon))
+
+
+def batch_statistics(x, axes):
+    """``(mean, variance)`` of ``x`` over ``axes`` (a sorted tuple; the axes removed), the biased
+    variance: the statistics ``batch_norm_training`` normalizes by, for BatchNormalization's moving
+    averages. On the native kernel the same op as the normalization's, so a compiled step computes
+    them once; elsewhere the two-pass formula, which XLA shares with the op's as well."""
+    axes = tuple(axes)
+    kept = [d for a, d in enumerate(x.shape) if a not in axes]
+    if _native_statistics(x.shape, x.dtype, axes):
+        statistics = _batch_statistics(x, axes=axes)
+        return reshape(statistics[0], kept), reshape(statistics[1], kept)
+    mean = reduce_mean(x, axis=axes, keepdims=True)
+    centered = x - mean
+    return reshape(mean, kept), reduce_mean(centered * centered, axis=axes)

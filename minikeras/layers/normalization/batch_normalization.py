@@ -3,11 +3,10 @@ from minikeras import constraints, initializers, regularizers
 from minikeras.dtypes import is_floating
 from minikeras.layers.base import Layer
 from minikeras.ops.array import reshape, stop_gradient
-from minikeras.ops.batch_norm import batch_norm_training
+from minikeras.ops.batch_norm import batch_norm_training, batch_statistics
 from minikeras.ops.elementwise import sqrt
 from minikeras.ops.math import cast, maximum, minimum, rsqrt
 from minikeras.ops.nn import relu
-from minikeras.ops.reduce import reduce_mean
 from minikeras.saving.registry import register_builtin
 
 
@@ -107,10 +106,10 @@ class BatchNormalization(Layer):
             inputs = cast(inputs, "float32")
         broadcast_shape = tuple(n if i == self._axis else 1 for i, n in enumerate(inputs.shape))
         if training and self.trainable:  # a frozen BatchNormalization runs in inference mode (Keras 3)
-            mean = reduce_mean(inputs, axis=self._reduce_axes)
-            centered = inputs - reshape(mean, broadcast_shape)
-            variance = reduce_mean(centered * centered, axis=self._reduce_axes)
+            # the statistics the op normalizes by, computed once with it in a compiled step
+            mean, variance = batch_statistics(inputs, self._reduce_axes)
             if self.renorm:
+                centered = inputs - reshape(mean, broadcast_shape)
                 gamma, beta = self._renormalize(mean, variance)
                 outputs = centered * reshape(rsqrt(variance + self.epsilon), broadcast_shape)
                 return cast(outputs * reshape(gamma, broadcast_shape) + reshape(beta, broadcast_shape),
