@@ -167,3 +167,51 @@ def test_eight_devices_and_steps_per_execution(tmp_path):
     for spe, result in json.loads(lines[-1][len("RESULTS"):]).items():
         assert result["kept"], f"steps_per_execution={spe}: a value read before a step changed"
         assert result["diff"] < 1e-5, f"steps_per_execution={spe}: {result['diff']}"
+
+
+INTERRUPTED = r'''
+import os, signal, threading, json
+import numpy as np
+import minikeras as mk
+from minikeras import keras
+
+rng = np.random.default_rng(0)
+x = rng.random((2048, 32), dtype=np.float32)
+y = rng.random((2048, 1), dtype=np.float32)
+out = {}
+for spe in (1, 4):
+    mk.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((32,)), keras.layers.Dense(32), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse", steps_per_execution=spe)
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0)
+    interrupted = broken = 0
+    for delay in np.linspace(0.02, 0.2, 8):
+        timer = threading.Timer(delay, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            model.fit(x, y, batch_size=32, epochs=1000, verbose=0)
+        except KeyboardInterrupt:
+            interrupted += 1
+        timer.join()
+        broken += any(v._value.is_deleted() for v in model.variables + model.optimizer.variables)
+    loss = model.evaluate(x, y, verbose=0)  # the model is still usable
+    out[spe] = {"interrupted": interrupted, "broken": broken, "finite": bool(np.isfinite(loss))}
+print("RESULTS" + json.dumps(out))
+'''
+
+
+def test_ctrl_c_during_fit_leaves_the_state_whole(tmp_path):
+    """A KeyboardInterrupt raised as a donating call returns must not drop its results (the
+    only copy of the state, its inputs being deleted): before ``call_keeping_results``, most
+    interrupted fits left Variables holding deleted arrays."""
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED)
+    env = dict(os.environ, PYTHONPATH=str(REPO), JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, str(script)], cwd=str(tmp_path), env=env, capture_output=True, text=True,
+                          timeout=300)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULTS")]
+    assert done.returncode == 0 and lines, done.stdout[-4000:] + done.stderr[-4000:]
+    for spe, result in json.loads(lines[-1][len("RESULTS"):]).items():
+        assert result["interrupted"] == 8, result
+        assert result["broken"] == 0, f"steps_per_execution={spe}: {result['broken']} interrupted fits lost the state"
+        assert result["finite"]

@@ -149,7 +149,7 @@ class Program:
         distribution = _context.distribution()
         if distribution is not None:
             jitted, inputs = distribution.prepare_call(self, inputs)
-        return self.finish(jitted(*self.call_state(), *inputs))
+        return donation.call_keeping_results(jitted, (*self.call_state(), *inputs), self.finish, self._keep_state)
 
     def call_strict(self, inputs):
         """``self(inputs)`` if ``inputs`` have the avals the program was traced for; raises
@@ -157,10 +157,19 @@ class Program:
         (Without mk.distribute only.)"""
         self._strict = True
         try:
-            results = self.jitted(*self.call_state(), *inputs)
+            return donation.call_keeping_results(self.jitted, (*self.call_state(), *inputs), self._finish_strict,
+                                                 self._keep_state)
         finally:
             self._strict = False
+
+    def _finish_strict(self, results):
+        self._strict = False  # finish's own calls (a Tensor's creation) are no strict calls
         return self.finish(results)
+
+    def _keep_state(self, results):
+        """``write_back`` of the new state at the start of a compiled call's ``results``."""
+        if self.assigned:
+            self.write_back(results[:len(self.assigned)])
 
     def finish(self, results):
         """Writes back the new state at the start of ``results`` (the flat results of the

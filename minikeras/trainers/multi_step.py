@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from minikeras import _context
+from minikeras.programs import donation
 from minikeras.xla_cpu import jit, tuning
 
 
@@ -55,9 +56,13 @@ def _finish(program, loop, *inputs):
     as the step returns them."""
     n = program.n_assigned
     state = program.call_state()
-    new_values, outs = loop(state[:n], state[n:], *inputs)
-    program.write_back(new_values)
-    return program.structure(outs)
+
+    def finish(results):
+        program.write_back(results[0])
+        return program.structure(results[1])
+
+    return donation.call_keeping_results(loop, (state[:n], state[n:], *inputs), finish,
+                                         lambda results: program.write_back(results[0]))
 
 
 def _cached_loop(program, key, build):

@@ -19,6 +19,7 @@ jax 0.10 uses by default minus convolutions, checked equal to XLA_FLAGS'
 import contextlib
 import contextvars
 import functools
+import itertools
 
 import jax
 import numpy as np
@@ -80,6 +81,20 @@ def tracing_as_jit():
         yield
     finally:
         convolutions_on_eigen.reset(token)
+
+
+def call_into(box, jitted, args):
+    """Appends ``jitted(*args)`` (a function from ``jit``) to the list ``box`` from C: no Python
+    bytecode runs between the call returning and the append, so a KeyboardInterrupt raised as
+    the call returns cannot drop its results. For compiled calls that donate their inputs
+    (``programs.donation``), whose results are then the only copy of the state."""
+    top = jitted._top if isinstance(jitted, _TopLevelOptions) else jitted
+    try:
+        box.extend(itertools.starmap(top, (args,)))
+    except ValueError as error:
+        if top is jitted or _NESTED_OPTIONS_ERROR not in str(error):
+            raise
+        box.extend(itertools.starmap(jitted._nested, (args,)))  # inside another jax trace
 
 
 class _TopLevelOptions:
