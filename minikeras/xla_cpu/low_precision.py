@@ -186,8 +186,8 @@ def describe():
         convs = "XLA bfloat16"
     elif (tuning.BF16_CONV_NATIVE and "avx512_bf16" in cpu_flags()
           and cpu_vendor() in tuning.BF16_CONV_NATIVE_VENDORS):
-        # the conditions of matmul_bf16_native.supported too (where its kernel built)
-        dots += " (Dense weight gradients on minikeras's bfloat16 kernel)"
+        # the conditions of matmul_bf16_native.supported / supported_nt too (where the kernels built)
+        dots += " (Dense weight and input gradients on minikeras's bfloat16 kernels)"
         convs = "minikeras's bfloat16 kernels for the shapes they take, others widened to the float32 kernels"
     else:
         convs = "widened to the float32 kernels"
