@@ -9,8 +9,8 @@ old/new of wall and CPU time (CPU time sums this process's threads), and their m
 
 * ``head``: the miniature GPT's vocabulary layer alone, Dense(20000) on (batch, 80, 256), its
   input, kernel and bias gradients of a sum of its output (one ``mk.function``);
-* ``gpt``: ``benchmarks/keras_io_models.py``'s miniature GPT, one ``fit`` epoch of ``--steps``
-  batches per timed call.
+* ``gpt``, ``vit``: ``benchmarks/keras_io_models.py``'s miniature GPT or Vision Transformer (use
+  ``--batch-size 64``, the example's), one ``fit`` epoch of ``--steps`` batches per timed call.
 
     python benchmarks/dense_bias_gradient.py --part head --rounds 9
     python benchmarks/dense_bias_gradient.py --part gpt --rounds 9
@@ -77,10 +77,10 @@ def head_runs(batch):
     return runs
 
 
-def gpt_runs(batch, steps):
+def fit_runs(kind, batch, steps):
     runs = {}
     for name in ("old", "new"):
-        model, x, y = keras_io_models.build("gpt", keras, batch, steps)
+        model, x, y = keras_io_models.build(kind, keras, batch, steps)
         with old_code() if name == "old" else contextlib.nullcontext():
             model.fit(x, y, batch_size=batch, epochs=1, verbose=0)
         runs[name] = lambda model=model, x=x, y=y: model.fit(x, y, batch_size=batch, epochs=1, verbose=0)
@@ -89,15 +89,15 @@ def gpt_runs(batch, steps):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["head", "gpt"], default="head")
+    parser.add_argument("--part", choices=["head", "gpt", "vit"], default="head")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=2, help="gpt: batches per fit epoch")
+    parser.add_argument("--steps", type=int, default=2, help="gpt, vit: batches per fit epoch")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--old", choices=["separate-ops", "native-wide", "both"], default="separate-ops")
     args = parser.parse_args(argv)
     global OLD
     OLD = args.old
-    runs = head_runs(args.batch_size) if args.part == "head" else gpt_runs(args.batch_size, args.steps)
+    runs = head_runs(args.batch_size) if args.part == "head" else fit_runs(args.part, args.batch_size, args.steps)
     times = {name: [] for name in runs}
     for r in range(args.rounds):
         for name in (("old", "new") if r % 2 == 0 else ("new", "old")):
