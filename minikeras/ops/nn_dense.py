@@ -9,8 +9,8 @@ from ``matmul_tn_and_column_sums``: the native ``x^T g`` kernel adds up the slic
 just read, or, for ``g`` too wide for that kernel, XLA's dot computes ``[1 x]^T g``. When an outer
 tape records the backward pass (a higher-order gradient), the rule is the two ops,
 ``matmul(x, g, transpose_a=True)`` and ``unbroadcast(g, bias.shape)``, so that their own gradients
-apply; the sums then run in another order (a float32 sum's rounding apart). The forward is ``jnp.matmul(x, kernel) + bias``, which XLA
-compiles as it did the two ops.
+apply; the sums then run in another order (a float32 sum's rounding apart). The forward is
+``jnp.matmul(x, kernel) + bias``, which XLA compiles as it did the two ops.
 """
 import jax.numpy as jnp
 
