@@ -336,6 +336,15 @@ def _creation_index(variable):
 _NOT_SEEN = object()
 
 
+def never_donate(variable):
+    """Marks ``variable`` as state whose buffer compiled steps never donate (they get a copy,
+    ``Variable._array_to_donate``), and returns it: for small state that other threads read and
+    write while steps run, such as a random generator's (an augmentation layer drawing in a
+    ``Dataset.map`` thread while ``fit``'s step, with a Dropout, advances the same generator)."""
+    variable._shared = True
+    return variable
+
+
 class Variable(_Described):
     """Mutable state: a named, shaped value that ``assign`` changes in place.
 
@@ -353,7 +362,7 @@ class Variable(_Described):
     3.0
     """
 
-    __slots__ = ("_stored", "_donatable", "trainable", "constraint", "name", "path", "_uid", "__weakref__")
+    __slots__ = ("_stored", "_donatable", "_shared", "trainable", "constraint", "name", "path", "_uid", "__weakref__")
 
     @property
     def _value(self):
@@ -398,6 +407,7 @@ class Variable(_Described):
                              f"{tuple(value.shape)}")
         self._stored = _own(value)  # a new Variable: no trace or StatelessScope has a value for it yet
         self._donatable = False
+        self._shared = False  # never_donate
         self.trainable = bool(trainable)
         self.constraint = constraint  # applied by optimizers after each update, as TF's and Keras's
         self.name = name or "Variable"
@@ -472,7 +482,7 @@ class Variable(_Described):
         """Stores ``array``, a new value that a compiled program has just returned (a buffer no
         one else has seen), so that the next compiled step may donate it (``_array_to_donate``)."""
         self._value = array
-        if self._stored is array:
+        if self._stored is array and not self._shared:
             self._donatable = True
 
     def _array_to_donate(self):

@@ -215,3 +215,25 @@ def test_ctrl_c_during_fit_leaves_the_state_whole(tmp_path):
         assert result["interrupted"] == 8, result
         assert result["broken"] == 0, f"steps_per_execution={spe}: {result['broken']} interrupted fits lost the state"
         assert result["finite"]
+
+
+def test_random_generator_state_is_never_donated():
+    """Generators' state is small and read by Dataset.map threads while steps run (an
+    augmentation layer there, a Dropout in the model): it always goes in as a copy."""
+    generator = mk.random.Generator.from_seed(1)
+    seeds = keras.random.SeedGenerator(2)
+    weight = mk.Variable(np.zeros(3, "float32"))
+
+    @mk.function
+    def step():
+        weight.assign_add(generator.uniform((3,)))
+        weight.assign_add(keras.random.uniform((3,), seed=seeds))
+
+    step()
+    step()
+    assert weight._array_to_donate() is weight._value  # written by the step, held by nothing else
+    for state in (generator.state, seeds.state):
+        assert state._array_to_donate() is not state._value
+        before = state._value
+        step()
+        assert not before.is_deleted()  # a thread that read it before the step can still use it

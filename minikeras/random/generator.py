@@ -21,7 +21,7 @@ from minikeras.module import Module
 from minikeras.ops.random import key_from
 from minikeras.ops.shape import shape_argument
 from minikeras.ops.stateless_random import binomial_from_key, draw, uniform_from_key
-from minikeras.tensor import Tensor, Variable, to_array
+from minikeras.tensor import Tensor, Variable, never_donate, to_array
 
 ALGORITHM = "threefry"
 
@@ -55,7 +55,8 @@ class Generator(Module):
         if state.shape != (2,):
             raise ValueError(f"Generator: a state is a threefry key's data of shape (2,), received shape {state.shape}")
         with _context.outside_traces():
-            self.state = Variable(state.astype(np.uint32), trainable=False, name="StateVar")
+            # read and advanced by Dataset.map threads while compiled steps run
+            self.state = never_donate(Variable(state.astype(np.uint32), trainable=False, name="StateVar"))
 
     @classmethod
     def from_seed(cls, seed, alg=None):

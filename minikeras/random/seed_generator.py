@@ -25,7 +25,7 @@ from minikeras import _context
 from minikeras.backend import is_tracer
 from minikeras.module import Module
 from minikeras.ops.random import global_seed, numpy_seed
-from minikeras.tensor import Variable, to_array
+from minikeras.tensor import Variable, never_donate, to_array
 
 _INCREMENT = np.array([0, 1], dtype=np.uint32)
 
@@ -59,8 +59,9 @@ class SeedGenerator(Module):
         if not isinstance(seed, int):
             raise ValueError(f"Argument `seed` must be an integer. Received: seed={seed}")
         with _context.outside_traces():
-            self.state = Variable(np.array([seed & 0xFFFFFFFF, 0], dtype=np.uint32), trainable=False,
-                                  name="seed_generator_state")
+            # a layer's generator may be advanced by Dataset.map threads while compiled steps run
+            self.state = never_donate(Variable(np.array([seed & 0xFFFFFFFF, 0], dtype=np.uint32), trainable=False,
+                                               name="seed_generator_state"))
         self.state.path = f"{self.name}/seed_generator_state"
 
     def next(self, ordered=True):
