@@ -157,6 +157,14 @@ def test_two_dimensional_float32_matmul_gradients_on_the_dense_product():
     assert knp.matmul(x, np.asarray(w)).dtype == np.float32
 
 
+def test_matmul_of_a_non_tensor_names_the_op():
+    # the float32-matrix fast path checks its inputs without converting them: a non-array goes on
+    # to the op's own error, which names it (jnp alone raises a bare TypeError)
+    with pytest.raises(TypeError) as raised:
+        keras.ops.matmul(object(), np.ones((2, 2), np.float32))
+    assert str(raised.value).startswith("keras.ops.matmul: an input is not a tensor, array or number"), raised.value
+
+
 def test_ops_on_symbolic_tensors_build_a_functional_model():
     inputs_ = keras.Input((4,))
     top, _ = keras.ops.top_k(inputs_, 2)
