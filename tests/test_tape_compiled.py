@@ -50,6 +50,20 @@ def test_repeated_structure_with_new_shapes_is_recompiled_correctly():
         close(gw, expected[1])
 
 
+def test_the_same_structure_on_variables_of_other_shapes_is_not_confused():
+    # A Variable's own value is not an input of the backward pass, but its read's output is:
+    # a program compiled for a (2,) variable must not be reused for a (5, 4) one (zeros of the
+    # first one's shape stood in for the values the gradient does not read).
+    def gradient(v):
+        with mk.GradientTape() as tape:
+            loss = mk.reduce_sum(v * v)
+        return tape.gradient(loss, v).numpy()
+
+    for shape in ((2,), (2,), (2,), (5, 4), (5, 4), (3, 1)):
+        v = mk.Variable(np.linspace(-1, 1, int(np.prod(shape)), dtype=np.float32).reshape(shape))
+        np.testing.assert_array_equal(gradient(v), 2 * v.numpy())
+
+
 def test_repeated_structure_keeps_unconnected_sources_none():
     for _ in range(3):
         a, b = mk.constant(1.0), mk.constant(2.0)

@@ -70,9 +70,9 @@ def make_plan(records, tracked, seed_ids, source_ids, traced=False):
                         index = value_of[id(array)] = len(values)
                         values.append(array)
                     leaves.append((slot, index, key in tracked, array.shape, array.dtype))
-                else:
+                else:  # a Variable: its value is never read, but a read's output has its shape
                     index = -1
-                    leaves.append((slot, index, key in tracked))
+                    leaves.append((slot, index, key in tracked, x.shape, x.dtype))
                 slot_value.append(index)
             ins.append(slot)
         # an output's shape and dtype follow from the structure and the leaves' avals
