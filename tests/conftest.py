@@ -10,6 +10,8 @@ The JAX side runs as one ``jax.jit`` call per check: compiling dominates these t
 Floating inputs are differentiated unless ``wrt`` says which ones.
 """
 import os
+import shutil
+import tempfile
 
 import jax
 import numpy as np
@@ -21,6 +23,42 @@ from minikeras.xla_cpu import native_build
 
 RTOL = 2e-4
 ATOL = 2e-4
+
+
+# -- compiled programs shared by the processes of one test run ---------------------------------
+# Most of the suite's time is XLA compiling, and some of it compiles what another test already
+# did: the two pytest-xdist workers and the subprocess tests compile the same small programs,
+# and a test that builds a fresh model compiles programs identical to an earlier test's.
+# jax's persistent compilation cache finds those by the program's text: the first compile of a
+# program writes it, every later one in any process of the run loads it (the same executable:
+# results are bit-identical, native custom calls included, since a program is traced, registering
+# its FFI targets, before it is looked up). The whole suite on two workers took about a fifth
+# less time with it (benchmarks/LOG.md, seventeenth session). It lives in a temporary directory
+# made for the run and removed at its end (never in a user's home), and reaches the workers,
+# subprocesses and notebook kernels through jax's environment variables.
+# MINIKERAS_TEST_COMPILATION_CACHE=0 turns it off (every program compiled by its own process).
+_SHARED_CACHE_VARIABLE = "MINIKERAS_TEST_COMPILATION_CACHE_DIR"  # set by the process that made it
+_made_cache_directory = []
+
+
+def pytest_configure(config):
+    if os.environ.get("MINIKERAS_TEST_COMPILATION_CACHE") == "0":
+        return
+    directory = os.environ.get(_SHARED_CACHE_VARIABLE)
+    if directory is None:  # the main pytest process (the workers inherit its environment)
+        directory = tempfile.mkdtemp(prefix="minikeras-test-compiled-")
+        _made_cache_directory.append(directory)
+        os.environ[_SHARED_CACHE_VARIABLE] = directory
+    # read by jax at import in the workers, subprocesses and notebook kernels; every program,
+    # however quickly it compiles; no size limit (jax's limit rescans the directory per entry)
+    os.environ.update(JAX_COMPILATION_CACHE_DIR=directory, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+                      JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0", JAX_COMPILATION_CACHE_MAX_SIZE="-1")
+    mk.config.enable_compilation_cache(directory, max_bytes=-1)  # this process imported jax already
+
+
+def pytest_unconfigure(config):
+    for directory in _made_cache_directory:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def rand(*shape, seed=0, low=None, high=None, dtype=np.float32):

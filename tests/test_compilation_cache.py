@@ -46,6 +46,7 @@ print(json.dumps({"loss": loss, "w": w.numpy().tolist(), **counts}))
 
 def _run(directory):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)  # only the test's own cache (conftest may share one)
     result = subprocess.run([sys.executable, "-c", _PROGRAM, str(directory)], capture_output=True, text=True,
                             env=env, timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -64,6 +65,7 @@ def test_a_second_process_loads_the_compiled_step_from_disk(tmp_path):
 
 
 def test_bad_arguments_are_named(tmp_path):
+    before = mk.config.compilation_cache_directory()  # None, or the test run's (conftest)
     with pytest.raises(TypeError, match="directory must be a path"):
         mk.config.enable_compilation_cache(3)
     with pytest.raises(ValueError, match="max_bytes must be a positive int or -1"):
@@ -72,7 +74,7 @@ def test_bad_arguments_are_named(tmp_path):
     a_file.write_text("x")
     with pytest.raises(NotADirectoryError, match="is not a directory"):
         mk.config.enable_compilation_cache(a_file)
-    assert mk.config.compilation_cache_directory() is None  # nothing was turned on
+    assert mk.config.compilation_cache_directory() == before  # nothing was turned on
 
 
 def test_default_directory_follows_minikeras_home(monkeypatch, tmp_path):
