@@ -262,3 +262,35 @@ def test_keras_model_file_with_mask_ops_loads():
     assert [type(layer).__name__ for layer in model.layers] == ["InputLayer", "Embedding", "Dense",
                                                                 "GlobalAveragePooling1D"]
     assert_close(model(data["x"]), data["y"], rtol=1e-5, atol=1e-6, what="masked pooling from a Keras file")
+
+
+@pytest.mark.parametrize("kwargs, call", [
+    ({}, {}),                                                   # the fused path (no dropout, no scores)
+    ({}, {"return_attention_scores": True, "use_causal_mask": True}),
+    ({"attention_axes": (1, 2)}, {"return_attention_scores": True}),  # attention over two axes
+], ids=["fused", "scores_causal", "two_axes"])
+def test_operand_order_switch_gives_the_same_outputs_and_gradients(monkeypatch, kwargs, call):
+    from minikeras.xla_cpu import tuning
+    rng = np.random.default_rng(3)
+    shape = (2, 3, 4, 8) if "attention_axes" in kwargs else (2, 6, 8)
+    query = rng.standard_normal(shape).astype("float32")
+    value = rng.standard_normal(shape[:-1] + (5,)).astype("float32")
+    results = []
+    for order in (False, True):
+        monkeypatch.setattr(tuning, "ATTENTION_OPERAND_ORDER", order)
+        mk.random.set_seed(0)
+        layer = L.MultiHeadAttention(num_heads=2, key_dim=4, value_dim=3, **kwargs)
+        layer(query, value)
+        if results:
+            layer.set_weights(results[0][0])
+        q, v = mk.Variable(query), mk.Variable(value)
+        with mk.GradientTape() as tape:
+            out = layer(q, v, **call)
+            out = out[0] if isinstance(out, tuple) else out
+            loss = mk.reduce_sum(out * out)
+        grads = tape.gradient(loss, [q, v] + layer.trainable_weights)
+        results.append(([w.numpy() for w in layer.weights], out.numpy(), [g.numpy() for g in grads]))
+    (_, out_a, grads_a), (_, out_b, grads_b) = results
+    assert_close(out_b, out_a, rtol=1e-5, atol=1e-6, what="output")
+    for i, (a, b) in enumerate(zip(grads_a, grads_b)):
+        assert_close(b, a, rtol=1e-5, atol=1e-6, what=f"gradient {i}")

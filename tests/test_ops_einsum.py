@@ -69,3 +69,18 @@ def test_products_with_shared_free_axes_keep_xla():
     a, b = jnp.ones((64, 32, 48)), jnp.ones((64, 48, 64))
     assert einsum_module._rows_contracted("abc,acd->bd", a, b) is None  # c is contracted but not leading in b
     assert einsum_module._rows_contracted("abc,abd->abcd", a, jnp.ones((64, 32, 16))) is None  # a batch axis
+
+
+COTANGENT_LAST = [
+    ("aecd,abcd->acbe", [(2, 5, 3, 4), (2, 6, 3, 4)]),  # MultiHeadAttention's query-key product
+    ("aecd,acbe->abcd", [(2, 5, 3, 4), (2, 3, 6, 5)]),  # its combination, the values first
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ii,ij->j", [(3, 3), (3, 2)]),                     # a diagonal taken before the product
+]
+
+
+@pytest.mark.parametrize("equation, shapes", COTANGENT_LAST, ids=[c[0] for c in COTANGENT_LAST])
+def test_einsum_with_the_cotangent_last_has_the_same_values_and_gradients(equation, shapes):
+    from minikeras.ops.einsum import einsum_cotangent_last
+    inputs = [rand(*s, seed=i) for i, s in enumerate(shapes)]
+    check_grad(lambda *xs: einsum_cotangent_last(equation, *xs), lambda *xs: jnp.einsum(equation, *xs), *inputs)

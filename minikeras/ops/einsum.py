@@ -107,7 +107,7 @@ def _subscript(labels):
     return text
 
 
-def _einsum_forward(*xs, equation):
+def _einsum_forward(*xs, equation, cotangent_last=False):
     if low_precision.is_low(xs[0].dtype):  # bfloat16/float16: float32 accumulation, as matmul
         return low_precision.einsum(equation, *xs)
     if len(xs) == 2:
@@ -150,16 +150,32 @@ _einsum = Primitive("einsum", _einsum_forward)
 
 
 @_einsum.defgrad
-def _(g, out, *xs, equation):
+def _(g, out, *xs, equation, cotangent_last=False):
     lhs, out_sub = equation.split("->")
     subs = lhs.split(",")
     grads = []
     for i, x in enumerate(xs):
         others = [s for j, s in enumerate(subs) if j != i]
-        grad_eq = ",".join([out_sub] + others) + "->" + subs[i]
-        grad = einsum(grad_eq, g, *[y for j, y in enumerate(xs) if j != i])
+        operands = [y for j, y in enumerate(xs) if j != i]
+        if cotangent_last:
+            grad = einsum(",".join(others + [out_sub]) + "->" + subs[i], *operands, g)
+        else:
+            grad = einsum(",".join([out_sub] + others) + "->" + subs[i], g, *operands)
         grads.append(unbroadcast(grad, x.shape) if grad.shape != x.shape else grad)
     return tuple(grads)
+
+
+def einsum_cotangent_last(equation, *inputs):
+    """``einsum(equation, *inputs)`` whose gradient products take the output's cotangent as their
+    last operand rather than their first (the same sums, in another order of the operands).
+
+    The operands' order decides the layouts XLA:CPU gives a batched product's operands and result,
+    so it decides which of them it transposes in memory first. MultiHeadAttention's query-key
+    product uses this: its key gradient, ``einsum('abcd,acbe->aecd', query, g)``, reads the query
+    in the [batch, heads, seq, dim] copy the forward product made, where ``'acbe,abcd->aecd'``
+    (cotangent first) transposed both the query and the result across their last two axes.
+    """
+    return _einsum_call(equation, inputs, {}, cotangent_last=True)
 
 
 def einsum(equation, *inputs, **kwargs):
@@ -172,6 +188,10 @@ def einsum(equation, *inputs, **kwargs):
 
     Differentiable in every floating input, to any order. Operands must share a dtype.
     """
+    return _einsum_call(equation, inputs, kwargs)
+
+
+def _einsum_call(equation, inputs, kwargs, cotangent_last=False):
     unknown = set(kwargs) - {"name", "optimize"}
     if unknown:
         raise TypeError(f"einsum got unexpected keyword arguments {sorted(unknown)}")
@@ -191,6 +211,8 @@ def einsum(equation, *inputs, **kwargs):
         reduced_subs.append(_subscript(labels))
     core = ",".join(reduced_subs) + "->" + out_sub
     _check_sizes(core, reduced)
+    if cotangent_last:
+        return _einsum(*reduced, equation=core, cotangent_last=True)
     return _einsum(*reduced, equation=core)
 
 

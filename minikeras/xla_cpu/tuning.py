@@ -112,6 +112,15 @@ CONV_NATIVE_GRAD_MAX_FILTER_BYTES = 1 << 20
 # Eigen's. False: they take the formulations of other convolutions.
 #     python benchmarks/conv.py --resnet50
 CONV_POINTWISE_AS_MATMUL = True
+# MultiHeadAttention's two products with their operands ordered for XLA:CPU's layouts (the query-key
+# product's gradients with the cotangent last, the combination with the values first; the same sums):
+# XLA then no longer transposes the query and the key's gradient across their last two axes (it moves
+# whole rows of key_dim between [batch, seq, heads, dim] and [batch, heads, seq, dim] instead). The
+# keras.io ViT's fit (batch 64; loaded 2-vCPU Zen 4, three runs, 7-9 rounds interleaved in one process):
+# CPU time 1.13x, 1.045x, 1.04x, wall 1.05-1.58x; the miniature GPT's (batch 32, attention a small part
+# of it) 1.007x. False: Keras's operand order.
+#     python benchmarks/vit_attention_ab.py [--model gpt --batch-size 32]
+ATTENTION_OPERAND_ORDER = True
 # ``x.T @ g`` (a Dense weight gradient) on the native kernel from this many FLOPs on: it was
 # faster at every size timed (0.2 MFLOP: 37 against 12 GFLOP/s; the MNIST CNN's 9216 -> 128
 # layer: 424 against 176), but below this a call costs more than it can save.

@@ -11,9 +11,10 @@ from minikeras.layers.core.einsum_dense import EinsumDense
 from minikeras.layers.mask_flow import get_mask, set_mask
 from minikeras.layers.regularization.dropout import Dropout
 from minikeras.ops.array import expand_dims
-from minikeras.ops.einsum import einsum
+from minikeras.ops.einsum import einsum, einsum_cotangent_last
 from minikeras.saving.registry import register_builtin
 from minikeras.tensor import Tensor
+from minikeras.xla_cpu import tuning
 
 
 @register_builtin("minikeras.layers")
@@ -215,19 +216,36 @@ class MultiHeadAttention(Layer):
         """``(output, scores)`` of the projected query (B, T, N, key_dim), key and value (B, S, N, d)."""
         fused = self._dropout == 0 and not return_attention_scores and query.ndim == 4
         if fused:  # Keras's ops.dot_product_attention: an all-masked row attends uniformly, not to nothing
-            logits = einsum(self._dot_product_equation, key, query) * self._inverse_sqrt_key_dim
+            logits = self._scores(key, query) * self._inverse_sqrt_key_dim
             logits = masked_logits(logits, attention_mask)
             probs = activations.softmax(logits, axis=-1)
-            return einsum(self._combine_equation, probs, value), None
+            return self._combine(probs, value), None
         query = query * self._inverse_sqrt_key_dim
-        scores = einsum(self._dot_product_equation, key, query)
+        scores = self._scores(key, query)
         mask = attention_mask
         if mask is not None:
             for _ in range(scores.ndim - mask.ndim):
                 mask = expand_dims(mask, -len(self._attention_axes) * 2 - 1)
         scores = self._softmax(scores, mask=mask)
         dropped = self._dropout_layer(scores, training=training) if self._dropout > 0 else scores
-        return einsum(self._combine_equation, dropped, value), scores
+        return self._combine(dropped, value), scores
+
+    # The same two products as Keras's einsums; with ``tuning.ATTENTION_OPERAND_ORDER`` their operands
+    # (and their gradients' operands) in the order for which XLA:CPU moves whole rows of key_dim between
+    # the projections' [batch, seq, heads, dim] and the products' [batch, heads, ...] layouts, rather
+    # than transposing the query and the key's gradient across their last two axes: the query-key
+    # product's gradients with the cotangent last, the combination with the values first.
+    def _scores(self, key, query):
+        if tuning.ATTENTION_OPERAND_ORDER:
+            return einsum_cotangent_last(self._dot_product_equation, key, query)
+        return einsum(self._dot_product_equation, key, query)
+
+    def _combine(self, probs, value):
+        if tuning.ATTENTION_OPERAND_ORDER:
+            operands, out = self._combine_equation.split("->")
+            probs_sub, value_sub = operands.split(",")
+            return einsum(f"{value_sub},{probs_sub}->{out}", value, probs)
+        return einsum(self._combine_equation, probs, value)
 
     def _check_shapes(self, query, value, key):
         if value.shape[1:-1] != key.shape[1:-1]:
