@@ -12,6 +12,8 @@ off/on (above 1: the switch on is faster). On a shared machine the CPU time is t
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16 --steps 1 --rounds 1
     python benchmarks/tuning_ab.py --switch BATCH_MOMENTS_NATIVE --model resnet --batch-size 32
+    python benchmarks/tuning_ab.py --switch BF16_MAX_POOL_GRAD_NATIVE,BF16_CONV_INPUT_GRAD_RELU_MASK \
+        --policy mixed_bfloat16 --rounds 61
 """
 import argparse
 import os
@@ -34,9 +36,12 @@ from minikeras.xla_cpu import low_precision, tuning  # noqa: E402
 
 
 def traced_step(switch, value, policy, x, y, model="classic"):
-    """The tape step traced and compiled with ``tuning.<switch>`` set to ``value`` (restored after)."""
-    saved = getattr(tuning, switch)
-    setattr(tuning, switch, value)
+    """The tape step traced and compiled with ``tuning.<switch>`` set to ``value`` (restored after);
+    ``switch`` may name several, separated by commas, all set to ``value``."""
+    names = switch.split(",")
+    saved = [getattr(tuning, name) for name in names]
+    for name in names:
+        setattr(tuning, name, value)
     try:
         jax.clear_caches()
         mk.random.set_seed(0)
@@ -46,22 +51,25 @@ def traced_step(switch, value, policy, x, y, model="classic"):
             step = train_step.mk_tape_step(train_step.classic_cnn(policy))
         block(step(x, y))
     finally:
-        setattr(tuning, switch, saved)
+        for name, old in zip(names, saved):
+            setattr(tuning, name, old)
         jax.clear_caches()
     return step
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--switch", required=True, help="a boolean in minikeras.xla_cpu.tuning")
+    parser.add_argument("--switch", required=True,
+                        help="a boolean in minikeras.xla_cpu.tuning, or several separated by commas (set together)")
     parser.add_argument("--policy", default=None, help="a dtype policy (mixed_bfloat16)")
     parser.add_argument("--model", choices=("classic", "resnet"), default="classic")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--steps", type=int, default=4, help="steps per timed round")
     parser.add_argument("--rounds", type=int, default=11)
     args = parser.parse_args(argv)
-    if not isinstance(getattr(tuning, args.switch, None), bool):
-        parser.error(f"--switch: expected the name of a boolean in minikeras.xla_cpu.tuning, got {args.switch!r}")
+    for name in args.switch.split(","):
+        if not isinstance(getattr(tuning, name, None), bool):
+            parser.error(f"--switch: expected the name of a boolean in minikeras.xla_cpu.tuning, got {name!r}")
     rng = np.random.default_rng(0)
     image_shape = (32, 32, 3) if args.model == "resnet" else (28, 28, 1)
     x = jnp.asarray(rng.random((args.batch_size, *image_shape), dtype=np.float32))
@@ -90,6 +98,11 @@ def main(argv=None):
     print(f"  off/on: wall {statistics.median(wall[False]) / statistics.median(wall[True]):.3f}x, "
           f"CPU {statistics.median(cpu[False]) / statistics.median(cpu[True]):.3f}x "
           f"(on faster in {sum(a > b for a, b in zip(cpu[False], cpu[True]))} of {args.rounds} rounds by CPU time)")
+    # each round's two timings ran back to back: their ratio is steadier than the medians' when
+    # the machine's load drifts between rounds
+    print(f"  median of the rounds' off/on ratios: wall "
+          f"{statistics.median(a / b for a, b in zip(wall[False], wall[True])):.3f}x, CPU "
+          f"{statistics.median(a / b for a, b in zip(cpu[False], cpu[True])):.3f}x")
 
 
 if __name__ == "__main__":
