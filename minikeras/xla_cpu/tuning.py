@@ -118,12 +118,15 @@ CONV_POINTWISE_AS_MATMUL = True
 # whole rows of key_dim between [batch, seq, heads, dim] and [batch, heads, seq, dim] instead). The
 # keras.io ViT's fit (batch 64; loaded 2-vCPU Zen 4, three runs, 7-9 rounds interleaved in one process):
 # CPU time 1.13x, 1.045x, 1.04x, wall 1.05-1.58x; the miniature GPT's (batch 32, attention a small part
-# of it) 1.007x. False: Keras's operand order.
+# of it) 1.007x; quiet, two runs of 9 rounds: wall 1.062x / 1.056x, CPU 1.045x / 1.021x. False: Keras's
+# operand order.
 #     python benchmarks/vit_attention_ab.py [--model gpt --batch-size 32]
 ATTENTION_OPERAND_ORDER = True
 # ``x.T @ g`` (a Dense weight gradient) on the native kernel from this many FLOPs on: it was
 # faster at every size timed (0.2 MFLOP: 37 against 12 GFLOP/s; the MNIST CNN's 9216 -> 128
-# layer: 424 against 176), but below this a call costs more than it can save.
+# layer: 424 against 176), but below this a call costs more than it can save. For ``g`` of
+# ``matmul_native.MAX_COLUMNS`` columns or more (a vocabulary head, ResNet50's widest 1x1 filter
+# gradients) XLA's dot takes the product at any size (benchmarks/LOG.md, sixteenth session).
 MATMUL_NATIVE_FLOPS = 1e6
 # ``a @ b`` (a recurrent layer's backward step, dz @ U.T, U.T made before its reverse loop) on the
 # native kernel from this many FLOPs on, the smallest size timed: loops of 100 such products with
@@ -142,7 +145,9 @@ MATMUL_NN_NATIVE_NEEDS_AVX512 = True
 # process may use two CPUs: True, False, or "measure": a loop of the shape's products timed on
 # one and two threads at first use, two taken where they were this much faster in wall time. On
 # a loaded Zen 4 (load 4-10 on its 2 vCPUs) the pair lost (the products alone 0.6-0.9x XLA's wall
-# time, the one-thread kernel 1.0-1.4x); a quiet machine was not at hand.
+# time, the one-thread kernel 1.0-1.4x). Quiet, the tape step two threads against one, two runs:
+# LSTM(128) wall 0.89x / 1.01x, GRU(128) 1.09x / 1.09x, Bidirectional(LSTM(128)) 1.12x / 1.12x, at
+# 1.2-1.5x the CPU time: below the gain asked for, so "measure" keeps one thread for these.
 #     python benchmarks/rnn_products.py --sizes 64x128x4 --pair --both; python benchmarks/rnn_two_threads.py
 RNN_STEP_TWO_THREADS = "measure"
 RNN_STEP_TWO_THREADS_FLOPS = 2.5e5
