@@ -84,7 +84,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from minikeras.xla_cpu import conv_bf16_native, conv_native, low_precision, matmul_native, pool, tuning
+from minikeras.xla_cpu import conv_bf16_native, conv_native, low_precision, matmul_native, tuning
 from minikeras.xla_cpu.compiler import convolutions_on_eigen
 from minikeras.xla_cpu.materialize import materialize
 
@@ -521,13 +521,8 @@ def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilat
     eigen)`` (``eigen`` None: the context value ``convolutions_on_eigen``); bfloat16 as
     ``conv2d_forward``."""
     if method is None and bf16_native("input_grad", input_shape, w.shape, strides, padding, dilations, dy.dtype):
-        pads = _normalize(input_shape, w.shape, strides, padding, dilations)[1]
-        dx = _bf16_input_grad(dy, w, tuple(input_shape), pads)
-        if tuning.BF16_CONV_INPUT_GRAD_RELU_MASK:  # for relu_masked: the mask in the kernel's epilogue
-            _input_grads[id(dx)] = (dx, dy, w, tuple(input_shape), pads)
-            while len(_input_grads) > _INPUT_GRADS_KEPT:
-                _input_grads.pop(next(iter(_input_grads)))
-        return dx
+        return _bf16_input_grad(dy, w, tuple(input_shape),
+                                _normalize(input_shape, w.shape, strides, padding, dilations)[1])
     if low_precision.conv_widened(dy.dtype):
         return low_precision.conv_in_float32(
             lambda dy, w: conv2d_input_grad(dy, w, input_shape, strides, padding, dilations, method=method,
@@ -629,46 +624,12 @@ def _native_forward_bias_relu_fwd(x, w, b, pads):
     return out, (x, w, out)
 
 
-_input_grads = {}  # id(dx) -> (dx, dy, w, input_shape, pads) of the last few bfloat16 kernel input gradients
-_INPUT_GRADS_KEPT = 4
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4))
-def _bf16_input_grad_relu_masked(dy, w, out, input_shape, pads):
-    return conv_bf16_native.input_grad(dy, w, input_shape, pads, relu_mask=out)
-
-
-def _bf16_input_grad_relu_masked_fwd(dy, w, out, input_shape, pads):
-    return _bf16_input_grad_relu_masked(dy, w, out, input_shape, pads), (dy, w, out)
-
-
-def _bf16_input_grad_relu_masked_bwd(input_shape, pads, residuals, g):
-    dy, w, out = residuals
-    g = low_precision.keep_where(out > 0, g)  # linear in (dy, w) jointly as _bf16_input_grad; constant in out
-    return (conv2d_forward(g, w, (1, 1), pads), conv2d_filter_grad(g, dy, w.shape, (1, 1), pads),
-            jnp.zeros_like(out))
-
-
-_bf16_input_grad_relu_masked.defvjp(_bf16_input_grad_relu_masked_fwd, _bf16_input_grad_relu_masked_bwd)
-
-
 def relu_masked(g, out, materialized=False):
     """relu's derivative applied to g (``out > 0`` exactly where relu's input is), in a buffer of
     its own when ``materialized`` (a bfloat16 layer whose gradients run on the bfloat16 kernels:
     XLA:CPU would otherwise write the masked g in float32 for the bias sum and round it to
     bfloat16 for the convolutions in a pass of its own, three passes over a float32 array where
-    one bfloat16 write and one read do). Where g was made by a bfloat16 kernel that can apply
-    the mask as it writes (a max-pool gradient of ``out``, ``tuning.BF16_MAX_POOL_GRAD_NATIVE``;
-    a convolution's input gradient, ``tuning.BF16_CONV_INPUT_GRAD_RELU_MASK``), that kernel is
-    called again with the mask: the same bits, one pass, and XLA drops the unmasked call."""
-    pooled = pool.relu_masked_grad(g, out)
-    if pooled is not None:
-        return pooled
-    entry = _input_grads.get(id(g))
-    if entry is not None and entry[0] is g and entry[3] == tuple(out.shape) and out.dtype == g.dtype:
-        del _input_grads[id(g)]
-        _, dy, w, input_shape, pads = entry
-        return _bf16_input_grad_relu_masked(dy, w, out, input_shape, pads)
+    one bfloat16 write and one read do)."""
     g = low_precision.keep_where(out > 0, g)
     return materialize(g) if materialized else g
 

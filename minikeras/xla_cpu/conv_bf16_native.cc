@@ -23,9 +23,7 @@
 // builds the padded or paired copy of one image at a time, which stays in its cache. Sums run in
 // float32; each result is rounded to bfloat16 once, to nearest even. The input gradient is the
 // forward pass on the padded dy with the flipped filter (conv_bf16_native.py). Both are
-// vectorized over output channels, which must be a multiple of 16. An input gradient can take a
-// ReLU mask as its epilogue, and the max-pool gradient of a bfloat16 CNN (with that mask too) is
-// here as well (MaxPoolGradImpl, at the end), for the same layers' backward pass.
+// vectorized over output channels, which must be a multiple of 16.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -62,11 +60,6 @@ inline __m512bh load_pairs(const uint16_t* p) { return (__m512bh)_mm512_loadu_si
 // 16 float32 sums rounded to bfloat16 (nearest even) and stored.
 inline void store_bf16(uint16_t* p, __m512 v) { _mm256_storeu_si256((__m256i*)p, (__m256i)_mm512_cvtneps_pbh(v)); }
 
-// 16 bfloat16 values widened to float32 (exact: a bfloat16 is the top half of a float32).
-inline __m512 widen16(const uint16_t* p) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16));
-}
-
 struct Shape {
   int64_t n, h, w, c;  // x (N, H, W, C)
   int64_t ho, wo, o;   // the output (N, Ho, Wo, O)
@@ -93,13 +86,9 @@ inline void interleave(const uint16_t* __restrict a, const uint16_t* __restrict 
 
 // -- forward ------------------------------------------------------------------------------------
 // The forward pass's epilogue: a per-channel bias (O floats, or null), then an optional ReLU.
-// Or, for an input gradient, a ReLU mask: y kept where mask (shaped like y; y_base its origin) > 0,
-// zero elsewhere (the derivative of the Conv2D(relu) whose output the mask is, applied next).
 struct Epilogue {
   const float* bias;
   bool relu;
-  const uint16_t* mask = nullptr;
-  const uint16_t* y_base = nullptr;
 };
 
 // acc[p] += the products of filter tap (i, j) for the tile's pixels p in [LO, HI): xr, wr its x
@@ -178,16 +167,6 @@ void forward_tile(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Sh
       for (int v = 0; v < NV; ++v)
         acc[p][v] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(acc[p][v], _mm512_setzero_ps(), _CMP_LT_OQ), acc[p][v],
                                          _mm512_setzero_ps());
-  if (epilogue.mask) {
-    for (int p = 0; p < valid; ++p)
-      for (int v = 0; v < NV; ++v) {
-        uint16_t* out = yr + (w0 + p) * s.o + o0 + 16 * v;
-        const __mmask16 keep =
-            _mm512_cmp_ps_mask(widen16(epilogue.mask + (out - epilogue.y_base)), _mm512_setzero_ps(), _CMP_GT_OQ);
-        _mm256_storeu_si256((__m256i*)out, _mm256_maskz_mov_epi16(keep, (__m256i)_mm512_cvtneps_pbh(acc[p][v])));
-      }
-    return;
-  }
   for (int p = 0; p < valid; ++p)
     for (int v = 0; v < NV; ++v) store_bf16(yr + (w0 + p) * s.o + o0 + 16 * v, acc[p][v]);
 }
@@ -215,13 +194,13 @@ void forward_row(const uint16_t* xi, const uint16_t* wp, uint16_t* yr, const Sha
 }
 
 void forward(ffi::ThreadPool& pool, const uint16_t* x, const uint16_t* wp, uint16_t* y, const Shape& s,
-             int64_t threads, const uint16_t* bias, bool relu, const uint16_t* mask = nullptr) {
+             int64_t threads, const uint16_t* bias, bool relu) {
   std::vector<float> bias_f(bias ? s.o : 0);  // bfloat16 is the top half of a float32
   for (size_t k = 0; k < bias_f.size(); ++k) {
     const uint32_t bits = static_cast<uint32_t>(bias[k]) << 16;
     std::memcpy(&bias_f[k], &bits, sizeof bits);
   }
-  const Epilogue epilogue{bias ? bias_f.data() : nullptr, relu, mask, y};
+  const Epilogue epilogue{bias ? bias_f.data() : nullptr, relu};
   const int64_t hp = s.hp(), wp_ = s.wp();
   const int64_t helpers = minikeras::helpers_for(pool, s.n, threads);
   // one padded image per worker; only its interior is rewritten, so the border stays zero
@@ -461,7 +440,7 @@ bool fits_padding(ffi::Span<const int64_t> xd, ffi::Span<const int64_t> yd, int6
 // bias: null or O values, then the ReLU.
 ffi::Error forward_call(ffi::ThreadPool& pool, ffi::Buffer<ffi::BF16>& x, ffi::Buffer<ffi::BF16>& wp,
                         ffi::ResultBuffer<ffi::BF16>& y, int64_t pt, int64_t pl, int64_t threads,
-                        ffi::Buffer<ffi::BF16>* bias, ffi::Buffer<ffi::BF16>* mask = nullptr) {
+                        ffi::Buffer<ffi::BF16>* bias) {
   const auto xd = x.dimensions(), wd = wp.dimensions(), yd = y->dimensions();
   const bool fits = xd.size() == 4 && wd.size() == 5 && yd.size() == 4 && wd[4] == 2 && xd[3] == 2 * wd[2] &&
                     yd[3] == wd[3] && yd[3] % 16 == 0 && fits_padding(xd, yd, wd[0], wd[1], pt, pl);
@@ -472,13 +451,10 @@ ffi::Error forward_call(ffi::ThreadPool& pool, ffi::Buffer<ffi::BF16>& x, ffi::B
   if (bias && (bias->dimensions().size() != 1 || bias->dimensions()[0] != yd[3]))
     return ffi::Error::InvalidArgument("bfloat16 conv2d: expected a bias of shape (" + std::to_string(yd[3]) +
                                        "), got " + dims_text(bias->dimensions()));
-  if (mask && !std::equal(yd.begin(), yd.end(), mask->dimensions().begin(), mask->dimensions().end()))
-    return ffi::Error::InvalidArgument("bfloat16 conv2d: expected a mask of shape " + dims_text(yd) + ", got " +
-                                       dims_text(mask->dimensions()));
 #ifdef __AVX512BF16__
   const Shape s{xd[0], xd[1], xd[2], xd[3], yd[1], yd[2], yd[3], wd[0], wd[1], pt, pl};
   forward(pool, x.typed_data(), wp.typed_data(), y->typed_data(), s, threads, bias ? bias->typed_data() : nullptr,
-          bias != nullptr, mask ? mask->typed_data() : nullptr);
+          bias != nullptr);
   return ffi::Error::Success();
 #else
   return unsupported();
@@ -494,12 +470,6 @@ ffi::Error ForwardBiasReluImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, f
                                ffi::Buffer<ffi::BF16> bias, ffi::ResultBuffer<ffi::BF16> y, int64_t pad_top,
                                int64_t pad_left, int64_t threads) {
   return forward_call(pool, x, wp, y, pad_top, pad_left, threads, &bias);
-}
-
-ffi::Error ForwardReluMaskImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> wp,
-                               ffi::Buffer<ffi::BF16> mask, ffi::ResultBuffer<ffi::BF16> y, int64_t pad_top,
-                               int64_t pad_left, int64_t threads) {
-  return forward_call(pool, x, wp, y, pad_top, pad_left, threads, nullptr, &mask);
 }
 
 // x: (N, H, W, C); dy: (N, Ho, Wo, O); dw: (KH, KW, C, O); x padded by pt / pl leading zeros;
@@ -550,135 +520,6 @@ auto Binding() {
       .Attr<int64_t>("threads");
 }
 
-// The max-pool gradient of bfloat16 windows that tile x (ksize == strides, no padding; rows and
-// columns past the last whole window get zeros): each window's dy goes to its first maximum in
-// row-major order (a running maximum with `>` on the widened values, as minikeras/xla_cpu/pool.py
-// and jax's select_and_scatter pick it), every other element is zero. With `positive`, a window
-// whose maximum is not > 0 sends nothing: the ReLU mask that a Conv2D(relu) before the pooling
-// applies next (its output is zero there), so x and dy are read once and dx written once, where
-// XLA wrote each window's index in a pass of its own and the mask in another.
-inline float widen(uint16_t bits) {
-  const uint32_t wide = uint32_t(bits) << 16;
-  float v;
-  std::memcpy(&v, &wide, sizeof v);
-  return v;
-}
-
-// One row of kh x kw windows, a channel at a time (the general case; 2 x 2 windows have the
-// vectorized loop below, several times faster).
-void pool_grad_row(const uint16_t* x, const uint16_t* dy, uint16_t* dx, int64_t w, int64_t wo, int64_t c,
-                   int64_t kh, int64_t kw, bool positive) {
-  for (int64_t q = 0; q < wo; ++q) {
-    const uint16_t* xq = x + q * kw * c;
-    uint16_t* dxq = dx + q * kw * c;
-    const uint16_t* g = dy + q * c;
-    for (int64_t k = 0; k < c; ++k) {
-      float best = widen(xq[k]);
-      int32_t first = 0;
-      for (int64_t a = 0; a < kh; ++a)
-        for (int64_t b = 0; b < kw; ++b) {
-          if (a == 0 && b == 0) continue;
-          const float v = widen(xq[(a * w + b) * c + k]);
-          const bool better = v > best;
-          best = better ? v : best;
-          first = better ? int32_t(a * kw + b) : first;
-        }
-      const uint16_t value = (!positive || best > 0.0f) ? g[k] : uint16_t(0);
-      for (int64_t a = 0; a < kh; ++a)
-        for (int64_t b = 0; b < kw; ++b) dxq[(a * w + b) * c + k] = first == a * kw + b ? value : uint16_t(0);
-    }
-  }
-}
-
-#ifdef __AVX512BF16__
-// 2 x 2 windows, 16 channels per step (the scalar loop above for the channels past the last 16).
-void pool_grad_row_2x2(const uint16_t* x, const uint16_t* dy, uint16_t* dx, int64_t w, int64_t wo, int64_t c,
-                       bool positive) {
-  const int64_t c16 = c / 16 * 16;
-  const __m512 zero = _mm512_setzero_ps();
-  for (int64_t q = 0; q < wo; ++q) {
-    const uint16_t* x0 = x + 2 * q * c;
-    const uint16_t* x1 = x0 + w * c;
-    uint16_t* d0 = dx + 2 * q * c;
-    uint16_t* d1 = d0 + w * c;
-    for (int64_t k = 0; k < c16; k += 16) {
-      __m512 best = widen16(x0 + k);
-      const __m512 v1 = widen16(x0 + c + k), v2 = widen16(x1 + k), v3 = widen16(x1 + c + k);
-      const __mmask16 b1 = _mm512_cmp_ps_mask(v1, best, _CMP_GT_OQ);
-      best = _mm512_mask_blend_ps(b1, best, v1);
-      const __mmask16 b2 = _mm512_cmp_ps_mask(v2, best, _CMP_GT_OQ);
-      best = _mm512_mask_blend_ps(b2, best, v2);
-      const __mmask16 b3 = _mm512_cmp_ps_mask(v3, best, _CMP_GT_OQ);
-      best = _mm512_mask_blend_ps(b3, best, v3);
-      // the first maximum is the last tap that raised the running maximum
-      const __mmask16 keep = positive ? _mm512_cmp_ps_mask(best, zero, _CMP_GT_OQ) : __mmask16(0xFFFF);
-      const __m256i g = _mm256_loadu_si256((const __m256i*)(dy + q * c + k));
-      const __mmask16 m3 = b3, m2 = b2 & ~b3, m1 = b1 & ~b2 & ~b3, m0 = ~(b1 | b2 | b3);
-      _mm256_storeu_si256((__m256i*)(d0 + k), _mm256_maskz_mov_epi16(m0 & keep, g));
-      _mm256_storeu_si256((__m256i*)(d0 + c + k), _mm256_maskz_mov_epi16(m1 & keep, g));
-      _mm256_storeu_si256((__m256i*)(d1 + k), _mm256_maskz_mov_epi16(m2 & keep, g));
-      _mm256_storeu_si256((__m256i*)(d1 + c + k), _mm256_maskz_mov_epi16(m3 & keep, g));
-    }
-    if (c16 < c) {
-      // the channels past the last 16, one at a time
-      for (int64_t k = c16; k < c; ++k) {
-        float best = widen(x0[k]);
-        int first = 0;
-        const float v[3] = {widen(x0[c + k]), widen(x1[k]), widen(x1[c + k])};
-        for (int t = 0; t < 3; ++t)
-          if (v[t] > best) best = v[t], first = t + 1;
-        const uint16_t value = (!positive || best > 0.0f) ? dy[q * c + k] : uint16_t(0);
-        d0[k] = first == 0 ? value : 0;
-        d0[c + k] = first == 1 ? value : 0;
-        d1[k] = first == 2 ? value : 0;
-        d1[c + k] = first == 3 ? value : 0;
-      }
-    }
-  }
-}
-#endif
-
-ffi::Error MaxPoolGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::BF16> x, ffi::Buffer<ffi::BF16> dy,
-                           ffi::ResultBuffer<ffi::BF16> dx, int64_t kh, int64_t kw, int64_t positive,
-                           int64_t threads) {
-  const auto xd = x.dimensions(), dd = dy.dimensions(), od = dx->dimensions();
-  const bool fits = xd.size() == 4 && dd.size() == 4 && od.size() == 4 && kh > 0 && kw > 0 && dd[0] == xd[0] &&
-                    dd[3] == xd[3] && dd[1] * kh <= xd[1] && dd[2] * kw <= xd[2] && dd[1] == xd[1] / kh &&
-                    dd[2] == xd[2] / kw && std::equal(xd.begin(), xd.end(), od.begin());
-  if (!fits)
-    return ffi::Error::InvalidArgument("bfloat16 max-pool gradient: shapes x " + dims_text(xd) + ", dy " +
-                                       dims_text(dd) + ", dx " + dims_text(od) + " are not " + std::to_string(kh) +
-                                       "x" + std::to_string(kw) + " windows tiling x");
-  const int64_t n = xd[0], h = xd[1], w = xd[2], c = xd[3], ho = dd[1], wo = dd[2];
-  const uint16_t* xs = reinterpret_cast<const uint16_t*>(x.typed_data());
-  const uint16_t* ds = reinterpret_cast<const uint16_t*>(dy.typed_data());
-  uint16_t* out = reinterpret_cast<uint16_t*>(dx->typed_data());
-  const int64_t rows = n * ho;
-  const int64_t parts = std::min<int64_t>(rows, 64);
-  const int64_t helpers = minikeras::helpers_for(pool, parts, threads);
-  minikeras::for_each_index(pool, parts, helpers, [&](int64_t, int64_t part) {
-    for (int64_t r = rows * part / parts; r < rows * (part + 1) / parts; ++r) {
-      const int64_t b = r / ho, i = r % ho;
-      const int64_t offset = ((b * h + i * kh) * w) * c;
-      const uint16_t* g = ds + r * wo * c;
-#ifdef __AVX512BF16__
-      if (kh == 2 && kw == 2)
-        pool_grad_row_2x2(xs + offset, g, out + offset, w, wo, c, positive != 0);
-      else
-#endif
-        pool_grad_row(xs + offset, g, out + offset, w, wo, c, kh, kw, positive != 0);
-      // the columns past the last whole window, in each of the window rows
-      if (wo * kw < w)
-        for (int64_t a = 0; a < kh; ++a)
-          std::memset(out + offset + (a * w + wo * kw) * c, 0, (w - wo * kw) * c * sizeof(uint16_t));
-      // the rows past the last whole window, once, by the image's last row of windows
-      if (i == ho - 1 && ho * kh < h)
-        std::memset(out + (b * h + ho * kh) * w * c, 0, (h - ho * kh) * w * c * sizeof(uint16_t));
-    }
-  });
-  return ffi::Error::Success();
-}
-
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16Forward, ForwardImpl, Binding());
@@ -687,19 +528,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16FilterGrad, FilterGradImpl, Bin
 
 // The forward pass with Conv2D's bias and ReLU as its epilogue: x, the paired filter and the bias.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16ForwardBiasRelu, ForwardBiasReluImpl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::Buffer<ffi::BF16>>()
-                                  .Arg<ffi::Buffer<ffi::BF16>>()
-                                  .Arg<ffi::Buffer<ffi::BF16>>()
-                                  .Ret<ffi::Buffer<ffi::BF16>>()
-                                  .Attr<int64_t>("pad_top")
-                                  .Attr<int64_t>("pad_left")
-                                  .Attr<int64_t>("threads"));
-
-// The forward pass (an input gradient's) with a ReLU mask as its epilogue: x, the paired filter and
-// the mask (shaped like the result: zero where the mask is not > 0).
-XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16ForwardReluMask, ForwardReluMaskImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::Buffer<ffi::BF16>>()
@@ -720,16 +548,4 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dBf16FilterGradBias, FilterGradBiasI
                                   .Ret<ffi::Buffer<ffi::BF16>>()
                                   .Attr<int64_t>("pad_top")
                                   .Attr<int64_t>("pad_left")
-                                  .Attr<int64_t>("threads"));
-
-// The max-pool gradient of windows that tile x: x, dy; optionally masked by the window maximum > 0.
-XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMaxPoolGradBf16, MaxPoolGradImpl,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::Buffer<ffi::BF16>>()
-                                  .Arg<ffi::Buffer<ffi::BF16>>()
-                                  .Ret<ffi::Buffer<ffi::BF16>>()
-                                  .Attr<int64_t>("kh")
-                                  .Attr<int64_t>("kw")
-                                  .Attr<int64_t>("positive")
                                   .Attr<int64_t>("threads"));

@@ -4,10 +4,8 @@
         y = forward(x, w, pads)                  # = conv(x, w) summed in float32, rounded to bfloat16
         y = forward_bias_relu(x, w, b, pads)     # = max(conv(x, w) + b, 0) in float32, rounded once
         dx = input_grad(dy, w, x_shape, pads)    # = the transpose of conv(., w) applied to dy, likewise
-        dx = input_grad(dy, w, x_shape, pads, relu_mask=out)  # and zero where out is not > 0
         dw = filter_grad(x, dy, w_shape, pads)   # = the transpose of conv(x, .) applied to dy, likewise
         dw, db = filter_grad_and_bias(x, dy, w_shape, pads)  # and db = dy summed over all but its last axis
-    dx = max_pool_grad(x, dy, ksize, positive)   # max pooling's gradient, windows tiling x (any CPU)
 
 Each result is what the float32 convolution of the same (bfloat16) values gives, rounded to
 bfloat16 once: only the order of the float32 sums differs. The kernels multiply pairs of
@@ -33,13 +31,10 @@ _FORWARD = "minikeras_conv2d_bf16_forward"
 _FILTER_GRAD = "minikeras_conv2d_bf16_filter_grad"
 _FORWARD_BIAS_RELU = "minikeras_conv2d_bf16_forward_bias_relu"
 _FILTER_GRAD_BIAS = "minikeras_conv2d_bf16_filter_grad_bias"
-_MAX_POOL_GRAD = "minikeras_max_pool_grad_bf16"
-_FORWARD_RELU_MASK = "minikeras_conv2d_bf16_forward_relu_mask"
 _ONE_CHANNEL_MAX_TAPS = 12  # the kernel's kFilterTapsMax
 _SYMBOLS = {_FORWARD: "MinikerasConv2dBf16Forward", _FILTER_GRAD: "MinikerasConv2dBf16FilterGrad",
             _FORWARD_BIAS_RELU: "MinikerasConv2dBf16ForwardBiasRelu",
-            _FILTER_GRAD_BIAS: "MinikerasConv2dBf16FilterGradBias", _MAX_POOL_GRAD: "MinikerasMaxPoolGradBf16",
-            _FORWARD_RELU_MASK: "MinikerasConv2dBf16ForwardReluMask"}
+            _FILTER_GRAD_BIAS: "MinikerasConv2dBf16FilterGradBias"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -91,7 +86,7 @@ def forward_bias_relu(x, w, b, pads):
     return _forward_call(_FORWARD_BIAS_RELU, x, w, (b,), pads)
 
 
-def _forward_call(target, x, w, extra, pads):
+def _forward_call(target, x, w, bias, pads):
     if w.shape[2] % 2:  # the channels go in pairs: a zero channel adds nothing to the sums
         x = jnp.pad(x, ((0, 0), (0, 0), (0, 0), (0, 1)))
         w = jnp.pad(w, ((0, 0), (0, 0), (0, 1), (0, 0)))
@@ -101,22 +96,16 @@ def _forward_call(target, x, w, extra, pads):
     out_shape = (x.shape[0], x.shape[1] + top + bottom - kh + 1, x.shape[2] + left + right - kw + 1, o)
     call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(out_shape, x.dtype), vmap_method="sequential")
     flops = 2 * math.prod(out_shape) * kh * kw * c
-    return call(x, paired, *extra, pad_top=np.int64(top), pad_left=np.int64(left), threads=np.int64(_threads(flops)))
+    return call(x, paired, *bias, pad_top=np.int64(top), pad_left=np.int64(left), threads=np.int64(_threads(flops)))
 
 
-def input_grad(dy, w, input_shape, pads, relu_mask=None):
+def input_grad(dy, w, input_shape, pads):
     """dx (``input_shape``, NHWC) of the stride-1 convolution with filter w (HWIO) and ``pads``, given dy:
-    the forward pass of dy with the flipped filter (spatially reversed, I and O swapped). With
-    ``relu_mask`` (shaped like dx), dx is zero where the mask is not > 0, the bits of
-    ``keep_where(relu_mask > 0, dx)``: the ReLU derivative of a Conv2D(relu) whose output x was,
-    applied as the kernel stores dx (XLA read dx and the mask again and wrote dx again)."""
+    the forward pass of dy with the flipped filter (spatially reversed, I and O swapped)."""
     kh, kw = w.shape[:2]
     new_pads = tuple((k - 1 - lo, n - m + lo)
                      for k, (lo, _), n, m in zip((kh, kw), pads, input_shape[1:3], dy.shape[1:3]))
-    flipped = jnp.flip(w, (0, 1)).transpose(0, 1, 3, 2)
-    if relu_mask is None:
-        return forward(dy, flipped, new_pads)
-    return _forward_call(_FORWARD_RELU_MASK, dy, flipped, (relu_mask,), new_pads)
+    return forward(dy, jnp.flip(w, (0, 1)).transpose(0, 1, 3, 2), new_pads)
 
 
 def filter_grad(x, dy, filter_shape, pads):
@@ -142,20 +131,3 @@ def filter_grad_and_bias(x, dy, filter_shape, pads):
     flops = 2 * n * ho * wo * kh * kw * c * o
     dw, db = call(x, dy, pad_top=np.int64(top), pad_left=np.int64(left), threads=np.int64(_threads(flops)))
     return dw, db
-
-
-def max_pool_grad(x, dy, ksize, positive=False):
-    """dx (like x, bfloat16) of max pooling with ``ksize`` windows that tile x (strides = ksize, no
-    padding; rows and columns past the last whole window get zeros): each window's dy at its first
-    maximum in row-major order, zeros elsewhere, the bits ``xla_cpu.pool.max_pool2d_grad`` gives.
-    With ``positive``, also zero where that maximum is not > 0: ``keep_where(x > 0, dx)``, the
-    ReLU mask of a Conv2D(relu) whose output x is (one pass, where XLA made two). The kernel only
-    compares and moves 16-bit patterns, so it needs no AVX512_BF16; it is called where the
-    bfloat16 convolutions run (``available()``)."""
-    if not available():
-        raise RuntimeError(f"the bfloat16 max-pool gradient kernel is unavailable: {unavailable_reason()}")
-    kh, kw = ksize
-    call = jax.ffi.ffi_call(_MAX_POOL_GRAD, jax.ShapeDtypeStruct(x.shape, x.dtype), vmap_method="sequential")
-    threads = usable_cpus() if x.size >= tuning.BF16_MAX_POOL_GRAD_THREAD_ELEMENTS else 1
-    return call(x, dy, kh=np.int64(kh), kw=np.int64(kw), positive=np.int64(bool(positive)),
-                threads=np.int64(threads))

@@ -31,14 +31,10 @@ again for every element of dx); overlapping windows
 use one strided slice per window tap and scatter back with interior-padded adds, which XLA also
 fuses into one loop.
 """
-import functools
-
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from minikeras.xla_cpu import conv_bf16_native, tuning
 from minikeras.xla_cpu.low_precision import keep_where
 from minikeras.xla_cpu.materialize import materialize
 
@@ -174,25 +170,10 @@ def _first_max_masks(taps, y):
     return masks
 
 
-def _native_bf16(x, dy, ksize, strides, pads):
-    """Whether ``conv_bf16_native.max_pool_grad`` takes this gradient (``tuning.BF16_MAX_POOL_GRAD_NATIVE``)."""
-    if not (tuning.BF16_MAX_POOL_GRAD_NATIVE and x.dtype == jnp.bfloat16 and dy.dtype == jnp.bfloat16
-            and _tiles(ksize, strides) and pads == ((0, 0), (0, 0)) and x.ndim == 4
-            and all(type(d) is int for d in x.shape) and jax.default_backend() == "cpu"):
-        return False
-    return conv_bf16_native.available()
-
-
 def max_pool2d_grad(x, dy, ksize, strides, padding, y=None):
     """dx: each window's ``dy`` goes to its first maximum in ``x``; ``y`` (the forward output)
     saves recomputing it where windows overlap (tiling windows do not need it)."""
     ksize_, strides_, pads, out_hw = _geometry(x.shape[1:3], ksize, strides, padding)
-    if _native_bf16(x, dy, ksize_, strides_, pads):
-        dx = _native_grad(x, dy, ksize_, False)
-        _native_grads[id(dx)] = (dx, x, dy, ksize_)
-        while len(_native_grads) > _NATIVE_GRADS_KEPT:
-            _native_grads.pop(next(iter(_native_grads)))
-        return dx
     if _tiles(ksize_, strides_):
         first = _first_max_index(_tile_taps(_to_tiles(_comparable(x), pads, ksize_, out_hw, _lowest(x.dtype))))
         order = _tile_order(*ksize_)
@@ -212,45 +193,6 @@ def max_pool2d_grad(x, dy, ksize, strides, padding, y=None):
     dxp = _scatter_taps([jnp.where(m, dy, zero) for m in masks], xp.shape[1:3], ksize_, strides_, out_hw)
     (t, b), (l, r) = pads
     return dxp[:, t:t + x.shape[1], l:l + x.shape[2]]
-
-
-def relu_masked_grad(g, out):
-    """``keep_where(out > 0, g)`` in one kernel call where ``g`` is a native bfloat16 max-pool
-    gradient of ``out`` itself (a Conv2D(relu)'s output pooled, its gradient masked next): the
-    kernel applies the mask as it writes dx (the window's maximum > 0), and the unmasked call,
-    now unused, is dropped by XLA. None where ``g`` is not such a gradient."""
-    entry = _native_grads.get(id(g))
-    if entry is None or entry[0] is not g or entry[1] is not out:
-        return None
-    del _native_grads[id(g)]
-    _, x, dy, ksize = entry
-    return _native_grad(x, dy, ksize, True)
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
-def _native_grad(x, dy, ksize, positive):
-    """``conv_bf16_native.max_pool_grad``, differentiable: linear in dy (its transpose gathers
-    the cotangent at each window's first maximum, where that is > 0 with ``positive``), and
-    piecewise constant in x."""
-    return conv_bf16_native.max_pool_grad(x, dy, ksize, positive)
-
-
-def _native_grad_fwd(x, dy, ksize, positive):
-    return _native_grad(x, dy, ksize, positive), x
-
-
-def _native_grad_bwd(ksize, positive, x, g):
-    g_dy = max_pool2d_grad_grad(x, g, ksize, ksize, "VALID")
-    if positive:
-        g_dy = keep_where(max_pool2d_forward(x, ksize, ksize, "VALID") > 0, g_dy)
-    return jnp.zeros_like(x), g_dy
-
-
-_native_grad.defvjp(_native_grad_fwd, _native_grad_bwd)
-
-
-_native_grads = {}  # id(dx) -> (dx, x, dy, ksize) of the last few native max-pool gradients
-_NATIVE_GRADS_KEPT = 4
 
 
 def max_pool2d_grad_grad(x, g, ksize, strides, padding, y=None):

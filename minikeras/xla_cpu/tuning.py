@@ -189,24 +189,6 @@ BF16_WEIGHT_GRADIENT_WIDENED = True
 # masked cotangent (conv_bf16_native.filter_grad_and_bias) instead of a YNNPACK reduction reading
 # it again. Measured as the switches above.
 BF16_CONV_BIAS_SUMS_IN_KERNEL = True
-# A bfloat16 max-pool gradient of windows that tile the input (ksize == strides, no padding) on
-# conv_bf16_native.max_pool_grad: x and dy read once, dx written once, and where the pooled x is a
-# Conv2D(relu)'s output, that layer's ReLU mask applied by the same kernel (XLA:CPU wrote each
-# window's index in a pass, then dx with the mask in another): the pass alone 1.07-1.27x CPU time
-# (`python benchmarks/bf16_mask_kernels.py --rounds 41 --calls 10`); with the switch below, the
-# classic CNN's mixed_bfloat16 tape step 1.009-1.011x CPU, loaded (`python benchmarks/tuning_ab.py
-# --switch BF16_MAX_POOL_GRAD_NATIVE,BF16_CONV_INPUT_GRAD_RELU_MASK --policy mixed_bfloat16
-# --rounds 61`; benchmarks/LOG.md, seventeenth session). The same bits. On a quiet machine the two
-# switches together lost: the step 0.979x / 0.981x wall, 1.000x / 1.000x CPU time (the same command,
-# 41 rounds, two runs), so both are off: the step keeps XLA's passes, which share the two cores.
-BF16_MAX_POOL_GRAD_NATIVE = False
-# ... shared with XLA's other thread from this many elements of x on (a memory-bound pass).
-BF16_MAX_POOL_GRAD_THREAD_ELEMENTS = 1 << 16
-# A bfloat16 Conv2D(relu)'s ReLU derivative applied by the next layer's input-gradient kernel as it
-# stores (conv_bf16_native.input_grad's relu_mask) instead of a pass that reads the input gradient
-# and the layer's output and writes the masked gradient (1.001-1.019x CPU time with the kernel;
-# measured with the switch above, the same commands). The same bits. Off: see the switch above.
-BF16_CONV_INPUT_GRAD_RELU_MASK = False
 # The bfloat16 filter gradient broadcasts one input channel per step: with fewer than this many
 # (an MNIST CNN's first layer, 1 channel) the widened float32 kernel, vectorized over its taps,
 # was faster (b128: 1.1 ms with the casts against 2.1 ms; same command, loaded machine).
