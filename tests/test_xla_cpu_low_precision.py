@@ -521,3 +521,25 @@ def test_keep_where_moves_the_same_bits_as_a_select(dtype):
     for got in (low_precision.keep_where(mask, value), jax.jit(low_precision.keep_where)(mask, value)):
         assert got.dtype == dtype and got.shape == value.shape
         np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(expected).view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float32])
+def test_keep_where_differentiates_as_a_select(dtype):
+    """keep_where's derivatives under jax's own transforms (jax.vjp, jax.jvp, second order) are
+    jnp.where's: the 16-bit bitcasts would otherwise give zero cotangents."""
+    value = jnp.asarray(RNG.standard_normal((3, 5)), dtype)
+    mask = jnp.asarray(RNG.random((3, 1)) < 0.5) | jnp.asarray(RNG.random((1, 5)) < 0.5)
+    weights = jnp.asarray(RNG.standard_normal((3, 5)), dtype)
+
+    def loss(select, v):
+        return (select(mask, v) * v * weights).astype(jnp.float32).sum()
+
+    reference = lambda m, v: jnp.where(m, v, jnp.zeros((), dtype))  # noqa: E731
+    for transform in (jax.grad, lambda f: jax.grad(lambda v: jax.grad(f)(v).astype(jnp.float32).sum())):
+        got = transform(lambda v: loss(low_precision.keep_where, v))(value)
+        expected = transform(lambda v: loss(reference, v))(value)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(expected, np.float32))
+    tangent = jnp.ones_like(value)
+    _, got = jax.jvp(lambda v: low_precision.keep_where(mask, v), (value,), (tangent,))
+    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(reference(mask, tangent), np.float32))

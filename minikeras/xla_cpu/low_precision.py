@@ -69,11 +69,24 @@ _WIDENED_KEPT = 4
 def keep_where(mask, value):
     """``jnp.where(mask, value, 0)``; for bfloat16 and float16 on the 16-bit patterns, which gives
     the same bits: XLA:CPU widens a low-precision select to float32 and rounds it back, a convert
-    each way for every element, where a select of int16 moves the bits as they are."""
+    each way for every element, where a select of int16 moves the bits as they are. Differentiable
+    in ``value`` as ``jnp.where`` is (jax's own rules would see no derivative through the int16
+    bitcasts)."""
     if not is_low(value.dtype):
         return jnp.where(mask, value, jnp.zeros((), value.dtype))
+    return _keep_where_bits(mask, value)
+
+
+@jax.custom_jvp
+def _keep_where_bits(mask, value):
     bits = lax.bitcast_convert_type(value, jnp.int16)
     return lax.bitcast_convert_type(jnp.where(mask, bits, jnp.zeros((), jnp.int16)), value.dtype)
+
+
+@_keep_where_bits.defjvp
+def _keep_where_bits_jvp(primals, tangents):
+    mask, value = primals
+    return _keep_where_bits(mask, value), jnp.where(mask, tangents[1], jnp.zeros((), value.dtype))
 
 
 @functools.cache
