@@ -43,13 +43,14 @@ def median_seconds(run, repeats=5, warmup=1):
     return statistics.median(times)
 
 
-def interleaved(runs, repeats=5, faults=None):
+def interleaved(runs, repeats=5, faults=None, samples=None):
     """Median seconds of each of ``runs`` {name: fn}, timed in turn so machine load hits all alike.
 
     ``faults``: a dict to fill with each run's median count of minor page faults (the process's,
     during that run; Unix only). A step that faults through thousands of fresh pages is slowed by
     its memory allocator, not by its arithmetic: glibc's per-thread heaps once made the same step
-    take 29 to 46 ms from one process to the next.
+    take 29 to 46 ms from one process to the next. ``samples``: a dict to fill with each run's
+    seconds, one per repeat in order (repeat r of every run ran in the same round).
     """
     times = {name: [] for name in runs}
     counts = {name: [] for name in runs}
@@ -63,7 +64,83 @@ def interleaved(runs, repeats=5, faults=None):
                 counts[name].append(minor_faults() - before)
     if faults is not None:
         faults.update({name: statistics.median(values) for name, values in counts.items() if values})
+    if samples is not None:
+        samples.update(times)
     return {name: statistics.median(values) for name, values in times.items()}
+
+
+def alternating_rounds(runs, rounds, steps=1, per_call=1):
+    """Times each of ``runs`` {name: fn} in ``rounds`` rounds, in one process: in each round every
+    ``fn`` is called ``steps`` times in a row (then ``block`` waits for its last result), in an
+    order that rotates by one each round (two runs: A B, B A, A B, ...), so that a drift in the
+    machine's load hits all alike and each round's timings ran back to back.
+
+    Returns {name: {"wall": [...], "cpu": [...]}}: for each round in order, milliseconds per step of
+    wall time (``time.perf_counter``) and of this process's CPU time (``time.process_time``), a
+    call doing ``per_call`` steps (``fit`` over 10 batches: ``per_call=10``).
+
+        times = alternating_rounds({False: step_off, True: step_on}, rounds=11, steps=4)
+        print_off_on(times, "SWITCH")
+    """
+    names = list(runs)
+    times = {name: {"wall": [], "cpu": []} for name in names}
+    for r in range(rounds):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            run = runs[name]
+            start, start_cpu = time.perf_counter(), time.process_time()
+            for _ in range(steps):
+                result = run()
+            block(result)
+            wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+            times[name]["wall"].append(wall / (steps * per_call) * 1e3)
+            times[name]["cpu"].append(cpu / (steps * per_call) * 1e3)
+    return times
+
+
+def round_ratios(a, b):
+    """Summary of ``a[r] / b[r]`` over rounds r, where ``a`` and ``b`` were timed in the same
+    rounds (``alternating_rounds``, ``interleaved``'s ``samples``): round r's two timings ran back
+    to back, so their ratio is steadier than the ratio of the medians when the load drifts.
+
+    Returns a dict: ``of_medians`` (median(a) / median(b)), ``median``, ``low``, ``high``, ``q1``
+    and ``q3`` (quartiles) of the per-round ratios, ``above`` (rounds whose ratio is above 1: b
+    faster, when a and b are times) and ``rounds``.
+
+        round_ratios([2, 4, 3], [1, 2, 4])  # median 2.0, low 0.75, high 2.0, above 2 of 3
+    """
+    if len(a) != len(b) or not a:
+        raise ValueError(f"round_ratios expects two equally long, non-empty lists of timings, "
+                         f"received {len(a)} and {len(b)} values")
+    ratios = [x / y for x, y in zip(a, b)]
+    q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else ratios * 3
+    return {"of_medians": statistics.median(a) / statistics.median(b), "median": statistics.median(ratios),
+            "low": min(ratios), "high": max(ratios), "q1": q1, "q3": q3,
+            "above": sum(r > 1 for r in ratios), "rounds": len(ratios)}
+
+
+def print_ratio_lines(times, a, b, name="off/on", faster="on", wins_by="cpu"):
+    """Prints the ratio lines of ``a`` against ``b`` in ``times`` (``alternating_rounds``' result):
+    the ratio of the medians of wall and CPU time and in how many rounds ``b`` (called ``faster``)
+    won by ``wins_by`` ("cpu" or "wall") time; the median of the rounds' ratios; their range and
+    quartiles. Above 1: ``b`` is faster."""
+    wall, cpu = round_ratios(times[a]["wall"], times[b]["wall"]), round_ratios(times[a]["cpu"], times[b]["cpu"])
+    won = cpu if wins_by == "cpu" else wall
+    print(f"  {name}: wall {wall['of_medians']:.3f}x, CPU {cpu['of_medians']:.3f}x ({faster} faster in "
+          f"{won['above']} of {won['rounds']} rounds by {'CPU' if wins_by == 'cpu' else 'wall'} time)")
+    print(f"  median of the rounds' {name} ratios: wall {wall['median']:.3f}x, CPU {cpu['median']:.3f}x")
+    print(f"  per round: CPU {cpu['low']:.3f}-{cpu['high']:.3f}x (quartiles {cpu['q1']:.3f}-{cpu['q3']:.3f}x), "
+          f"wall {wall['low']:.3f}-{wall['high']:.3f}x (quartiles {wall['q1']:.3f}-{wall['q3']:.3f}x)")
+
+
+def print_off_on(times, label, digits="7.2f", wins_by="cpu"):
+    """Prints an A/B of one switch: ``times`` is ``alternating_rounds``' result for the runs
+    ``False`` and ``True``; one line per value with its median wall and CPU ms per step
+    (``label=False  wall ...  CPU ...``, formatted ``digits``), then ``print_ratio_lines`` off/on."""
+    for value in (False, True):
+        print(f"  {label}={value!s:5}  wall {statistics.median(times[value]['wall']):{digits}}  "
+              f"CPU {statistics.median(times[value]['cpu']):{digits}}")
+    print_ratio_lines(times, False, True, wins_by=wins_by)
 
 
 def minor_faults():
@@ -167,12 +244,13 @@ class StepWorker:
         self.process.wait()
 
 
-def time_workers(script, contenders, rounds):
+def time_workers(script, contenders, rounds, samples=None):
     """Starts ``script`` for each of ``contenders`` [(row name, python, options, env)], times each
     one's first call, then ``rounds`` of ``run()`` in turn (``interleaved``); closes them all.
 
     Returns ``(first, medians, notes)``: {row: first call's seconds}, {row: median seconds of a
-    run} and lines that say which rows run what, and why a row is missing."""
+    run} and lines that say which rows run what, and why a row is missing. ``samples``: a dict to
+    fill with {row: seconds of each round's run}."""
     workers, first, notes = {}, {}, []
     try:
         for name, python, options, env in contenders:
@@ -185,20 +263,36 @@ def time_workers(script, contenders, rounds):
             start = time.perf_counter()
             worker.first()
             first[name] = time.perf_counter() - start
-        medians = interleaved({name: worker.run for name, worker in workers.items()}, repeats=rounds)
+        medians = interleaved({name: worker.run for name, worker in workers.items()}, repeats=rounds,
+                              samples=samples)
     finally:
         for worker in workers.values():
             worker.close()
     return first, medians, notes
 
 
-def print_rates(title, notes, rates, first, unit, width):
+def print_rates(title, notes, rates, first, unit, width, round_rates=None):
     """Prints a table of ``rates`` {row: items/s} with each row's ratio to the first row and its
-    first call's seconds (``first``), under ``title`` and ``notes``; ``width``: the row names' column."""
+    first call's seconds (``first``), under ``title`` and ``notes``; ``width``: the row names' column.
+
+    ``round_rates`` {row: [items/s in each round]} (rows timed in the same interleaved rounds) adds
+    each row's slowest and fastest round, and one line per other row: the first row's rate over
+    its rate, as the ratio of the medians and as the median and range of the rounds' ratios
+    (round r's first row against round r's row)."""
     reference = next(iter(rates.values()), None)
     print(f"\n{title}")
     for note in notes:
         print(f"  {note}")
-    print(f"  {'':{width}s} {unit:>10s} {'vs first row':>12s} {'first call s':>12s}")
+    spread = f" {'min..max':>17s}" if round_rates else ""
+    print(f"  {'':{width}s} {unit:>10s}{spread} {'vs first row':>12s} {'first call s':>12s}")
     for name, rate in rates.items():
-        print(f"  {name:{width}s} {rate:10.1f} {rate / reference:11.2f}x {first[name]:12.1f}")
+        if round_rates:
+            spread = f" {min(round_rates[name]):8.1f}..{max(round_rates[name]):<7.1f}"
+        print(f"  {name:{width}s} {rate:10.1f}{spread} {rate / reference:11.2f}x {first[name]:12.1f}")
+    if round_rates and rates:
+        first_row = next(iter(rates))
+        for name in list(rates)[1:]:
+            ratio = round_ratios(round_rates[first_row], round_rates[name])
+            print(f"  {first_row} / {name}: {rates[first_row] / rates[name]:.2f}x (ratio of medians); per round "
+                  f"{ratio['median']:.2f}x median, {ratio['low']:.2f}-{ratio['high']:.2f}x "
+                  f"({ratio['above']} of {ratio['rounds']} rounds above 1)")

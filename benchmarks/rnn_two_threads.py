@@ -4,10 +4,12 @@ in the LSTM/GRU classifier's tape step, in one process.
 ``tuning.RNN_STEP_TWO_THREADS`` is read when the step is traced: this traces ``rnn_step.py``'s
 model (``[LSTM|GRU](units)`` -> ``Dense(10, softmax)``, Adam, the same initial weights) twice, once
 with the switch off (the one-thread kernels and XLA's dot, as before) and once on, then times the
-two compiled steps in alternating order for ``--rounds`` rounds of ``--steps`` steps and prints
-the median wall and CPU (``time.process_time``) milliseconds per step and the ratios off/on (above
-1: two threads faster). Two threads can only win wall time: their CPU time is higher (the helper
-spins between steps), and on a machine whose other core is busy with other processes they lose.
+two compiled steps in alternating order for ``--rounds`` rounds of ``--steps`` steps
+(``common.alternating_rounds``) and prints the median wall and CPU (``time.process_time``)
+milliseconds per step and the ratios off/on (above 1: two threads faster; of the medians, the
+median of the rounds' ratios, their range; the rounds won counted by wall time). Two threads can
+only win wall time: their CPU time is higher (the helper spins between steps), and on a machine
+whose other core is busy with other processes they lose.
 
     python benchmarks/rnn_two_threads.py --kind lstm
     python benchmarks/rnn_two_threads.py --kind gru --batch 256
@@ -16,12 +18,10 @@ spins between steps), and on a machine whose other core is busy with other proce
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import block, cpu_model, honour_default_malloc_flag  # noqa: E402
+from common import alternating_rounds, block, cpu_model, honour_default_malloc_flag, print_off_on  # noqa: E402
 
 honour_default_malloc_flag()  # before minikeras is imported
 import numpy as np  # noqa: E402
@@ -91,16 +91,8 @@ def main(argv=None):
     for step in steps.values():
         block(step(x, y))
     traced = len(traces)
-    wall = {False: [], True: []}
-    cpu = {False: [], True: []}
-    for r in range(args.rounds):
-        for value in ((False, True) if r % 2 == 0 else (True, False)):
-            start, start_cpu = time.perf_counter(), time.process_time()
-            for _ in range(args.steps):
-                loss = steps[value](x, y)
-            block(loss)
-            wall[value].append((time.perf_counter() - start) / args.steps * 1e3)
-            cpu[value].append((time.process_time() - start_cpu) / args.steps * 1e3)
+    times = alternating_rounds({value: (lambda step=step: step(x, y)) for value, step in steps.items()},
+                               args.rounds, args.steps)
     rnn_step_native.supported = supported
     if len(traces) != traced or set(traces) != {False, True}:
         sys.exit(f"the steps were traced again or not under both settings: {traces}")
@@ -110,12 +102,7 @@ def main(argv=None):
     print(f"{layer} tape step, batch {args.batch}, length {args.length}; first losses "
           f"{first_losses[False]:.6f} / {first_losses[True]:.6f}; {args.rounds} rounds of {args.steps} steps, "
           f"alternating; medians, ms per step")
-    for value in (False, True):
-        print(f"  RNN_STEP_TWO_THREADS={value!s:5}  wall {statistics.median(wall[value]):7.2f}  "
-              f"CPU {statistics.median(cpu[value]):7.2f}")
-    print(f"  off/on: wall {statistics.median(wall[False]) / statistics.median(wall[True]):.3f}x "
-          f"(on faster in {sum(a > b for a, b in zip(wall[False], wall[True]))} of {args.rounds} rounds), "
-          f"CPU {statistics.median(cpu[False]) / statistics.median(cpu[True]):.3f}x")
+    print_off_on(times, "RNN_STEP_TWO_THREADS", wins_by="wall")  # two threads can only win wall time
 
 
 if __name__ == "__main__":

@@ -5,9 +5,11 @@ the step is traced. This traces the same step twice (``train_step.mk_tape_step``
 MNIST CNN, optionally under a dtype policy, batch 128; or ``--model resnet``, ``resnet20_model.py``'s
 ResNet-20 on 32x32x3 images), once with each value of the switch
 (``jax.clear_caches()`` between the traces, so that no jitted piece of the first is reused), then
-times the two compiled steps in alternating order for ``--rounds`` rounds of ``--steps`` steps and
-prints each one's median wall and CPU (``time.process_time``) milliseconds per step and the ratio
-off/on (above 1: the switch on is faster). On a shared machine the CPU time is the steadier figure.
+times the two compiled steps in alternating order for ``--rounds`` rounds of ``--steps`` steps
+(``common.alternating_rounds``) and prints each one's median wall and CPU (``time.process_time``)
+milliseconds per step and the ratio off/on (above 1: the switch on is faster): of the medians,
+the median of the rounds' ratios, their range and quartiles (``common.print_off_on``). On a
+shared machine the CPU time is the steadier figure.
 
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16 --steps 1 --rounds 1
@@ -17,12 +19,10 @@ off/on (above 1: the switch on is faster). On a shared machine the CPU time is t
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import block, cpu_model, honour_default_malloc_flag  # noqa: E402
+from common import alternating_rounds, block, cpu_model, honour_default_malloc_flag, print_off_on  # noqa: E402
 
 honour_default_malloc_flag()  # before minikeras is imported
 import jax  # noqa: E402
@@ -77,32 +77,14 @@ def main(argv=None):
     steps = {value: traced_step(args.switch, value, args.policy, x, y, args.model) for value in (False, True)}
     for step in steps.values():  # warm both before timing
         block(step(x, y))
-    wall = {False: [], True: []}
-    cpu = {False: [], True: []}
-    for r in range(args.rounds):
-        for value in ((False, True) if r % 2 == 0 else (True, False)):
-            start, start_cpu = time.perf_counter(), time.process_time()
-            for _ in range(args.steps):
-                loss = steps[value](x, y)
-            block(loss)
-            wall[value].append((time.perf_counter() - start) / args.steps * 1e3)
-            cpu[value].append((time.process_time() - start_cpu) / args.steps * 1e3)
+    times = alternating_rounds({value: (lambda step=step: step(x, y)) for value, step in steps.items()},
+                               args.rounds, args.steps)
     print(f"{cpu_model()}; CPU flags with bfloat16 instructions: "
           f"{' '.join(f for f in low_precision.BF16_FLAGS if f in low_precision.cpu_flags()) or 'none'}")
     model = "ResNet-20" if args.model == "resnet" else "classic CNN"
     print(f"{model} tape step, batch {args.batch_size}, policy {args.policy}; {args.rounds} rounds of "
           f"{args.steps} steps, alternating; medians, ms per step")
-    for value in (False, True):
-        print(f"  {args.switch}={value!s:5}  wall {statistics.median(wall[value]):7.2f}  "
-              f"CPU {statistics.median(cpu[value]):7.2f}")
-    print(f"  off/on: wall {statistics.median(wall[False]) / statistics.median(wall[True]):.3f}x, "
-          f"CPU {statistics.median(cpu[False]) / statistics.median(cpu[True]):.3f}x "
-          f"(on faster in {sum(a > b for a, b in zip(cpu[False], cpu[True]))} of {args.rounds} rounds by CPU time)")
-    # each round's two timings ran back to back: their ratio is steadier than the medians' when
-    # the machine's load drifts between rounds
-    print(f"  median of the rounds' off/on ratios: wall "
-          f"{statistics.median(a / b for a, b in zip(wall[False], wall[True])):.3f}x, CPU "
-          f"{statistics.median(a / b for a, b in zip(cpu[False], cpu[True])):.3f}x")
+    print_off_on(times, args.switch)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,10 @@ MultiHeadAttention reads the switch when the step is traced. This builds ``keras
 ViT (``--model gpt``: its miniature GPT; example sizes, batch ``--batch-size``) twice from the
 same seed, traces each one's ``fit`` with one value of the switch (``jax.clear_caches()``
 between, so that no jitted piece of the first is reused), then times one ``fit`` epoch of
-``--steps`` batches of each, in alternating order, for ``--rounds`` rounds, and prints the median
-wall and CPU (``time.process_time``) milliseconds per step and the ratio off/on (above 1: the
-switch on is faster). On a shared machine the CPU time is the steadier figure. ``--check`` first
+``--steps`` batches of each, in alternating order, for ``--rounds`` rounds
+(``common.alternating_rounds``), and prints the median wall and CPU (``time.process_time``)
+milliseconds per step and the ratio off/on (above 1: the switch on is faster; of the medians, the
+median of the rounds' ratios, their range). On a shared machine the CPU time is the steadier figure. ``--check`` first
 compares one training step's loss and updated weights between the two orders.
 
     python benchmarks/vit_attention_ab.py
@@ -15,12 +16,10 @@ compares one training step's loss and updated weights between the two orders.
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import cpu_model, honour_default_malloc_flag  # noqa: E402
+from common import alternating_rounds, cpu_model, honour_default_malloc_flag, print_off_on  # noqa: E402
 
 honour_default_malloc_flag()  # before minikeras is imported
 import jax  # noqa: E402
@@ -81,26 +80,11 @@ def main(argv=None):
     fits = {value: built(value, args.batch_size, args.steps, args.model)[0] for value in (False, True)}
     for fit in fits.values():  # warm both before timing
         fit()
-    wall = {False: [], True: []}
-    cpu = {False: [], True: []}
-    for r in range(args.rounds):
-        for value in ((False, True) if r % 2 == 0 else (True, False)):
-            start, start_cpu = time.perf_counter(), time.process_time()
-            fits[value]()
-            wall[value].append((time.perf_counter() - start) / args.steps * 1e3)
-            cpu[value].append((time.process_time() - start_cpu) / args.steps * 1e3)
+    times = alternating_rounds(fits, args.rounds, per_call=args.steps)
     print(cpu_model())
     print(f"keras.io {args.model} fit, batch {args.batch_size}; {args.rounds} rounds of one epoch of "
           f"{args.steps} batches, alternating; medians, ms per step")
-    for value in (False, True):
-        print(f"  ATTENTION_OPERAND_ORDER={value!s:5}  wall {statistics.median(wall[value]):8.1f}  "
-              f"CPU {statistics.median(cpu[value]):8.1f}")
-    print(f"  off/on: wall {statistics.median(wall[False]) / statistics.median(wall[True]):.3f}x, "
-          f"CPU {statistics.median(cpu[False]) / statistics.median(cpu[True]):.3f}x "
-          f"(on faster in {sum(a > b for a, b in zip(cpu[False], cpu[True]))} of {args.rounds} rounds by CPU time)")
-    ratios = [a / b for a, b in zip(cpu[False], cpu[True])]
-    walls = [a / b for a, b in zip(wall[False], wall[True])]
-    print(f"  per round: CPU {min(ratios):.3f}-{max(ratios):.3f}x, wall {min(walls):.3f}-{max(walls):.3f}x")
+    print_off_on(times, "ATTENTION_OPERAND_ORDER", digits="8.1f")
 
 
 if __name__ == "__main__":
