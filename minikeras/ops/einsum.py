@@ -19,7 +19,7 @@ from minikeras.ops.creation import eye
 from minikeras.ops.linalg import as_tensor
 from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum, unbroadcast
-from minikeras.xla_cpu import low_precision, matmul_native
+from minikeras.xla_cpu import low_precision, matmul_native, strided_matmul
 
 _ELLIPSIS = "..."
 
@@ -112,6 +112,8 @@ def _einsum_forward(*xs, equation, cotangent_last=False):
         return low_precision.einsum(equation, *xs)
     if len(xs) == 2:
         product = _rows_contracted(equation, *xs)
+        if product is None:  # a batch of matrix products (attention's), read in place by a kernel
+            product = strided_matmul.einsum(equation, *xs)
         if product is not None:
             return product
     return jnp.einsum(equation, *xs)

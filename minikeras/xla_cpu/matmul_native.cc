@@ -10,10 +10,16 @@
 // since XLA fuses the transpose back into the product or into its consumer. Here a 6 x 64 (or
 // 12 x 32, 12 x 16) tile of C stays in registers while k runs over the batch: per row of the
 // batch, 4 loads of B and 6 broadcasts of A feed 24 fused multiply-adds, all from L1.
+//
+// Two more handlers: C = A B for a recurrent layer's step (few rows, one thread), and a batch of
+// products C[i, j] = A[i, j] B[i, j] read through any strides (unit ones along N), the threads
+// sharing the products: the attention products of a multi-head layer (strided_matmul.py).
 #include <algorithm>
+#include <initializer_list>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "native_kernels.h"
 #include "xla/ffi/api/ffi.h"
@@ -180,6 +186,81 @@ ffi::Error MatmulNnImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
   return ffi::Error::Success();
 }
 
+
+
+// C[m0 + t, n0 + 16v ...] for t < TM, v < NV: the sum over k of A[m0 + t, k] * B[k, n0 + 16v ...] in
+// order of k, for operands laid out with any strides but unit ones along N (elements apart: A's
+// rows sam and columns sak, B's rows sbk, C's rows scm).
+template <int NV, int TM>
+void strided_tile(const float* a, int64_t sam, int64_t sak, const float* b, int64_t sbk, float* c, int64_t scm,
+                  int64_t k_size, int64_t m0, int64_t n0) {
+  v16 acc[TM][NV] = {};
+  for (int64_t k = 0; k < k_size; ++k) tile_step(acc, b + k * sbk + n0, a + m0 * sam + k * sak, sam);
+  for (int t = 0; t < TM; ++t)
+    for (int v = 0; v < NV; ++v) store(c + (m0 + t) * scm + n0 + 16 * v, acc[t][v]);
+}
+
+template <int NV>
+void strided_panel(const float* a, int64_t sam, int64_t sak, const float* b, int64_t sbk, float* c, int64_t scm,
+                   int64_t m, int64_t k_size, int64_t n0) {
+  constexpr int TM = kTileRows<NV>;
+  for (int64_t m0 = 0; m0 < m; m0 += TM)
+    with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, m - m0)), [&](auto t) __attribute__((always_inline)) {
+      strided_tile<NV, decltype(t)::value>(a, sam, sak, b, sbk, c, scm, k_size, m0, n0);
+    });
+}
+
+// The largest element offset a layout reaches: sizes[i] - 1 steps of strides[i] each.
+int64_t last_offset(std::initializer_list<std::pair<int64_t, int64_t>> sizes_strides) {
+  int64_t offset = 0;
+  for (auto [size, stride] : sizes_strides) offset += (size - 1) * stride;
+  return offset;
+}
+
+// A batch of products C[i, j] = A[i, j] B[i, j] (i < batch0, j < batch1; A[i, j] M x K, B[i, j] K x N,
+// C[i, j] M x N, N a multiple of 16), each operand read and written in place through its strides:
+// the attention products of a multi-head layer, whose operands are [batch, sequence, heads, dim]
+// arrays. XLA:CPU runs such a batched dot on one thread, after copying its operands into
+// [batch, heads, ...] order; here the threads share the (i, j) products, each on one thread, every
+// element's sum in order of k.
+ffi::Error StridedBatchedMatmulImpl(ffi::ThreadPool pool, ffi::AnyBuffer a, ffi::AnyBuffer b,
+                                    ffi::Result<ffi::AnyBuffer> c, int64_t batch0, int64_t batch1, int64_t m,
+                                    int64_t n, int64_t k_size, int64_t sa0, int64_t sa1, int64_t sam, int64_t sak,
+                                    int64_t sb0, int64_t sb1, int64_t sbk, int64_t sc0, int64_t sc1, int64_t scm,
+                                    int64_t threads) {
+  if (a.element_type() != ffi::F32 || b.element_type() != ffi::F32 || c->element_type() != ffi::F32)
+    return ffi::Error::InvalidArgument("strided batched matmul: expected float32 operands");
+  const int64_t a_count = static_cast<int64_t>(a.element_count()), b_count = static_cast<int64_t>(b.element_count());
+  const int64_t c_count = static_cast<int64_t>(c->element_count());
+  const bool empty = batch0 <= 0 || batch1 <= 0 || m <= 0 || n <= 0;
+  if (batch0 < 0 || batch1 < 0 || m < 0 || n < 0 || k_size < 0 || n % 16 != 0 || c_count != batch0 * batch1 * m * n ||
+      (!empty && k_size > 0 &&
+       (last_offset({{batch0, sa0}, {batch1, sa1}, {m, sam}, {k_size, sak}}) >= a_count ||
+        last_offset({{batch0, sb0}, {batch1, sb1}, {k_size, sbk}, {n, 1}}) >= b_count)) ||
+      (!empty && last_offset({{batch0, sc0}, {batch1, sc1}, {m, scm}, {n, 1}}) >= c_count))
+    return ffi::Error::InvalidArgument("strided batched matmul: the sizes and strides do not fit the buffers");
+  if (empty) return ffi::Error::Success();
+  const float *ap = static_cast<const float*>(a.untyped_data()), *bp = static_cast<const float*>(b.untyped_data());
+  float* cp = static_cast<float*>(c->untyped_data());
+  const int64_t products = batch0 * batch1;
+  for_each_index(pool, products, helpers_for(pool, products, threads), [&](int64_t, int64_t index) {
+    const int64_t i = index / batch1, j = index % batch1;
+    const float *ai = ap + i * sa0 + j * sa1, *bi = bp + i * sb0 + j * sb1;
+    float* ci = cp + i * sc0 + j * sc1;
+    if (k_size == 0) {
+      for (int64_t r = 0; r < m; ++r) std::fill(ci + r * scm, ci + r * scm + n, 0.0f);
+      return;
+    }
+    int64_t n0 = 0;
+    if constexpr (kWideTiles) {
+      for (; n0 + 64 <= n; n0 += 64) strided_panel<4>(ai, sam, sak, bi, sbk, ci, scm, m, k_size, n0);
+      for (; n0 + 32 <= n; n0 += 32) strided_panel<2>(ai, sam, sak, bi, sbk, ci, scm, m, k_size, n0);
+    }
+    for (; n0 < n; n0 += 16) strided_panel<1>(ai, sam, sak, bi, sbk, ci, scm, m, k_size, n0);
+  });
+  return ffi::Error::Success();
+}
+
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulNn, MatmulNnImpl,
@@ -205,4 +286,27 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasMatmulTnSums, MatmulTnSumsImpl,
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("threads"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasStridedBatchedMatmul, StridedBatchedMatmulImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("batch0")
+                                  .Attr<int64_t>("batch1")
+                                  .Attr<int64_t>("m")
+                                  .Attr<int64_t>("n")
+                                  .Attr<int64_t>("k")
+                                  .Attr<int64_t>("sa0")
+                                  .Attr<int64_t>("sa1")
+                                  .Attr<int64_t>("sam")
+                                  .Attr<int64_t>("sak")
+                                  .Attr<int64_t>("sb0")
+                                  .Attr<int64_t>("sb1")
+                                  .Attr<int64_t>("sbk")
+                                  .Attr<int64_t>("sc0")
+                                  .Attr<int64_t>("sc1")
+                                  .Attr<int64_t>("scm")
                                   .Attr<int64_t>("threads"));

@@ -122,6 +122,20 @@ CONV_POINTWISE_AS_MATMUL = True
 # operand order.
 #     python benchmarks/vit_attention_ab.py [--model gpt --batch-size 32]
 ATTENTION_OPERAND_ORDER = True
+# Two-operand einsums that are batches of matrix products (MultiHeadAttention's probabilities
+# times values, and two of its gradient products) on the strided batched kernel
+# (``xla_cpu.strided_matmul``): the operands read in place, the products shared among the threads,
+# where XLA:CPU copied the operands to [batch, heads, ...] order and ran the batched dot on one
+# thread. The ViT's products alone (256 products of 144 x 144 by 144 x 64), wall time XLA/kernel:
+# 2.5x (A^T B), 1.9x (A B) on a 2-vCPU Zen 4 (benchmarks/LOG.md, eighteenth session). Each sum in
+# order of k, as XLA's. False: XLA's dot.
+STRIDED_MATMUL_NATIVE = True
+# ... from this many FLOPs on (all the products of one call together): below, a call's thread
+# hand-off costs more than the second thread saves (not measured finely: the attention products
+# of the keras.io examples are 10-1000x above it).
+STRIDED_MATMUL_FLOPS = 4e6
+# ... on CPUs with AVX-512 only, as MATMUL_NN_NATIVE_NEEDS_AVX512: no CPU without it was at hand.
+STRIDED_MATMUL_NEEDS_AVX512 = True
 # ``x.T @ g`` (a Dense weight gradient) on the native kernel from this many FLOPs on: it was
 # faster at every size timed (0.2 MFLOP: 37 against 12 GFLOP/s; the MNIST CNN's 9216 -> 128
 # layer: 424 against 176), but below this a call costs more than it can save. For ``g`` of
