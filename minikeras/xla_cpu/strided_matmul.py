@@ -23,6 +23,7 @@ form allows.
 """
 import functools
 import math
+import typing
 
 import jax
 import jax.numpy as jnp
@@ -49,12 +50,20 @@ def _row_major_strides(shape):
     return strides[::-1]
 
 
+class Call(typing.NamedTuple):
+    """A call of the kernel: its ``attributes``, the output's shape, whether the operands swap (the
+    output's last label from ``p``) and the FLOPs of all its products."""
+    attributes: tuple
+    out_shape: tuple
+    swap: bool
+    flops: int
+
+
 @functools.lru_cache(maxsize=1024)
 def plan(equation, p_shape, q_shape):
-    """``(attributes, output shape, swap, flops)`` of the kernel's call for ``einsum(equation, p, q)``
-    (``equation`` explicit, with '->'): its attributes, whether the operands swap (the output's last
-    label from ``p``), and the FLOPs of all its products; None where the kernel cannot take the
-    equation (see the module docstring; the size threshold is ``applies``')."""
+    """The kernel's ``Call`` for ``einsum(equation, p, q)`` (``equation`` explicit, with '->'); None
+    where the kernel cannot take the equation (see the module docstring; the size threshold and
+    the switches are ``applies``')."""
     lhs, out = equation.split("->")
     subs = lhs.split(",")
     if len(subs) != 2 or "." in equation:
@@ -78,11 +87,9 @@ def plan(equation, p_shape, q_shape):
     n_label = out[-1]
     swap = n_label in p_free
     a_sub, a_shape, b_sub, b_shape = (q_sub, q_shape, p_sub, p_shape) if swap else (p_sub, p_shape, q_sub, q_shape)
-    if b_sub[-1] != n_label:
-        return None
     (m_label,), (k_label,) = (q_free if swap else p_free), contracted
     m, n, k = sizes[m_label], sizes[n_label], sizes[k_label]
-    if n % 16:
+    if n % 16 or b_sub[-1] != n_label:
         return None
     a_strides = dict(zip(a_sub, _row_major_strides(a_shape)))
     b_strides = dict(zip(b_sub, _row_major_strides(b_shape)))
@@ -95,8 +102,8 @@ def plan(equation, p_shape, q_shape):
         sam=a_strides[m_label], sak=a_strides[k_label],
         sb0=stride(b_strides, batch[0]), sb1=stride(b_strides, batch[1]), sbk=b_strides[k_label],
         sc0=stride(c_strides, batch[0]), sc1=stride(c_strides, batch[1]), scm=c_strides[m_label])
-    flops = 2 * math.prod(sizes[c] for c in batch if c) * m * n * k
-    return tuple(attributes.items()), tuple(sizes[c] for c in out), swap, flops
+    return Call(tuple(attributes.items()), tuple(sizes[c] for c in out), swap,
+                2 * math.prod(sizes[c] for c in batch if c) * m * n * k)
 
 
 def applies(equation, p, q):
@@ -106,7 +113,7 @@ def applies(equation, p, q):
             and (not tuning.STRIDED_MATMUL_NEEDS_AVX512 or "avx512f" in cpu_flags())):
         return False
     call = plan(equation, tuple(p.shape), tuple(q.shape))
-    return call is not None and call[3] >= tuning.STRIDED_MATMUL_FLOPS and available()
+    return call is not None and call.flops >= tuning.STRIDED_MATMUL_FLOPS and available()
 
 
 def einsum(equation, p, q):
@@ -123,10 +130,10 @@ def _einsum_or_jnp(equation, p, q):
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
 def _product(p, q, equation):
-    attributes, out_shape, swap, _ = plan(equation, tuple(p.shape), tuple(q.shape))
-    a, b = (q, p) if swap else (p, q)
-    call = jax.ffi.ffi_call(_TARGET, jax.ShapeDtypeStruct(out_shape, p.dtype), vmap_method="sequential")
-    return call(a, b, **{name: np.int64(value) for name, value in attributes}, threads=np.int64(usable_cpus()))
+    call = plan(equation, tuple(p.shape), tuple(q.shape))
+    a, b = (q, p) if call.swap else (p, q)
+    kernel = jax.ffi.ffi_call(_TARGET, jax.ShapeDtypeStruct(call.out_shape, p.dtype), vmap_method="sequential")
+    return kernel(a, b, **{name: np.int64(value) for name, value in call.attributes}, threads=np.int64(usable_cpus()))
 
 
 def _product_fwd(p, q, equation):
