@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CpuSteal, cpu_model, print_rates, time_workers  # noqa: E402
+from common import CpuSteal, cpu_model, print_busy, print_rates, time_workers  # noqa: E402
 
 DEFAULT_BATCH = {"predict": 32, "train": 16}
 
@@ -41,10 +41,12 @@ def measure(model, phase, batch, size, steps, rounds, keras_python, tf_python):
                "--steps", str(steps)]
     rows = [(name, python, ["--framework", framework, *options], env)
             for name, python, framework, env in contenders(keras_python, tf_python)]
-    first, medians, notes = time_workers("applications_worker.py", rows, rounds)
+    busy = {}
+    first, medians, notes = time_workers("applications_worker.py", rows, rounds, busy=busy)
     rates = {name: batch * steps / seconds for name, seconds in medians.items()}
     print_rates(f"{model} {phase}: {size}x{size}, batch {batch}, {steps} batches per run, median of {rounds} rounds",
                 notes, rates, first, "images/s", 12)
+    print_busy(busy)
     return rates
 
 

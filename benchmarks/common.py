@@ -203,11 +203,13 @@ def cpu_model():
 class StepWorker:
     """A contender's step in a process of its own (``train_step_tf.py``, ``train_step_torch.py``,
     ``keras_io_worker.py``): ``first()`` and ``run()`` each return when the child has done the
-    work; ``faults`` collects the child's minor page faults per ``run()``. ``start`` returns why not
-    (a string) when the child's framework is not installed for ``python``."""
+    work; ``faults`` collects the child's minor page faults per ``run()`` and ``cpu_seconds`` its CPU
+    time per ``run()`` (None where ``/proc`` is absent). ``start`` returns why not (a string) when the
+    child's framework is not installed for ``python``."""
 
     def __init__(self, process, description, script):
         self.process, self.description, self.script, self.faults = process, description, script, []
+        self.cpu_seconds = []
 
     @classmethod
     def start(cls, script, python, options, env=None):
@@ -237,20 +239,36 @@ class StepWorker:
         self._call("first")
 
     def run(self):
+        before = process_cpu_seconds(self.process.pid)
         self.faults.append(self._call("run"))
+        after = process_cpu_seconds(self.process.pid)
+        self.cpu_seconds.append(None if before is None or after is None else after - before)
 
     def close(self):
         self.process.stdin.close()
         self.process.wait()
 
 
-def time_workers(script, contenders, rounds, samples=None):
+def process_cpu_seconds(pid):
+    """The CPU time (user and system, all its threads) of process ``pid`` so far, from
+    ``/proc/<pid>/stat``; None where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def time_workers(script, contenders, rounds, samples=None, busy=None):
     """Starts ``script`` for each of ``contenders`` [(row name, python, options, env)], times each
     one's first call, then ``rounds`` of ``run()`` in turn (``interleaved``); closes them all.
 
     Returns ``(first, medians, notes)``: {row: first call's seconds}, {row: median seconds of a
     run} and lines that say which rows run what, and why a row is missing. ``samples``: a dict to
-    fill with {row: seconds of each round's run}."""
+    fill with {row: seconds of each round's run}; ``busy``: one to fill with {row: the child's CPU
+    time over the wall time of each round's run} (how many CPUs it kept busy; rows without
+    ``/proc`` left out)."""
     workers, first, notes = {}, {}, []
     try:
         for name, python, options, env in contenders:
@@ -263,12 +281,26 @@ def time_workers(script, contenders, rounds, samples=None):
             start = time.perf_counter()
             worker.first()
             first[name] = time.perf_counter() - start
+        walls = {} if samples is None else samples
         medians = interleaved({name: worker.run for name, worker in workers.items()}, repeats=rounds,
-                              samples=samples)
+                              samples=walls)
+        if busy is not None:
+            busy.update({name: [cpu / wall for cpu, wall in zip(worker.cpu_seconds, walls[name])]
+                         for name, worker in workers.items() if None not in worker.cpu_seconds})
     finally:
         for worker in workers.values():
             worker.close()
     return first, medians, notes
+
+
+def print_busy(busy):
+    """Prints, per row of ``busy`` ({row: [CPUs busy in each round]}, ``time_workers``), the median
+    and range of the CPUs its process kept busy: a framework that ran some rounds on fewer cores
+    (Keras on TensorFlow's ViT: 1.0 or 1.9 of 2, whole rounds at a time) shows it here."""
+    if busy:
+        print("  CPUs busy (the process's CPU time / wall time), median and range over the rounds: " + "; ".join(
+            f"{name} {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+            for name, values in busy.items()))
 
 
 def print_rates(title, notes, rates, first, unit, width, round_rates=None):

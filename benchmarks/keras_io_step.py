@@ -30,7 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CpuSteal, alternating_rounds, cpu_model, print_rates, print_ratio_lines, time_workers  # noqa: E402
+from common import CpuSteal, alternating_rounds, cpu_model, print_busy, print_rates, print_ratio_lines, time_workers  # noqa: E402
 
 DEFAULT_BATCH = {"vit": 64, "gpt": 32, "mlp": 256}
 DEFAULT_ROUNDS = {"vit": 3, "gpt": 3, "mlp": 15}
@@ -54,12 +54,13 @@ def measure(kind, batch, steps, rounds, keras_python):
     rows = [(name, python, ["--framework", framework, "--kind", model_kind, "--batch-size", str(batch),
                             "--steps", str(steps)], env)
             for name, python, framework, model_kind, env in contenders(kind, keras_python)]
-    samples = {}
-    first, medians, notes = time_workers("keras_io_worker.py", rows, rounds, samples)
+    samples, busy = {}, {}
+    first, medians, notes = time_workers("keras_io_worker.py", rows, rounds, samples, busy)
     rates = {name: batch * steps / seconds for name, seconds in medians.items()}
     round_rates = {name: [batch * steps / seconds for seconds in values] for name, values in samples.items()}
     print_rates(f"{kind}: batch {batch}, {steps} steps per fit, median of {rounds} rounds", notes, rates, first,
                 "samples/s", 22, round_rates)
+    print_busy(busy)
     return rates
 
 

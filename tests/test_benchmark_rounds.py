@@ -128,3 +128,29 @@ def test_worker_rounds_kept_and_printed(capsys):
     common.print_rates("vit", [], rates, {"minikeras": 5.0, "keras-tf": 9.0}, "samples/s", 10)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 5 and lines[3].split() == ["minikeras", "60.0", "1.00x", "5.0"]
+
+
+def test_a_child_process_cpu_time_and_the_busy_line(capsys):
+    """``process_cpu_seconds`` reads a child's CPU time (a child that spins has spent some), and
+    ``print_busy`` prints each row's median and range."""
+    import subprocess
+    import sys
+    import time
+
+    spin = "import time\nend = time.time() + 0.3\nwhile time.time() < end: pass\ninput()"
+    child = subprocess.Popen([sys.executable, "-c", spin], stdin=subprocess.PIPE, text=True)
+    try:
+        before = common.process_cpu_seconds(child.pid)
+        if before is None:
+            pytest.skip("no /proc here")
+        deadline = time.time() + 5
+        while common.process_cpu_seconds(child.pid) < 0.2 and time.time() < deadline:
+            pass
+        assert common.process_cpu_seconds(child.pid) >= 0.2
+    finally:
+        child.communicate("\n")
+    common.print_busy({"minikeras": [1.6, 1.7, 1.65], "keras-tf": [1.0, 1.9, 1.92]})
+    assert capsys.readouterr().out == ("  CPUs busy (the process's CPU time / wall time), median and range over the "
+                                       "rounds: minikeras 1.65 (1.60-1.70); keras-tf 1.90 (1.00-1.92)\n")
+    common.print_busy({})
+    assert capsys.readouterr().out == ""
