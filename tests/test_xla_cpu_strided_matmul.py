@@ -149,3 +149,37 @@ def test_the_kernel_refuses_strides_that_leave_its_buffers():
     close(call(p, q, **{name: np.int64(v) for name, v in good.items()}), p @ q, "direct call", tol=1e-5)
     with pytest.raises(Exception, match="do not fit the buffers"):
         call(p, q, **{name: np.int64(v) for name, v in {**good, "sbk": 17}.items()}).block_until_ready()
+
+
+@needs_build
+@pytest.mark.parametrize("a_shape,b_shape,transpose_a", [((3, 6, 5), (3, 5, 16), False),
+                                                         ((2, 3, 5, 6), (2, 3, 5, 32), True)])
+def test_batched_matmul_and_its_tape_gradients_take_the_kernel(every_size, monkeypatch, a_shape, b_shape,
+                                                                transpose_a):
+    """mk.matmul of 3-D and 4-D operands (and keras.ops.matmul, which records it) on the kernel,
+    gradients against jax.grad of jnp.matmul."""
+    from minikeras import keras
+
+    calls = []
+    original = strided_matmul._product
+    monkeypatch.setattr(strided_matmul, "_product", lambda *args: calls.append(args[2]) or original(*args))
+    a, b = rand(a_shape, 10), rand(b_shape, 11)
+    weights = rand((*a_shape[:-2], a_shape[-1] if transpose_a else a_shape[-2], b_shape[-1]), 12)
+
+    def reference(a, b):
+        return jnp.sum(jnp.tanh(jnp.matmul(jnp.swapaxes(a, -1, -2) if transpose_a else a, b,
+                                           precision="highest")) * weights)
+
+    av, bv = mk.Variable(a), mk.Variable(b)
+    with mk.GradientTape() as tape:
+        loss = mk.reduce_sum(mk.tanh(mk.matmul(av, bv, transpose_a=transpose_a)) * weights)
+    got = tape.gradient(loss, [av, bv])
+    assert calls, "the product did not take the kernel"
+    close(loss.numpy(), reference(a, b), "loss", tol=1e-5)
+    for g, expected in zip(got, jax.grad(reference, (0, 1))(a, b)):
+        close(g.numpy(), expected, "gradient", tol=1e-5)
+    if not transpose_a:  # other shapes: ops keep their compiled forward per shape
+        calls.clear()
+        a, b = rand((a_shape[0] + 1, *a_shape[1:]), 13), rand((b_shape[0] + 1, *b_shape[1:]), 14)
+        close(keras.ops.matmul(a, b).numpy(), jnp.matmul(a, b, precision="highest"), "keras.ops.matmul", tol=1e-5)
+        assert calls

@@ -16,7 +16,7 @@ from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum, unbroadcast
 from minikeras.ops.reshape import reshape
 from minikeras.tensor import Tensor, Variable, to_array
-from minikeras.xla_cpu import low_precision, matmul_bf16_native
+from minikeras.xla_cpu import low_precision, matmul_bf16_native, strided_matmul
 from minikeras.xla_cpu.matmul_native import matmul_tn
 
 
@@ -31,11 +31,25 @@ def _matmul_forward(a, b, *, transpose_a, transpose_b):
         return low_precision.matmul(a, b, transpose_a, transpose_b)
     if transpose_a and not transpose_b and a.ndim == b.ndim == 2:
         return matmul_tn(a, b)  # x^T g, a Dense weight gradient: a native kernel on the CPU
+    product = _batched(a, b, transpose_a, transpose_b)
+    if product is not None:
+        return product
     if transpose_a:
         a = jnp.swapaxes(a, -1, -2)
     if transpose_b:
         b = jnp.swapaxes(b, -1, -2)
     return jnp.matmul(a, b)
+
+
+def _batched(a, b, transpose_a, transpose_b):
+    """A batch of products of 3-D or 4-D float32 operands with the same batch axes on
+    ``xla_cpu.strided_matmul``'s kernel, the threads sharing the products (an attention's
+    probabilities times values, and the gradients of its products that do not contract the last
+    axes of both operands); None where it does not apply."""
+    if transpose_b or a.ndim != b.ndim or a.ndim not in (3, 4) or a.shape[:-2] != b.shape[:-2]:
+        return None
+    batch = "ab"[:a.ndim - 2]
+    return strided_matmul.einsum(f"{batch}{'km' if transpose_a else 'mk'},{batch}kn->{batch}mn", a, b)
 
 
 _matmul = Primitive("matmul", _matmul_forward)

@@ -146,6 +146,8 @@ def matmul(x1, x2):
         # The same op as layers.Dense's product, so a Dense written with keras.ops gets its
         # weight gradient x^T g on the same kernel (jnp.matmul's gradient would not).
         return _linalg_matmul(keras_input(x1), keras_input(x2))
+    if _float32_batch(x1, x2):  # an attention written with keras.ops: mk.matmul's batched kernel
+        return _linalg_matmul(keras_input(x1), keras_input(x2))
     return run("matmul", fw.matmul, x1, x2)
 
 
@@ -153,6 +155,15 @@ def _float32_matrix(x):
     """Whether ``x`` is a 2-D float32 tensor or array (checked without converting anything, so
     that other inputs reach ``run`` and its errors as they are)."""
     return isinstance(x, (Tensor, Variable, jax.Array, np.ndarray)) and len(x.shape) == 2 and x.dtype == jnp.float32
+
+
+def _float32_batch(x1, x2):
+    """Whether ``x1 @ x2`` is a batch of float32 products, 3-D or 4-D operands with the same batch
+    axes (no broadcasting) and matching inner sizes (checked without converting anything)."""
+    arrays = (Tensor, Variable, jax.Array, np.ndarray)  # (this module's ``all`` is keras.ops.all)
+    return (isinstance(x1, arrays) and isinstance(x2, arrays) and x1.dtype == x2.dtype == jnp.float32
+            and len(x1.shape) == len(x2.shape) and len(x1.shape) in (3, 4) and x1.shape[:-2] == x2.shape[:-2]
+            and x1.shape[-1] == x2.shape[-2])
 
 
 @keras_op("divide_no_nan")
