@@ -14,8 +14,8 @@ shared machine the CPU time is the steadier figure.
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16 --steps 1 --rounds 1
     python benchmarks/tuning_ab.py --switch BATCH_MOMENTS_NATIVE --model resnet --batch-size 32
-    python benchmarks/tuning_ab.py --switch BF16_MAX_POOL_GRAD_NATIVE,BF16_CONV_INPUT_GRAD_RELU_MASK \
-        --policy mixed_bfloat16 --rounds 61
+    python benchmarks/tuning_ab.py --switch BF16_WEIGHT_GRADIENT_WIDENED,BF16_CONV_BIAS_SUMS_IN_KERNEL \
+        --policy mixed_bfloat16 --rounds 61     # several switches at once
 """
 import argparse
 import os
