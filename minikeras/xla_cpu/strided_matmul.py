@@ -19,7 +19,7 @@ AVX-512 (``tuning.STRIDED_MATMUL_NEEDS_AVX512``). Every element's sum runs in or
 label, one float32 fused multiply-add per term. Elsewhere it returns None, and the caller runs
 ``jnp.einsum``. It is differentiable in reverse mode (``jax.custom_vjp``), its gradients the
 einsums of the output's cotangent with the other operand, which take the kernel in turn where their
-form allows.
+form allows. ``ops.einsum`` calls it, and ``ops.linalg.matmul`` for batched 3-D and 4-D operands.
 """
 import functools
 import math
