@@ -149,6 +149,8 @@ def test_the_kernel_refuses_strides_that_leave_its_buffers():
     close(call(p, q, **{name: np.int64(v) for name, v in good.items()}), p @ q, "direct call", tol=1e-5)
     with pytest.raises(Exception, match="do not fit the buffers"):
         call(p, q, **{name: np.int64(v) for name, v in {**good, "sbk": 17}.items()}).block_until_ready()
+    with pytest.raises(Exception, match="do not fit the buffers"):
+        call(p, q, **{name: np.int64(v) for name, v in {**good, "sa0": -30}.items()}).block_until_ready()
 
 
 @needs_build

@@ -186,8 +186,6 @@ ffi::Error MatmulNnImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> a, ffi::Buff
   return ffi::Error::Success();
 }
 
-
-
 // C[m0 + t, n0 + 16v ...] for t < TM, v < NV: the sum over k of A[m0 + t, k] * B[k, n0 + 16v ...] in
 // order of k, for operands laid out with any strides but unit ones along N (elements apart: A's
 // rows sam and columns sak, B's rows sbk, C's rows scm).
@@ -233,7 +231,9 @@ ffi::Error StridedBatchedMatmulImpl(ffi::ThreadPool pool, ffi::AnyBuffer a, ffi:
   const int64_t a_count = static_cast<int64_t>(a.element_count()), b_count = static_cast<int64_t>(b.element_count());
   const int64_t c_count = static_cast<int64_t>(c->element_count());
   const bool empty = batch0 <= 0 || batch1 <= 0 || m <= 0 || n <= 0;
-  if (batch0 < 0 || batch1 < 0 || m < 0 || n < 0 || k_size < 0 || n % 16 != 0 || c_count != batch0 * batch1 * m * n ||
+  const bool negative_stride = std::min({sa0, sa1, sam, sak, sb0, sb1, sbk, sc0, sc1, scm}) < 0;
+  if (batch0 < 0 || batch1 < 0 || m < 0 || n < 0 || k_size < 0 || negative_stride || n % 16 != 0 ||
+      c_count != batch0 * batch1 * m * n ||
       (!empty && k_size > 0 &&
        (last_offset({{batch0, sa0}, {batch1, sa1}, {m, sam}, {k_size, sak}}) >= a_count ||
         last_offset({{batch0, sb0}, {batch1, sb1}, {k_size, sbk}, {n, 1}}) >= b_count)) ||
