@@ -127,7 +127,7 @@ ATTENTION_OPERAND_ORDER = True
 # (``xla_cpu.strided_matmul``): the operands read in place, the products shared among the threads,
 # where XLA:CPU copied the operands to [batch, heads, ...] order and ran the batched dot on one
 # thread. The ViT's products alone (256 products of 144 x 144 by 144 x 64), wall time XLA/kernel:
-# 2.5x (A^T B), 1.9x (A B) on a 2-vCPU Zen 4 (benchmarks/LOG.md, eighteenth session). Each sum in
+# 2.5x (A^T B), 1.9x (A B) on an AVX-512 CPU (benchmarks/LOG.md, eighteenth session). Each sum in
 # order of k, as XLA's. False: XLA's dot.
 STRIDED_MATMUL_NATIVE = True
 # ... from this many FLOPs on (all the products of one call together): below, a call's thread
