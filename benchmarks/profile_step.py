@@ -16,6 +16,10 @@ other thread are not traced).
     python benchmarks/profile_step.py --model simple --top 50
     python benchmarks/profile_step.py --model lstm --batch-size 64 --length 100
     python benchmarks/profile_step.py --model resnet50 --batch-size 16 --size 224 --steps 2
+    python benchmarks/profile_step.py --model resnet50 --batch-size 32 --predict --steps 2
+
+``--predict`` profiles ``model.predict_on_batch`` (inference, no gradient) instead of the
+training step.
 
 In a recurrent model's table, an operation inside the loop over time (``while.N``'s body) is
 listed with its time summed over all the steps, and the ``while.N`` line itself is the whole
@@ -133,6 +137,7 @@ def main(argv=None):
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--length", type=int, default=100, help="lstm and gru: the sequence length")
     parser.add_argument("--size", type=int, default=224, help="mobilenet, resnet50: the input's height and width")
+    parser.add_argument("--predict", action="store_true", help="profile predict_on_batch, not the training step")
     parser.add_argument("--policy", default=None, help="a dtype policy for the MNIST models (mixed_bfloat16)")
     args = parser.parse_args(argv)
     if args.model in ("vit", "gpt"):
@@ -145,7 +150,12 @@ def main(argv=None):
                 "gru": lambda: recurrent(mk.layers.GRU, args.length),
                 "mobilenet": lambda: mk.applications.MobileNetV2(weights=None, input_shape=(args.size, args.size, 3)),
                 "resnet50": lambda: mk.applications.ResNet50(weights=None, input_shape=(args.size, args.size, 3))}
-    step = train_step.mk_tape_step(builders[args.model]())
+    model = builders[args.model]()
+    if args.predict:
+        def step(images, labels):
+            return model.predict_on_batch(images)
+    else:
+        step = train_step.mk_tape_step(model)
     sequence = (args.length, 32)
     image_shape = {"resnet": (32, 32, 3), "lstm": sequence, "gru": sequence,
                    "mobilenet": (args.size, args.size, 3),
@@ -167,7 +177,8 @@ def main(argv=None):
         block(loss)
         jax.profiler.stop_trace()
         totals = operation_times(trace_dir, args.steps)
-    print_table(f"{args.model}, batch {args.batch_size}", wall_ms, totals, args.top)
+    mode = ", predict_on_batch" if args.predict else ""
+    print_table(f"{args.model}, batch {args.batch_size}{mode}", wall_ms, totals, args.top)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
-"""One ``xla_cpu.tuning`` switch off against on, in the classic CNN's (or ResNet-20's) tape step, in one process.
+"""One ``xla_cpu.tuning`` switch off against on, in the classic CNN's (or ResNet-20's) tape step, or the
+keras.io miniature GPT's ``fit``, in one process.
 
 A change behind a ``tuning`` switch (a native kernel for one product, a formulation) is read when
 the step is traced. This traces the same step twice (``train_step.mk_tape_step`` on the classic
 MNIST CNN, optionally under a dtype policy, batch 128; or ``--model resnet``, ``resnet20_model.py``'s
-ResNet-20 on 32x32x3 images), once with each value of the switch
+ResNet-20 on 32x32x3 images; or ``--model gpt``, ``keras_io_models.py``'s miniature GPT, one ``fit``
+epoch of ``--steps`` batches of 32 per call), once with each value of the switch
 (``jax.clear_caches()`` between the traces, so that no jitted piece of the first is reused), then
 times the two compiled steps in alternating order for ``--rounds`` rounds of ``--steps`` steps
 (``common.alternating_rounds``) and prints each one's median wall and CPU (``time.process_time``)
@@ -14,6 +16,7 @@ shared machine the CPU time is the steadier figure.
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16
     python benchmarks/tuning_ab.py --switch BF16_MATMUL_NT_NATIVE --policy mixed_bfloat16 --steps 1 --rounds 1
     python benchmarks/tuning_ab.py --switch BATCH_MOMENTS_NATIVE --model resnet --batch-size 32
+    python benchmarks/tuning_ab.py --switch LOGITS_CROSSENTROPY_NATIVE --model gpt
     python benchmarks/tuning_ab.py --switch BF16_WEIGHT_GRADIENT_WIDENED,BF16_CONV_BIAS_SUMS_IN_KERNEL \
         --policy mixed_bfloat16 --rounds 61     # several switches at once
 """
@@ -27,6 +30,7 @@ from common import alternating_rounds, block, cpu_model, honour_default_malloc_f
 honour_default_malloc_flag()  # before minikeras is imported
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+import keras_io_models  # noqa: E402
 import numpy as np  # noqa: E402
 import train_step  # noqa: E402
 from resnet20_model import resnet20  # noqa: E402
@@ -35,9 +39,10 @@ import minikeras as mk  # noqa: E402
 from minikeras.xla_cpu import low_precision, tuning  # noqa: E402
 
 
-def traced_step(switch, value, policy, x, y, model="classic"):
+def traced_step(switch, value, policy, x, y, model="classic", steps=4):
     """The tape step traced and compiled with ``tuning.<switch>`` set to ``value`` (restored after);
-    ``switch`` may name several, separated by commas, all set to ``value``."""
+    ``switch`` may name several, separated by commas, all set to ``value``. For ``model="gpt"``, a
+    function of (x, y) that ignores them and runs one ``fit`` epoch of ``steps`` batches of its own."""
     names = switch.split(",")
     saved = [getattr(tuning, name) for name in names]
     for name in names:
@@ -45,7 +50,9 @@ def traced_step(switch, value, policy, x, y, model="classic"):
     try:
         jax.clear_caches()
         mk.random.set_seed(0)
-        if model == "resnet":
+        if model == "gpt":
+            step = _gpt_epoch(steps)
+        elif model == "resnet":
             step = train_step.mk_tape_step(resnet20(mk), from_logits=True)
         else:
             step = train_step.mk_tape_step(train_step.classic_cnn(policy))
@@ -57,14 +64,22 @@ def traced_step(switch, value, policy, x, y, model="classic"):
     return step
 
 
+def _gpt_epoch(steps, batch_size=32):
+    gpt, x, y = keras_io_models.build("gpt", mk.keras, batch_size, steps)
+
+    def epoch(*_):
+        return gpt.fit(x, y, batch_size=batch_size, epochs=1, verbose=0, shuffle=False).history["loss"]
+    return epoch
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--switch", required=True,
                         help="a boolean in minikeras.xla_cpu.tuning, or several separated by commas (set together)")
     parser.add_argument("--policy", default=None, help="a dtype policy (mixed_bfloat16)")
-    parser.add_argument("--model", choices=("classic", "resnet"), default="classic")
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=4, help="steps per timed round")
+    parser.add_argument("--model", choices=("classic", "resnet", "gpt"), default="classic")
+    parser.add_argument("--batch-size", type=int, default=128, help="the CNNs' batch (the GPT's is 32)")
+    parser.add_argument("--steps", type=int, default=4, help="steps per timed round (gpt: batches per fit epoch)")
     parser.add_argument("--rounds", type=int, default=11)
     args = parser.parse_args(argv)
     for name in args.switch.split(","):
@@ -74,16 +89,22 @@ def main(argv=None):
     image_shape = (32, 32, 3) if args.model == "resnet" else (28, 28, 1)
     x = jnp.asarray(rng.random((args.batch_size, *image_shape), dtype=np.float32))
     y = jnp.asarray(rng.integers(0, 10, args.batch_size).astype(np.int32))
-    steps = {value: traced_step(args.switch, value, args.policy, x, y, args.model) for value in (False, True)}
+    steps = {value: traced_step(args.switch, value, args.policy, x, y, args.model, args.steps)
+             for value in (False, True)}
     for step in steps.values():  # warm both before timing
         block(step(x, y))
+    per_call = args.steps if args.model == "gpt" else 1
     times = alternating_rounds({value: (lambda step=step: step(x, y)) for value, step in steps.items()},
-                               args.rounds, args.steps)
+                               args.rounds, 1 if args.model == "gpt" else args.steps, per_call=per_call)
     print(f"{cpu_model()}; CPU flags with bfloat16 instructions: "
           f"{' '.join(f for f in low_precision.BF16_FLAGS if f in low_precision.cpu_flags()) or 'none'}")
-    model = "ResNet-20" if args.model == "resnet" else "classic CNN"
-    print(f"{model} tape step, batch {args.batch_size}, policy {args.policy}; {args.rounds} rounds of "
-          f"{args.steps} steps, alternating; medians, ms per step")
+    if args.model == "gpt":
+        print(f"keras.io miniature GPT, fit, batch 32; {args.rounds} rounds of one epoch of {args.steps} batches, "
+              f"alternating; medians, ms per step")
+    else:
+        model = "ResNet-20" if args.model == "resnet" else "classic CNN"
+        print(f"{model} tape step, batch {args.batch_size}, policy {args.policy}; {args.rounds} rounds of "
+              f"{args.steps} steps, alternating; medians, ms per step")
     print_off_on(times, args.switch)
 
 

@@ -17,7 +17,7 @@ from minikeras.ops.primitive import Primitive
 from minikeras.ops.reduce import reduce_sum
 from minikeras.symbolic import KerasTensor
 from minikeras.tensor import Tensor, Variable, to_array
-from minikeras.xla_cpu import head_native
+from minikeras.xla_cpu import head_native, logits_crossentropy_native
 
 
 def _t(x):
@@ -215,7 +215,11 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
 # L = log(sum(exp(x - m))) beside the loss (columns 1 and 2, which sparse_categorical_crossentropy_
 # from_logits drops), so that the gradient, g * (exp(x - m - L) - one_hot(label)), is one pass
 # over x: softmax times g, then -g added at each row's label (a scatter, no one-hot rows).
+# Over wide rows (a vocabulary) both run on native CPU kernels where they apply
+# (xla_cpu.logits_crossentropy_native: one pass over the logits fewer each way).
 def _sparse_ce_logits_forward(labels, logits):
+    if logits_crossentropy_native.applies(logits, labels):
+        return logits_crossentropy_native.crossentropy(logits, labels)
     n = logits.shape[-1]
     m = jnp.max(logits, axis=-1, keepdims=True)
     shifted = logits - m
@@ -227,6 +231,8 @@ def _sparse_ce_logits_forward(labels, logits):
 
 def _sparse_ce_logits_gradient_forward(labels, logits, out, g):
     """g_loss * (softmax - one_hot) + g_L * softmax, the label's term as a scatter."""
+    if logits_crossentropy_native.applies(logits, labels) and out.dtype == g.dtype == logits.dtype:
+        return logits_crossentropy_native.crossentropy_gradient(logits, labels, out, g)
     n = logits.shape[-1]
     valid = (labels >= 0) & (labels < n)
     g_loss = jnp.where(valid, g[..., 0], 0)

@@ -31,30 +31,9 @@
 
 namespace ffi = xla::ffi;
 using minikeras::madd;
+using minikeras::xla_exp;
 
 namespace {
-
-// XLA:CPU's float32 exp: clamp to [-87.8, 88.8] (NaN passes), n = floor(x log2(e) + 1/2) clamped
-// to [-127, 127], r = x - n ln(2) in two parts, a degree-5 polynomial, times 2^n.
-inline float xla_exp(float x) {
-  x = x < -87.8f ? -87.8f : x;
-  x = x > 88.8f ? 88.8f : x;
-  float n = std::floor(madd(x, 1.44269504088896341f, 0.5f));
-  n = n < -127.0f ? -127.0f : n;
-  n = n > 127.0f ? 127.0f : n;
-  float r = madd(-n, 0.693359375f, x);
-  r = madd(-n, -2.12194440e-4f, r);
-  float p = madd(r, 1.9875691500e-4f, 1.3981999507e-3f);
-  p = madd(p, r, 8.3334519073e-3f);
-  p = madd(p, r, 4.1665795894e-2f);
-  p = madd(p, r, 1.6666665459e-1f);
-  p = madd(p, r, 5.0000001201e-1f);
-  const float y = madd(p, r * r, r) + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return y * scale;
-}
 
 void forward_rows(const float* x, float* y, int64_t begin, int64_t end, int64_t n) {
   for (int64_t row = begin; row < end; ++row) {

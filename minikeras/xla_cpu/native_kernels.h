@@ -1,11 +1,12 @@
-// What minikeras' native XLA:CPU kernels (conv_native.cc, matmul_native.cc) share: vectors of
-// 16 floats, the register-tile step, and work sharing between the calling thread and tasks on
-// XLA's intra-op thread pool.
+// What minikeras' native XLA:CPU kernels (conv_native.cc, matmul_native.cc, ...) share: vectors of
+// 16 floats, the register-tile step, work sharing between the calling thread and tasks on XLA's
+// intra-op thread pool, and XLA's float32 exp.
 #ifndef MINIKERAS_XLA_CPU_NATIVE_KERNELS_H_
 #define MINIKERAS_XLA_CPU_NATIVE_KERNELS_H_
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -176,6 +177,30 @@ inline float madd(float a, float b, float c) {
 #else
   return a * b + c;
 #endif
+}
+
+// XLA:CPU's float32 exp: clamp to [-87.8, 88.8] (NaN passes), n = floor(x log2(e) + 1/2) clamped
+// to [-127, 127], r = x - n ln(2) in two parts, a degree-5 polynomial, times 2^n.
+// (Its multiply-adds are written out: a source using it is built with -ffp-contract=off, so that
+// the compiler adds none, and gets XLA's bits.)
+inline float xla_exp(float x) {
+  x = x < -87.8f ? -87.8f : x;
+  x = x > 88.8f ? 88.8f : x;
+  float n = std::floor(madd(x, 1.44269504088896341f, 0.5f));
+  n = n < -127.0f ? -127.0f : n;
+  n = n > 127.0f ? 127.0f : n;
+  float r = madd(-n, 0.693359375f, x);
+  r = madd(-n, -2.12194440e-4f, r);
+  float p = madd(r, 1.9875691500e-4f, 1.3981999507e-3f);
+  p = madd(p, r, 8.3334519073e-3f);
+  p = madd(p, r, 4.1665795894e-2f);
+  p = madd(p, r, 1.6666665459e-1f);
+  p = madd(p, r, 5.0000001201e-1f);
+  const float y = madd(p, r * r, r) + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return y * scale;
 }
 
 }  // namespace minikeras

@@ -220,6 +220,19 @@ DROPOUT_NATIVE_THREAD_ELEMENTS = 1 << 15
 # bigger heads are worth XLA's vectorized loops.
 HEAD_NATIVE_MAX_ELEMENTS = 4096
 HEAD_NATIVE_MAX_CLASSES = 32
+# Sparse categorical cross-entropy of logits and its gradient on native kernels
+# (logits_crossentropy_native) from this many classes on. Both together, 1024 rows, XLA's time
+# over the kernels' on a Zen 4 (2 vCPUs, avx512f): 1.67x at 64 and 128 classes, 1.39x at 256,
+# 1.20x at 512, 1.15x at 1024, 1.46x at 4096; below 256 the jax formulas stay, so that a
+# classifier's few classes keep XLA's bits. The keras.io miniature GPT's fit (20,000 classes)
+# 1.03x wall (benchmarks/LOG.md, nineteenth session):
+#     python benchmarks/logits_crossentropy.py
+#     python benchmarks/tuning_ab.py --switch LOGITS_CROSSENTROPY_NATIVE --model gpt
+LOGITS_CROSSENTROPY_NATIVE = True
+LOGITS_CROSSENTROPY_NATIVE_MIN_CLASSES = 256
+# ... on CPUs with AVX-512 only: the kernels' vector code is written for it (elsewhere they run
+# scalar, several times slower than XLA's loops).
+LOGITS_CROSSENTROPY_NATIVE_NEEDS_AVX512 = True
 
 # -- xla_cpu.host_memory ----------------------------------------------------------------------------
 # The default free heap glibc keeps for reuse (``mk.config.reuse_freed_host_memory``; None: all
