@@ -285,12 +285,28 @@ def time_workers(script, contenders, rounds, samples=None, busy=None):
         medians = interleaved({name: worker.run for name, worker in workers.items()}, repeats=rounds,
                               samples=walls)
         if busy is not None:
-            busy.update({name: [cpu / wall for cpu, wall in zip(worker.cpu_seconds, walls[name])]
-                         for name, worker in workers.items() if None not in worker.cpu_seconds})
+            busy.update(workers_busy(workers, walls))
     finally:
         for worker in workers.values():
             worker.close()
     return first, medians, notes
+
+
+def workers_busy(workers, walls):
+    """{row: [CPUs busy in each round]} of ``workers`` {row: StepWorker}: each run's CPU time of the
+    child over ``walls[row]``, its wall seconds per round (``interleaved``'s ``samples``); rows
+    without ``/proc`` left out."""
+    return {name: [cpu / wall for cpu, wall in zip(worker.cpu_seconds, walls[name])]
+            for name, worker in workers.items() if worker.cpu_seconds and None not in worker.cpu_seconds}
+
+
+def busy_line(busy):
+    """The line ``print_busy`` prints ('' for no rows)."""
+    if not busy:
+        return ""
+    rows = (f"{name} {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+            for name, values in busy.items())
+    return "CPUs busy (the process's CPU time / wall time), median and range over the rounds: " + "; ".join(rows)
 
 
 def print_busy(busy):
@@ -298,9 +314,7 @@ def print_busy(busy):
     and range of the CPUs its process kept busy: a framework that ran some rounds on fewer cores
     (Keras on TensorFlow's ViT: 1.0 or 1.9 of 2, whole rounds at a time) shows it here."""
     if busy:
-        print("  CPUs busy (the process's CPU time / wall time), median and range over the rounds: " + "; ".join(
-            f"{name} {statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
-            for name, values in busy.items()))
+        print("  " + busy_line(busy))
 
 
 def print_rates(title, notes, rates, first, unit, width, round_rates=None):

@@ -19,7 +19,7 @@ import numpy as np
 import optax
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CpuSteal, StepWorker, block, cpu_model, interleaved  # noqa: E402
+from common import CpuSteal, StepWorker, block, busy_line, cpu_model, interleaved, workers_busy  # noqa: E402
 from resnet20_model import resnet20  # noqa: E402
 from train_step import gemm_flops_per_second, mk_tape_step  # noqa: E402
 
@@ -162,7 +162,10 @@ def measure(batch, image_size, blocks, steps, repeats, tf_python):
                 start = time.perf_counter()
                 call()
                 first[name] = time.perf_counter() - start
-            seconds = interleaved(runs, repeats=repeats)
+            walls = {}
+            seconds = interleaved(runs, repeats=repeats, samples=walls)
+            if worker is not None and workers_busy({"tf": worker}, walls):
+                notes.append(busy_line(workers_busy({"tf": worker}, walls)))
         finally:
             if worker is not None:
                 worker.close()

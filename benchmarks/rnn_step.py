@@ -1,7 +1,9 @@
 """LSTM(128) / GRU(128) sequence classifiers: training samples/s of minikeras's ``mk.function``
 tape step and ``fit`` against a hand-written ``jax.jit`` + ``lax.scan`` step and TensorFlow's
 ``@tf.function`` step on Keras layers (run in a process of its own), time per step against the
-sequence length, and the first call (trace + compile) of each.
+sequence length, the first call (trace + compile) of each, and the CPUs each process kept busy
+(its CPU time over the wall time, median of the rounds: a framework that ran on one core of two
+shows about 1).
 
     python benchmarks/rnn_step.py                       # LSTM and GRU, length 100, batch 64
     python benchmarks/rnn_step.py --lengths 25 50 100 200 --batches 16 64 256   # ms per step on the grid
@@ -51,17 +53,22 @@ def timed(first, run, steps, batch):
 
 def time_rounds(rows, args):
     """Times the ``run`` of each row ``args.rounds`` times, the rows in turn within each round
-    (so that a change in the machine's load hits all alike); fills in each row's median."""
+    (so that a change in the machine's load hits all alike); fills in each row's median, and the
+    median of the CPUs the process kept busy per round (its CPU time over the wall time: a
+    framework that ran on one core of two shows about 1)."""
     times = {name: [] for name, row in rows.items() if "run" in row}
+    busy = {name: [] for name in times}
     for _ in range(args.rounds):
         for name in times:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             rows[name]["run"]()
             times[name].append(time.perf_counter() - start)
+            busy[name].append((time.process_time() - start_cpu) / times[name][-1])
     for name, values in times.items():
         per_step = sorted(values)[len(values) // 2] / args.steps
         rows[name].pop("run")
-        rows[name].update(step_ms=1e3 * per_step, samples_per_s=args.batch / per_step)
+        rows[name].update(step_ms=1e3 * per_step, samples_per_s=args.batch / per_step,
+                          cpus_busy=sorted(busy[name])[len(values) // 2])
     return rows
 
 
@@ -237,14 +244,15 @@ def run_kind(kind, args):
     jax_rate = rows["jax.jit + lax.scan"]["samples_per_s"]
     tf_rate = rows.get("TensorFlow @tf.function", {}).get("samples_per_s")
     print(f"  {'contender':26s} {'samples/s':>10s} {'ms/step':>8s} {'first call s':>12s} {'vs jax':>7s} "
-          f"{'vs TF':>6s}")
+          f"{'vs TF':>6s} {'CPUs busy':>9s}")
     for name, row in rows.items():
         if "error" in row:
             print(f"  {name:26s} unavailable: {row['error']}")
             continue
         vs_tf = f"{row['samples_per_s'] / tf_rate:6.2f}" if tf_rate else "     -"
+        busy = f"{row['cpus_busy']:9.2f}" if "cpus_busy" in row else f"{'-':>9s}"
         print(f"  {name:26s} {row['samples_per_s']:10.0f} {row['step_ms']:8.2f} {row['first_call_s']:12.2f} "
-              f"{row['samples_per_s'] / jax_rate:7.2f} {vs_tf}")
+              f"{row['samples_per_s'] / jax_rate:7.2f} {vs_tf} {busy}")
     if args.lengths:
         print(f"  {'length':>6s} {'batch':>5s} {'tape ms/step':>12s} {'jax ms/step':>11s} {'vs jax':>8s} "
               f"{'tape first s':>12s} {'jax first s':>11s}")

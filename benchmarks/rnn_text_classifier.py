@@ -1,5 +1,6 @@
 """The "text classification with an RNN" tutorial's model: ``fit`` samples/s of minikeras
-against TensorFlow (Keras 3 layers, in a process of its own), on the same padded sequences.
+against TensorFlow (Keras 3 layers, in a process of its own), on the same padded sequences, and
+the CPUs each process kept busy over the timed epochs (its CPU time over the wall time, median).
 
     python benchmarks/rnn_text_classifier.py --tf-python /work/tfvenv/bin/python
     python benchmarks/rnn_text_classifier.py --samples 64 --length 20 --batch 16 --epochs 1   # smoke run
@@ -51,13 +52,15 @@ def time_fit(model, args):
     model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, shuffle=False)
     first = time.perf_counter() - start
     model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, shuffle=False)  # minikeras compiles again here
-    epochs = []
+    epochs, busy = [], []
     for _ in range(args.epochs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         model.fit(x, y, batch_size=args.batch, epochs=1, verbose=0, shuffle=False)
         epochs.append(time.perf_counter() - start)
+        busy.append((time.process_time() - start_cpu) / epochs[-1])  # the CPUs the process kept busy
     epoch = statistics.median(epochs)
-    return {"samples_per_s": args.samples / epoch, "epoch_s": epoch, "first_epoch_s": first}
+    return {"samples_per_s": args.samples / epoch, "epoch_s": epoch, "first_epoch_s": first,
+            "cpus_busy": statistics.median(busy)}
 
 
 def minikeras(args):
@@ -105,13 +108,15 @@ def main():
     print(f"Embedding(1000, 64, mask_zero) + Bidirectional(LSTM(64)) + Dense(64) + Dense(1), length {args.length}, "
           f"batch {args.batch}, {args.samples} samples")
     tf_rate = rows.get("TensorFlow fit", {}).get("samples_per_s")
-    print(f"  {'contender':16s} {'samples/s':>10s} {'epoch s':>8s} {'first epoch s':>13s} {'vs TF':>6s}")
+    print(f"  {'contender':16s} {'samples/s':>10s} {'epoch s':>8s} {'first epoch s':>13s} {'vs TF':>6s} "
+          f"{'CPUs busy':>9s}")
     for name, row in rows.items():
         if "error" in row:
             print(f"  {name:16s} unavailable: {row['error']}")
             continue
         vs_tf = f"{row['samples_per_s'] / tf_rate:6.2f}" if tf_rate else "     -"
-        print(f"  {name:16s} {row['samples_per_s']:10.0f} {row['epoch_s']:8.2f} {row['first_epoch_s']:13.2f} {vs_tf}")
+        print(f"  {name:16s} {row['samples_per_s']:10.0f} {row['epoch_s']:8.2f} {row['first_epoch_s']:13.2f} {vs_tf} "
+              f"{row['cpus_busy']:9.2f}")
     print(f"{cpu_model()}; {steal.describe()}")
 
 

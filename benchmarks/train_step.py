@@ -59,7 +59,17 @@ import numpy as np
 import optax
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import DEFAULT_MALLOC_FLAG, CpuSteal, StepWorker, block, cpu_model, honour_default_malloc_flag, interleaved  # noqa: E402
+from common import (  # noqa: E402
+    DEFAULT_MALLOC_FLAG,
+    CpuSteal,
+    StepWorker,
+    block,
+    busy_line,
+    cpu_model,
+    honour_default_malloc_flag,
+    interleaved,
+    workers_busy,
+)
 
 honour_default_malloc_flag()  # before minikeras is imported
 import minikeras as mk  # noqa: E402
@@ -285,7 +295,10 @@ def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False,
                 block(run_first())
                 compile_seconds[name] = time.perf_counter() - start
             faults = {}
-            seconds = interleaved(runs, repeats, faults)
+            walls = {}
+            seconds = interleaved(runs, repeats, faults, samples=walls)
+            if workers_busy(workers, walls):  # whether a child ran on fewer cores than it has
+                notes.append(busy_line(workers_busy(workers, walls)))
         finally:
             for worker in workers.values():
                 worker.close()
