@@ -154,3 +154,18 @@ def test_a_child_process_cpu_time_and_the_busy_line(capsys):
                                        "rounds: minikeras 1.65 (1.60-1.70); keras-tf 1.90 (1.00-1.92)\n")
     common.print_busy({})
     assert capsys.readouterr().out == ""
+
+
+class _FakeWorker:
+    def __init__(self, cpu_seconds):
+        self.cpu_seconds = cpu_seconds
+
+
+def test_workers_busy_divides_each_rounds_cpu_time_by_its_wall_time():
+    workers = {"tf": _FakeWorker([2.0, 1.0, 1.8]), "no proc": _FakeWorker([None, 1.0, 1.0]),
+               "not run": _FakeWorker([])}
+    busy = common.workers_busy(workers, {"tf": [1.0, 1.0, 1.0], "no proc": [1.0] * 3, "not run": []})
+    assert busy == {"tf": [2.0, 1.0, 1.8]}  # rows without /proc figures, or without runs, left out
+    assert common.busy_line(busy) == ("CPUs busy (the process's CPU time / wall time), median and range over "
+                                      "the rounds: tf 1.80 (1.00-2.00)")
+    assert common.busy_line({}) == ""
