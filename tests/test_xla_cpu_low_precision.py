@@ -43,6 +43,7 @@ def path(request, monkeypatch):
         monkeypatch.setattr(low_precision, "bf16_hardware", lambda: True)  # XLA still computes it, slowly
     monkeypatch.setattr(tuning, "BF16_DOT_ON_XLA", request.param == "xla")
     monkeypatch.setattr(low_precision, "_warned", [True])
+    jax.clear_caches()  # eager ops keep their compiled forward per shape: else the other param's path ran again
     return request.param
 
 
@@ -53,6 +54,7 @@ def conv_path(request, monkeypatch):
     monkeypatch.setattr(tuning, "BF16_CONV_NATIVE", request.param == "bf16_native")
     monkeypatch.setattr(tuning, "BF16_CONV_NATIVE_VENDORS", (low_precision.cpu_vendor(),))  # whatever the speed here
     monkeypatch.setattr(low_precision, "_warned", [True])
+    jax.clear_caches()  # eager ops keep their compiled forward per shape: else the other param's path ran again
     return request.param
 
 
@@ -324,10 +326,12 @@ def test_bf16_filter_grad_of_one_input_channel(x_shape, w_shape, padding, bf16_k
 
     def filter_grad(x, g):
         return conv.conv2d_filter_grad(x, g, w_shape, 1, pads)
+    monkeypatch.setattr(tuning, "CONV_NATIVE_THREAD_FLOPS", 0)  # every CPU this process may use
     dw = jax.jit(filter_grad)(x, g)
     assert_within_bf16_rounding(dw, dw_want)
     monkeypatch.setattr(tuning, "CONV_NATIVE_THREAD_FLOPS", float("inf"))  # one thread: the same sums
-    np.testing.assert_array_equal(as_f32(jax.jit(filter_grad)(x, g)), as_f32(dw))
+    # traced anew: a jit of filter_grad itself would reuse its trace, threads and all
+    np.testing.assert_array_equal(as_f32(jax.jit(lambda x, g: filter_grad(x, g))(x, g)), as_f32(dw))
     assert not conv.bf16_native("filter_grad", x_shape, (3, 5, 1, 16), 1, "VALID")  # 15 taps: widened
 
 
@@ -491,6 +495,7 @@ def test_a_float32_weight_gradient_through_the_bfloat16_kernel_has_the_same_bits
     results = {}
     for widened in (False, True):
         monkeypatch.setattr(tuning, "BF16_WEIGHT_GRADIENT_WIDENED", widened)
+        jax.clear_caches()  # eager ops keep their compiled forward per shape: else the first setting's ran again
         got = (mk.function(gradient) if compiled else gradient)()
         assert got.dtype == np.float32
         results[widened] = np.asarray(got)

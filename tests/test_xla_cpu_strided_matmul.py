@@ -100,6 +100,7 @@ def test_mk_einsum_and_its_tape_gradients_take_the_kernel(every_size, monkeypatc
     p, q = rand((2, 3, 5, 7), 8), rand((2, 7, 3, 16), 9)
 
     def gradients():
+        jax.clear_caches()  # traced anew: eager ops keep their compiled forward per shape, the first switch's
         pv, qv = mk.Variable(p), mk.Variable(q)
         with mk.GradientTape() as tape:
             y = mk.einsum("acbe,aecd->abcd", pv, qv)
@@ -112,7 +113,9 @@ def test_mk_einsum_and_its_tape_gradients_take_the_kernel(every_size, monkeypatc
     on = gradients()
     assert "acbe,aecd->abcd" in calls and len(calls) >= 2  # the forward and a gradient product
     monkeypatch.setattr(tuning, "STRIDED_MATMUL_NATIVE", False)
+    calls.clear()
     off = gradients()
+    assert not calls  # the XLA path
     for got, expected in zip(on, off):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
@@ -127,15 +130,22 @@ def test_multi_head_attention_gradients_match_the_xla_path(every_size, monkeypat
     layer(x, x)
 
     def run():
+        jax.clear_caches()  # traced anew: eager ops keep their compiled forward per shape, the first switch's
         with mk.GradientTape() as tape:
             y = layer(x, x)
             loss = mk.reduce_sum(y * y)
         return [y.numpy(), *(g.numpy() for g in tape.gradient(loss, layer.trainable_variables))]
 
     assert strided_matmul.plan("acbe,aecd->abcd", (4, 2, 32, 32), (4, 32, 2, 16)) is not None
+    calls = []
+    original = strided_matmul._product
+    monkeypatch.setattr(strided_matmul, "_product", lambda *args: calls.append(args[2]) or original(*args))
     on = run()
+    assert calls  # the kernel
     monkeypatch.setattr(tuning, "STRIDED_MATMUL_NATIVE", False)
+    calls.clear()
     off = run()
+    assert not calls  # the XLA path
     for got, expected in zip(on, off):
         np.testing.assert_allclose(got, expected, rtol=2e-5, atol=2e-5)
 
