@@ -164,8 +164,9 @@ def measure(batch, image_size, blocks, steps, repeats, tf_python):
                 first[name] = time.perf_counter() - start
             walls = {}
             seconds = interleaved(runs, repeats=repeats, samples=walls)
-            if worker is not None and workers_busy({"tf": worker}, walls):
-                notes.append(busy_line(workers_busy({"tf": worker}, walls)))
+            busy = busy_line(workers_busy({"tf": worker}, walls)) if worker is not None else ""
+            if busy:
+                notes.append(busy)
         finally:
             if worker is not None:
                 worker.close()

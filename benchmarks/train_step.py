@@ -297,8 +297,9 @@ def measure(kind, batch, steps, repeats, torch_python=None, torch_compile=False,
             faults = {}
             walls = {}
             seconds = interleaved(runs, repeats, faults, samples=walls)
-            if workers_busy(workers, walls):  # whether a child ran on fewer cores than it has
-                notes.append(busy_line(workers_busy(workers, walls)))
+            busy = busy_line(workers_busy(workers, walls))  # whether a child ran on fewer cores than it has
+            if busy:
+                notes.append(busy)
         finally:
             for worker in workers.values():
                 worker.close()

@@ -101,7 +101,7 @@ float row_exp_sum(const float* x, int64_t n, float top) {
   _mm512_storeu_pd(lanes, low);
   _mm512_storeu_pd(lanes + 8, high);
 #endif
-  for (int l = 0; j < n; ++j, ++l) lanes[l] += xla_exp(x[j] - top);
+  for (; j < n; ++j) lanes[j % kLanes] += xla_exp(x[j] - top);  // the tail, or every term without AVX-512
   double sum = 0.0;
   for (int l = 0; l < kLanes; ++l) sum += lanes[l];
   return static_cast<float>(sum);

@@ -5,7 +5,7 @@
     dx = crossentropy_gradient(logits, labels, out, g)   # for the cotangent g of out
 
 ``ops.nn_losses``' ``sparse_categorical_crossentropy_from_logits`` computes the same formulas in
-jax (its docstring says why the output keeps the row maximum and log-sum-exp). These run where
+jax (the comment above it says why the output keeps the row maximum and log-sum-exp). These run where
 the rows are wide: at least ``tuning.LOGITS_CROSSENTROPY_NATIVE_MIN_CLASSES`` classes, float32,
 with ``tuning.LOGITS_CROSSENTROPY_NATIVE`` on,
 on the CPU backend of a CPU with AVX-512 (the kernels' vector code; elsewhere they would run

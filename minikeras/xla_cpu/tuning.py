@@ -221,11 +221,10 @@ DROPOUT_NATIVE_THREAD_ELEMENTS = 1 << 15
 HEAD_NATIVE_MAX_ELEMENTS = 4096
 HEAD_NATIVE_MAX_CLASSES = 32
 # Sparse categorical cross-entropy of logits and its gradient on native kernels
-# (logits_crossentropy_native) from this many classes on. Both together, 1024 rows, XLA's time
-# over the kernels' on a Zen 4 (2 vCPUs, avx512f): 1.67x at 64 and 128 classes, 1.39x at 256,
-# 1.20x at 512, 1.15x at 1024, 1.46x at 4096; below 256 the jax formulas stay, so that a
-# classifier's few classes keep XLA's bits. The keras.io miniature GPT's fit (20,000 classes)
-# 1.03x wall (benchmarks/LOG.md, nineteenth session):
+# (logits_crossentropy_native) from this many classes on. Both together, 1024 rows, on an AVX-512
+# CPU the kernels were faster at every width measured (64 to 4096 classes, and 20,000); below 256
+# the jax formulas stay all the same, so that a classifier's few classes keep XLA's bits. The
+# keras.io miniature GPT's fit 1.03x wall (figures: benchmarks/LOG.md, nineteenth session):
 #     python benchmarks/logits_crossentropy.py
 #     python benchmarks/tuning_ab.py --switch LOGITS_CROSSENTROPY_NATIVE --model gpt
 LOGITS_CROSSENTROPY_NATIVE = True
