@@ -304,3 +304,73 @@ def test_falling_back_to_xla_warns_once_with_the_reason_and_status_says_why():
                   MINIKERAS_NATIVE="0", MINIKERAS_REUSE_HOST_MEMORY="0")
     assert off.returncode == 0 and "Warning" not in off.stderr, off.stderr
     assert off.stdout.strip() == "MINIKERAS_NATIVE=0 turns native kernels off None"
+
+
+STRIDED_CASES = [  # n, h, w, c, o, kh, kw, strides, pads
+    (2, 13, 13, 3, 64, 7, 7, (2, 2), ((0, 0), (0, 0))),     # a ResNet stem (3 channels, 4 vectors), VALID
+    (2, 11, 12, 16, 32, 3, 3, (2, 2), ((0, 1), (0, 1))),    # 'SAME' at stride 2: padding below and right
+    (2, 10, 9, 16, 16, 3, 3, (2, 3), ((0, 0), (0, 0))),     # VALID: x's last row and columns unread
+    (1, 9, 29, 5, 48, 3, 2, (3, 2), ((2, 1), (1, 0))),      # pads on every side, rows of 2 tiles
+    (3, 8, 8, 32, 16, 1, 1, (2, 2), ((0, 0), (0, 0))),      # 1x1
+]
+
+
+@pytest.mark.parametrize("case", STRIDED_CASES,
+                         ids=lambda c: "x".join(map(str, c[:7])) + "s" + "x".join(map(str, c[7])))
+def test_strided_forward_matches_lax_and_its_epilogue_is_the_unfused_result(case):
+    n, h, w_, c, o, kh, kw, strides, pads = case
+    x, w, b = rand((n, h, w_, c), sum(case[:7])), rand((kh, kw, c, o), 1), rand((o,), 2) * 0.5
+    assert conv_native.supported("forward", x.shape, w.shape, strides, pads, (1, 1), x.dtype)
+    y = jax.jit(lambda x, w: conv_native.forward(x, w, pads, strides))(x, w)
+    close(y, lax.conv_general_dilated(x, w, strides, pads, dimension_numbers=DN), "strided forward")
+    fused = jax.jit(lambda x, w, b: conv_native.forward_bias_relu(x, w, b, pads, strides))(x, w, b)
+    np.testing.assert_array_equal(fused, jnp.maximum(y + b, 0))
+
+
+def test_strided_forward_is_native_where_rows_are_wide_and_its_derivatives_match_lax(monkeypatch):
+    x, w, b = rand((2, 21, 21, 16), 60), rand((3, 3, 16, 32), 61), rand((32,), 62)
+    assert conv.formulation("forward", x.shape, w.shape, 2, "SAME", eigen=True) == "native"    # 11 wide
+    assert conv.formulation("forward", (2, 16, 16, 32), (3, 3, 32, 64), 2, "SAME", eigen=True) == "xla"  # 8 wide
+    assert not conv_native.supported("input_grad", x.shape, w.shape, (2, 2), ((0, 1), (0, 1)), (1, 1), x.dtype)
+    calls = []
+    monkeypatch.setattr(conv_native, "forward", lambda *a: calls.append(a[3]) or _native_forward(*a))
+    monkeypatch.setattr(conv_native, "forward_bias_relu", lambda *a: calls.append(a[4]) or _native_bias_relu(*a))
+
+    def reference(x, w, b):
+        return jnp.maximum(lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=DN) + b, 0)
+
+    def ours(x, w, b):
+        return conv.conv2d_bias_relu_forward(x, w, b, 2, "SAME") + conv.conv2d_forward(x, w, 2, "SAME")
+
+    def both_reference(x, w, b):
+        return reference(x, w, b) + lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=DN)
+
+    loss = lambda f: lambda x, w, b: jnp.sum(jnp.sin(f(x, w, b)))  # noqa: E731
+    close(compiler.jit(ours)(x, w, b), both_reference(x, w, b), "strided conv (+ bias + relu)")
+    for a, r, what in zip(compiler.jit(jax.grad(loss(ours), (0, 1, 2)))(x, w, b),
+                          jax.grad(loss(both_reference), (0, 1, 2))(x, w, b), ("dx", "dw", "db")):
+        close(a, r, what)
+    assert calls and set(calls) == {(2, 2)}  # both forwards ran strided on the kernel
+    t = (rand(x.shape, 63), rand(w.shape, 64), rand(b.shape, 65))
+
+    def hvp(f, jit):  # reverse over reverse
+        g = jax.grad(loss(f), (0, 1, 2))
+        return jit(jax.grad(lambda x, w, b: sum(jnp.vdot(a, v) for a, v in zip(g(x, w, b), t)), (0, 1, 2)))(x, w, b)
+    for a, r in zip(hvp(ours, compiler.jit), hvp(both_reference, jax.jit)):
+        close(a, r, "Hessian-vector product", tol=1e-4)
+    monkeypatch.setattr(tuning, "CONV_NATIVE_STRIDED_FORWARD", False)
+    assert conv.formulation("forward", x.shape, w.shape, 2, "SAME", eigen=True) == "xla"
+    with pytest.raises(ValueError, match=r"\(stride 1\).*strides \(2, 2\)"):
+        conv.conv2d_forward(x, w, 2, "SAME", method="native")
+
+
+_native_forward, _native_bias_relu = conv_native.forward, conv_native.forward_bias_relu
+
+
+def test_strided_forward_kernel_refuses_an_output_its_strides_cannot_make():
+    x, w = rand((1, 9, 9, 16), 70), rand((3, 3, 16, 16), 71)
+    # 6 rows at stride 2 read 13 rows: 4 zero rows below x, more than a 3x3 filter's 2
+    call = jax.ffi.ffi_call("minikeras_conv2d_forward", jax.ShapeDtypeStruct((1, 6, 4, 16), jnp.float32))
+    with pytest.raises(Exception, match=r"conv2d: shapes x \(1, 9, 9, 16\), y \(1, 6, 4, 16\).*strides \(2, 2\)"):
+        call(x, w, pad_top=np.int64(0), pad_left=np.int64(0), stride_h=np.int64(2), stride_w=np.int64(2),
+             threads=np.int64(1))

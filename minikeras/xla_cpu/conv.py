@@ -194,7 +194,8 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps) and not big_filter
             and conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype)
             and (kind != "forward"
-                 or _native_forward_rows(output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)[1], c_out))
+                 or _native_forward_rows(output_hw(x_shape[1:3], (kh, kw), strides, pads, dilations)[1], c_out,
+                                         strides))
             and conv_native.available()):
         return "native"
     if kind == "forward":
@@ -221,12 +222,12 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
 
 
 # -- building blocks --------------------------------------------------------------------------
-def _native_forward_rows(out_width, c_out):
+def _native_forward_rows(out_width, c_out, strides=(1, 1)):
     """Whether output rows ``out_width`` wide fill the native forward kernel's register tiles well
     enough to beat XLA's convolution: wide rows always, narrower ones where there are few output
-    channels (``tuning.CONV_NATIVE_*FORWARD*``)."""
+    channels and stride 1 (``tuning.CONV_NATIVE_*FORWARD*``)."""
     return out_width >= tuning.CONV_NATIVE_FORWARD_MIN_WIDTH or (
-        out_width >= tuning.CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH
+        tuple(strides) == (1, 1) and out_width >= tuning.CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH
         and c_out <= tuning.CONV_NATIVE_NARROW_FORWARD_MAX_CHANNELS)
 
 
@@ -261,8 +262,9 @@ def _phased(x_shape, w_shape, strides, pads, dilations, dtype):
     ones, one per input phase (``_phases``): a filter of at least the stride in each direction,
     more than ``tuning.CONV_FEW_CHANNELS`` input channels (fewer take 'col2im' and 'chunked'), no
     dilation, no cropping. Each phase's gradient then takes a stride-1 formulation (the native
-    kernels), which beats the strided ones; the forward pass stays XLA's strided convolution,
-    which Eigen runs faster than the phases' sum."""
+    kernels), which beats the strided ones; the forward pass is not split so (Eigen ran the
+    strided convolution faster than the phases' sum), it runs strided on the native kernel where
+    ``formulation`` says so, else on XLA."""
     (kh, kw, c, _), (sh, sw) = w_shape, strides
     return (tuple(strides) != (1, 1) and tuple(dilations) == (1, 1) and (kh, kw) != (1, 1)
             and kh >= sh and kw >= sw and c > tuning.CONV_FEW_CHANNELS and not _negative(pads)
@@ -394,7 +396,7 @@ def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, m
         return _conv_fast(x, w, strides, pads, dilations, prepad=method == "prepadded")
     if method == "native":
         _check_native("forward", x.shape, w.shape, strides, pads, dilations, x.dtype)
-        return _native_forward(x, w, pads)
+        return _native_forward(x, w, tuple(strides), pads)
     xp = _pad_hw(x, pads)
     kh, kw, c, o = w.shape
     if method == "taps":
@@ -441,7 +443,7 @@ def conv2d_bias_relu_forward(x, w, b, strides=(1, 1), padding="VALID", dilations
     if method == "native" and min(output_hw(x.shape[1:3], w.shape[:2], strides_, pads, dilations_)) > 0 \
             and b.dtype == x.dtype:
         _check_native("forward", x.shape, w.shape, strides_, pads, dilations_, x.dtype)
-        return _native_forward_bias_relu(x, w, b, pads).astype(result_dtype or x.dtype)
+        return _native_forward_bias_relu(x, w, b, tuple(strides_), pads).astype(result_dtype or x.dtype)
     result_dtype = x.dtype if result_dtype is None else result_dtype
     y = conv2d_forward(x, w, strides, padding, dilations, method=method, eigen=eigen)
     if method == "taps":
@@ -559,8 +561,9 @@ def _check_native(kind, x_shape, w_shape, strides, pads, dilations, dtype):
         channels = {"forward": "output channels", "input_grad": "input channels",
                     "filter_grad": "input channels (or of 16 output channels, with kw * C <= "
                                    f"{conv_native.few_channel_taps()})"}[kind]
-        raise ValueError(f"method 'native' takes stride-1 undilated float32 convolutions with a multiple of 16 "
-                         f"{channels} and pads smaller than the filter; got x {tuple(x_shape)}, filter "
+        strides_taken = "any strides" if kind == "forward" and tuning.CONV_NATIVE_STRIDED_FORWARD else "stride 1"
+        raise ValueError(f"method 'native' takes undilated float32 convolutions ({strides_taken}) with a multiple "
+                         f"of 16 {channels} and pads smaller than the filter; got x {tuple(x_shape)}, filter "
                          f"{tuple(w_shape)}, strides {strides}, pads {pads}, dilations {dilations}, {dtype}")
     if not conv_native.available():
         raise RuntimeError(f"method 'native': the native kernels are unavailable: {conv_native.unavailable_reason()}")
@@ -585,10 +588,10 @@ def _with_rules(kernel, static_count, cotangents):
 # Each of the three is bilinear, so its derivatives are the other two convolutions (as in
 # minikeras.ops.nn_conv); these call the public functions, which pick the native kernels again
 # where they apply, so every order of derivative runs on them.
-_native_forward = _with_rules(  # (x, w, pads)
-    conv_native.forward, 1,
-    lambda pads, x, w, g: (conv2d_input_grad(g, w, x.shape, (1, 1), pads),
-                           conv2d_filter_grad(x, g, w.shape, (1, 1), pads)))
+_native_forward = _with_rules(  # (x, w, strides, pads)
+    lambda x, w, strides, pads: conv_native.forward(x, w, pads, strides), 2,
+    lambda strides, pads, x, w, g: (conv2d_input_grad(g, w, x.shape, strides, pads),
+                                    conv2d_filter_grad(x, g, w.shape, strides, pads)))
 _native_input_grad = _with_rules(  # (dy, w, input_shape, pads)
     conv_native.input_grad, 2,
     lambda input_shape, pads, dy, w, g: (conv2d_forward(g, w, (1, 1), pads),
@@ -614,13 +617,13 @@ _bf16_filter_grad = _with_rules(  # (x, dy, filter_shape, pads)
                                           conv2d_forward(x, g, (1, 1), pads)))
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
-def _native_forward_bias_relu(x, w, b, pads):
-    return conv_native.forward_bias_relu(x, w, b, pads)
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4))
+def _native_forward_bias_relu(x, w, b, strides, pads):
+    return conv_native.forward_bias_relu(x, w, b, pads, strides)
 
 
-def _native_forward_bias_relu_fwd(x, w, b, pads):
-    out = _native_forward_bias_relu(x, w, b, pads)
+def _native_forward_bias_relu_fwd(x, w, b, strides, pads):
+    out = _native_forward_bias_relu(x, w, b, strides, pads)
     return out, (x, w, out)
 
 
@@ -634,14 +637,18 @@ def relu_masked(g, out, materialized=False):
     return materialize(g) if materialized else g
 
 
-def _bias_relu_cotangents(pads, residuals, g):
+def _strided_bias_relu_cotangents(strides, pads, residuals, g):
     x, w, out = residuals
     g = jnp.where(out > 0, g, jnp.zeros((), g.dtype))  # relu's derivative: out > 0 exactly where conv + b > 0
-    return (conv2d_input_grad(g, w, x.shape, (1, 1), pads), conv2d_filter_grad(x, g, w.shape, (1, 1), pads),
+    return (conv2d_input_grad(g, w, x.shape, strides, pads), conv2d_filter_grad(x, g, w.shape, strides, pads),
             jnp.sum(g, axis=(0, 1, 2)))
 
 
-_native_forward_bias_relu.defvjp(_native_forward_bias_relu_fwd, _bias_relu_cotangents)
+def _bias_relu_cotangents(pads, residuals, g):
+    return _strided_bias_relu_cotangents((1, 1), pads, residuals, g)
+
+
+_native_forward_bias_relu.defvjp(_native_forward_bias_relu_fwd, _strided_bias_relu_cotangents)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(3,))

@@ -1,5 +1,5 @@
-// A stride-1 2-D convolution (NHWC input, HWIO filter, float32) and its two gradients, as XLA
-// FFI handlers for the CPU. minikeras/xla_cpu/conv_native.py builds this file with the
+// A 2-D convolution (NHWC input, HWIO filter, float32; the gradients stride 1) and its two gradients,
+// as XLA FFI handlers for the CPU. minikeras/xla_cpu/conv_native.py builds this file with the
 // machine's C++ compiler (-O3 -march=native) and calls the handlers from compiled programs.
 //
 // Why: XLA:CPU runs the gradients through Eigen well below its GEMM speed, while a direct loop
@@ -7,7 +7,7 @@
 // output tile stays in registers for a whole block of pixels and each step is one
 // broadcast and a few fused multiply-adds from L1/L2, with no im2col copy.
 //
-//   forward:         y[b,h,w,co]  = sum_{i,j,ci} xpad[b, h+i, w+j, ci] * w[i, j, ci, co]
+//   forward:         y[b,h,w,co]  = sum_{i,j,ci} xpad[b, h*sh+i, w*sw+j, ci] * w[i, j, ci, co]
 //                    (optionally + bias[co], then max(., 0): Conv2D's bias and ReLU, fused)
 //   filter gradient: dw[i,j,ci,co] = sum_{b,r,q} xpad[b, r+i, q+j, ci] * dy[b, r, q, co]
 //   input gradient:  dx[b,h,w,ci] = sum_{i,j,co} dy[b, h+pt-i, w+pl-j, co] * w[i, j, ci, co]
@@ -47,6 +47,7 @@ struct Shape {
   int64_t ho, wo, o;    // dy (N, Ho, Wo, O)
   int64_t kh, kw;       // filter taps
   int64_t pt, pl;       // zero rows above x, zero columns left of it
+  int64_t sh = 1, sw = 1;  // the forward pass's strides (the gradients are stride 1)
 };
 
 // -- filter gradient --------------------------------------------------------------------------
@@ -331,20 +332,21 @@ struct Epilogue {
 };
 
 // y[h, w0 + p, o0 ...] for p < TP (the first `valid` stored): a sum over taps and input channels
-// of xpad[h + i, w0 + p + j, ci] * w[i, j, ci, o0 ...], vectorized over output channels, then
-// the epilogue.
+// of xpad[h sh + i, (w0 + p) sw + j, ci] * w[i, j, ci, o0 ...], vectorized over output channels,
+// then the epilogue.
 template <int NV, int TP>
 void forward_tile(const float* xi, const float* w, float* yr, const Shape& s, int64_t wp, int64_t h,
                   int64_t w0, int valid, int64_t o0, const Epilogue& epilogue) {
   v16 acc[TP][NV];
   for (int p = 0; p < TP; ++p)
     for (int v = 0; v < NV; ++v) acc[p][v] = v16{};
-  const int64_t i_end = std::min(s.kh, s.h + s.pt - h);  // only taps on rows of x, not its zero padding
-  for (int64_t i = std::max<int64_t>(0, s.pt - h); i < i_end; ++i)
+  const int64_t top = h * s.sh;  // the output row's first row of the padded x
+  const int64_t i_end = std::min(s.kh, s.h + s.pt - top);  // only taps on rows of x, not its zero padding
+  for (int64_t i = std::max<int64_t>(0, s.pt - top); i < i_end; ++i)
     for (int64_t j = 0; j < s.kw; ++j) {
-      const float* xr = xi + ((h + i) * wp + w0 + j) * s.c;
+      const float* xr = xi + ((top + i) * wp + w0 * s.sw + j) * s.c;
       const float* wr = w + (i * s.kw + j) * s.c * s.o + o0;
-      for (int64_t ci = 0; ci < s.c; ++ci) tile_step(acc, wr + ci * s.o, xr + ci, s.c);
+      for (int64_t ci = 0; ci < s.c; ++ci) tile_step(acc, wr + ci * s.o, xr + ci, s.c * s.sw);
     }
   if (epilogue.bias) {
     for (int v = 0; v < NV; ++v) {
@@ -379,8 +381,9 @@ void forward_row(const float* xi, const float* w, float* yr, const Shape& s, int
 
 void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, const Shape& s, int64_t threads,
              const Epilogue& epilogue) {
-  // the padded input the windows read
-  const int64_t hp = s.ho + s.kh - 1, wp = s.wo + s.kw - 1;
+  // the padded input the windows read (with strides, x's last rows or columns may be outside it)
+  const int64_t hp = (s.ho - 1) * s.sh + s.kh, wp = (s.wo - 1) * s.sw + s.kw;
+  const int64_t columns = std::min(s.w, wp - s.pl);  // of x, the ones the windows read
   const int64_t helpers = helpers_for(pool, s.n, threads);
   std::vector<std::vector<float>> padded(helpers + 1, std::vector<float>(hp * wp * s.c, 0.0f));
   for_each_index(pool, s.n, helpers, [&](int64_t worker, int64_t b) {
@@ -389,7 +392,7 @@ void forward(ffi::ThreadPool& pool, const float* x, const float* w, float* y, co
     for (int64_t u = 0; u < hp; ++u) {
       const int64_t row = u - s.pt;
       if (row < 0 || row >= s.h) continue;
-      std::memcpy(xi + (u * wp + s.pl) * s.c, xb + row * s.w * s.c, sizeof(float) * s.w * s.c);
+      std::memcpy(xi + (u * wp + s.pl) * s.c, xb + row * s.w * s.c, sizeof(float) * columns * s.c);
     }
     float* yb = y + b * s.ho * s.wo * s.o;
     for (int64_t h = 0; h < s.ho; ++h) {
@@ -430,6 +433,28 @@ ffi::Error check(const char* op, ffi::Span<const int64_t> x, ffi::Span<const int
   return ffi::Error::Success();
 }
 
+// The forward pass's shapes: x (N, H, W, C), y (N, Ho, Wo, O), filter (KH, KW, C, O), O % 16 == 0,
+// strides sh, sw >= 1 and pads pt < KH, pl < KW; the rows below x (and columns right of it) that
+// the windows read are fewer than KH (KW), and with strides the windows may leave out fewer than
+// sh of x's last rows (sw of its columns), as a 'VALID' strided convolution does.
+ffi::Error check_forward(ffi::Span<const int64_t> x, ffi::Span<const int64_t> y, ffi::Span<const int64_t> f,
+                         int64_t pt, int64_t pl, int64_t sh, int64_t sw, Shape* s) {
+  if (x.size() != 4 || y.size() != 4 || f.size() != 4)
+    return ffi::Error::InvalidArgument("conv2d: expected rank-4 x, y and filter, got " + dims_text(x) + ", " +
+                                       dims_text(y) + ", " + dims_text(f));
+  *s = Shape{x[0], x[1], x[2], x[3], y[1], y[2], y[3], f[0], f[1], pt, pl, sh, sw};
+  const int64_t bottom = (y[1] - 1) * sh + f[0] - pt - x[1], right = (y[2] - 1) * sw + f[1] - pl - x[2];
+  const bool fits = y[0] == x[0] && f[2] == x[3] && f[3] == y[3] && y[3] % 16 == 0 && sh >= 1 && sw >= 1 &&
+                    y[1] >= 1 && y[2] >= 1 && pt >= 0 && pl >= 0 && pt < f[0] && pl < f[1] &&
+                    bottom > -sh && bottom < f[0] && right > -sw && right < f[1];
+  if (!fits)
+    return ffi::Error::InvalidArgument("conv2d: shapes x " + dims_text(x) + ", y " + dims_text(y) + ", filter " +
+                                       dims_text(f) + " with pads (" + std::to_string(pt) + ", " + std::to_string(pl) +
+                                       ") and strides (" + std::to_string(sh) + ", " + std::to_string(sw) +
+                                       ") are not a convolution with O % 16 == 0");
+  return ffi::Error::Success();
+}
+
 ffi::Error FilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> dy, ffi::ResultBuffer<ffi::F32> dw,
                           int64_t pad_top, int64_t pad_left, int64_t threads) {
   Shape s;
@@ -453,9 +478,10 @@ ffi::Error InputGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> dy, ffi::Bu
 }
 
 ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w, ffi::ResultBuffer<ffi::F32> y,
-                       int64_t pad_top, int64_t pad_left, int64_t threads) {
+                       int64_t pad_top, int64_t pad_left, int64_t stride_h, int64_t stride_w, int64_t threads) {
   Shape s;
-  ffi::Error error = check("conv2d", x.dimensions(), y->dimensions(), w.dimensions(), pad_top, pad_left, true, &s);
+  ffi::Error error = check_forward(x.dimensions(), y->dimensions(), w.dimensions(), pad_top, pad_left, stride_h,
+                                   stride_w, &s);
   if (error.failure()) return error;
   forward(pool, x.typed_data(), w.typed_data(), y->typed_data(), s, threads, Epilogue{nullptr, false});
   return ffi::Error::Success();
@@ -463,9 +489,10 @@ ffi::Error ForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffe
 
 ffi::Error ForwardBiasReluImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> w,
                                ffi::Buffer<ffi::F32> b, ffi::ResultBuffer<ffi::F32> y, int64_t pad_top,
-                               int64_t pad_left, int64_t threads) {
+                               int64_t pad_left, int64_t stride_h, int64_t stride_w, int64_t threads) {
   Shape s;
-  ffi::Error error = check("conv2d", x.dimensions(), y->dimensions(), w.dimensions(), pad_top, pad_left, true, &s);
+  ffi::Error error = check_forward(x.dimensions(), y->dimensions(), w.dimensions(), pad_top, pad_left, stride_h,
+                                   stride_w, &s);
   if (error.failure()) return error;
   if (b.dimensions().size() != 1 || b.dimensions()[0] != s.o)
     return ffi::Error::InvalidArgument("conv2d: expected a bias of shape (" + std::to_string(s.o) + "), got " +
@@ -474,7 +501,7 @@ ffi::Error ForwardBiasReluImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ff
   return ffi::Error::Success();
 }
 
-// The three handlers' signature: two f32 operands and a result, the pads and the thread count.
+// The gradient handlers' signature: two f32 operands and a result, the pads and the thread count.
 auto ConvBinding() {
   return ffi::Ffi::Bind()
       .Ctx<ffi::ThreadPool>()
@@ -488,8 +515,18 @@ auto ConvBinding() {
 
 }  // namespace
 
+// The forward pass: x and w, then the pads, the strides and the thread count.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dForward, ForwardImpl,
-                              ConvBinding());
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("stride_h")
+                                  .Attr<int64_t>("stride_w")
+                                  .Attr<int64_t>("threads"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dFilterGrad, FilterGradImpl,
                               ConvBinding());
@@ -497,8 +534,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dFilterGrad, FilterGradImpl,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dInputGrad, InputGradImpl,
                               ConvBinding());
 
-// The forward pass with the bias and ReLU as its epilogue: x, w and the bias, then the pads and
-// the thread count.
+// The forward pass with the bias and ReLU as its epilogue: x, w and the bias, then the pads, the
+// strides and the thread count.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dForwardBiasRelu, ForwardBiasReluImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
@@ -508,4 +545,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasConv2dForwardBiasRelu, ForwardBiasReluImp
                                   .Ret<ffi::Buffer<ffi::F32>>()
                                   .Attr<int64_t>("pad_top")
                                   .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("stride_h")
+                                  .Attr<int64_t>("stride_w")
                                   .Attr<int64_t>("threads"));

@@ -94,6 +94,14 @@ CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH = 8
 CONV_NATIVE_NARROW_FORWARD_MAX_CHANNELS = 64
 # Native convolutions share their work with XLA's other thread only from this many FLOPs on.
 CONV_NATIVE_THREAD_FLOPS = 2e7
+# A strided forward pass (wide rows, as above) on the native kernel, its windows stepping over the
+# padded input in the kernel's loads; the gradients stay stride 1 (strided ones run as phases).
+# Alone, XLA's time / native, 7-9 alternating rounds, two runs, on an AVX-512 CPU: ResNet50's 7x7
+# stride-2 stem on 3 channels 1.33-1.44x, 3x3 stride 2 at 56 -> 28 wide 1.25x, 28 -> 14 1.10-1.13x,
+# ResNet-20's 32 -> 16 wide 1.08-1.19x; 8 and 7 wide lost (0.83-0.96x), hence wide rows only for
+# strides. ResNet50 predict, batch 32: 1.026x wall. False: XLA's strided convolution.
+#     python benchmarks/conv.py --strided
+CONV_NATIVE_STRIDED_FORWARD = True
 # Native gradient kernels only for filters of at most this many bytes (about one core's L2 on
 # Zen 4): the input gradient streams the whole filter through the cache once per row of output
 # pixels, the filter gradient its accumulators once per block of rows of each image, so a larger
