@@ -100,7 +100,7 @@ CONV_NATIVE_THREAD_FLOPS = 2e7
 # stride-2 stem on 3 channels 1.33-1.44x, 3x3 stride 2 at 56 -> 28 wide 1.25x, 28 -> 14 1.10-1.13x,
 # ResNet-20's 32 -> 16 wide 1.08-1.19x; 8 and 7 wide lost (0.83-0.96x), hence wide rows only for
 # strides. ResNet50 predict, batch 32: 1.026x wall. False: XLA's strided convolution.
-#     python benchmarks/conv.py --strided
+#     python benchmarks/strided_forward.py; ResNet50: a predict A/B of the switch (benchmarks/LOG.md)
 CONV_NATIVE_STRIDED_FORWARD = True
 # Native gradient kernels only for filters of at most this many bytes (about one core's L2 on
 # Zen 4): the input gradient streams the whole filter through the cache once per row of output
