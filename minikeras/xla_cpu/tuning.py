@@ -174,6 +174,8 @@ MATMUL_NN_NATIVE_NEEDS_AVX512 = True
 RNN_STEP_TWO_THREADS = "measure"
 RNN_STEP_TWO_THREADS_FLOPS = 2.5e5
 RNN_STEP_TWO_THREADS_MIN_GAIN = 1.15
+LSTM_NATIVE = True
+LSTM_NATIVE_NEEDS_AVX512 = True
 # -- bfloat16 products (xla_cpu.low_precision) -------------------------------------------------
 # A bfloat16 matmul runs as XLA's bfloat16 dot (float32 accumulation) on CPUs with AVX512_BF16 or
 # AMX: on a Zen 4 (2 vCPUs, avx512_bf16), 2048^3 368 GFLOP/s against float32's 182, the Dense

@@ -55,7 +55,8 @@ class Activation:
 
     def __init__(self, activation):
         self.apply = on_arrays(activation)
-        self.derivative = _FROM_OUTPUT.get(_known_name(activation))
+        self.name = _known_name(activation)  # "tanh", "sigmoid", ... for mk.activations' own, else None
+        self.derivative = _FROM_OUTPUT.get(self.name)
 
     def __call__(self, x):
         """``(y, saved)``: the activation's value and what ``grad`` needs."""
