@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from xla_cpu_reference import close, rand
 
-from minikeras.layers.rnn import rnn_lstm_native
+from minikeras.ops import lstm_loops as rnn_lstm_native
 from minikeras.xla_cpu import lstm_native, tuning
 
 pytestmark = pytest.mark.skipif(not lstm_native.available(), reason="lstm_native.cc could not be built here")

@@ -15,16 +15,20 @@ and call these ops; the choice of kernel is made here, below them, as every othe
   (a recurrent layer's kernels over all steps at once), on the native kernel where it applies.
 - ``step_matmul``: ``a @ b`` on jax arrays, a loop step's small product by a kernel (a recurrent
   layer's backward step, ``dz @ U.T``), on the native kernel where it applies.
+- ``weight_gradient_and_column_sums``: ``(a.T @ b, b.sum(0))`` from one pass over ``b``, where the
+  native kernel applies: a weight gradient and its bias's.
+- ``lstm_forward_loop``, ``lstm_backward_loop``: an LSTM's whole loops over time on native kernels
+  (``lstm_loops``), where ``lstm_loops_apply``.
 - ``step_slice``: a loop step's slice of a stacked array in a buffer of its own (``xla_cpu.materialize``),
   so that the step's elementwise math does not read it through the loop's slice.
 """
-from minikeras.ops import nn_dense
+from minikeras.ops import lstm_loops, nn_dense
 from minikeras.ops.nn import conv2d
 from minikeras.ops.nn_conv import conv2d_bias_relu
 from minikeras.tensor import Tensor, to_array
 from minikeras.xla_cpu import adam_native, rnn_step_native
 from minikeras.xla_cpu.materialize import materialize
-from minikeras.xla_cpu.matmul_native import matmul_nn, matmul_tn
+from minikeras.xla_cpu.matmul_native import matmul_nn, matmul_tn, matmul_tn_and_column_sums
 
 
 def _is_relu(activation):
@@ -97,6 +101,28 @@ def weight_gradient(a, b):
     weight gradient over many rows. XLA:CPU runs this product well below its GEMM speed, so it
     runs on ``xla_cpu.matmul_native``'s kernel where that applies (differentiable in reverse mode)."""
     return matmul_tn(a, b)
+
+
+def weight_gradient_and_column_sums(a, b):
+    """``(a.T @ b, b.sum(0))`` for 2-D jax arrays contracting their rows: a weight gradient and the
+    bias gradient beside it, from one pass of the native kernel over ``b`` where that applies."""
+    return matmul_tn_and_column_sums(a, b)
+
+
+def lstm_loops_apply(p_shape, units, dtype):
+    """Whether ``lstm_forward_loop`` and ``lstm_backward_loop`` take a loop over every step's input
+    projections of ``p_shape`` (time, batch, 4 units)."""
+    return lstm_loops.applies(p_shape, units, dtype)
+
+
+def lstm_forward_loop(p, bias, u, h0, c0, mask):
+    """An LSTM's forward loop: ``(hs, cs, gates, tcs)`` (``lstm_loops``); differentiable."""
+    return lstm_loops.lstm_forward_loop(p, bias, u, h0, c0, mask)
+
+
+def lstm_backward_loop(gates, tcs, c_prev, u_t, dhs, dh, dc, mask):
+    """An LSTM's reverse loop: ``(dz, dh0, dc0)`` (``lstm_loops``); differentiable."""
+    return lstm_loops.lstm_backward_loop(gates, tcs, c_prev, u_t, dhs, dh, dc, mask)
 
 
 def step_slice(x):
