@@ -54,11 +54,15 @@ CASES = {
                                          return_sequences=True), ["gru_before"], {"dropout": True}),
     "simple_dropout": (lambda: L.SimpleRNN(3, dropout=0.5, recurrent_dropout=0.5, return_sequences=True),
                        ["simple"], {"dropout": True}),
-    # 16 units: the LSTM's whole loops on xla_cpu.lstm_native's kernels where they are built
+    # 16 units: the LSTM's whole loops on xla_cpu.rnn_loops_native's kernels where they are built
     "lstm16": (lambda: L.LSTM(16, return_sequences=True, return_state=True), ["lstm"], {"states": True}),
     "lstm16_input_dropout_backwards": (lambda: L.LSTM(16, dropout=0.5, go_backwards=True, return_sequences=True),
                                        ["lstm"], {"dropout": True, "input_dropout_only": True}),
     "lstm16_no_bias": (lambda: L.LSTM(16, use_bias=False), ["lstm"], {}),
+    "gru16": (lambda: L.GRU(16, return_sequences=True, return_state=True), ["gru"], {"states": True}),
+    "gru16_input_dropout_backwards": (lambda: L.GRU(16, dropout=0.5, go_backwards=True, return_sequences=True),
+                                      ["gru"], {"dropout": True, "input_dropout_only": True}),
+    "gru16_no_bias": (lambda: L.GRU(16, use_bias=False), ["gru"], {}),
 }
 
 MASK = np.ones((B, T), bool)
@@ -96,7 +100,7 @@ def _setup(name):
         if options.get("input_dropout_only"):
             dp = dp[:1]  # one mask for every gate
             cell.dropout_masks = lambda *args, **kwargs: (mk.constant(dp[0]), None)
-            drop = ([np.repeat(dp, 4, axis=0)], None)
+            drop = ([np.repeat(dp, 4 if isinstance(cell, L.LSTMCell) else 3, axis=0)], None)
         else:
             simple = isinstance(cell, L.SimpleRNNCell)
             layer_masks = (dp[0], rdp[0]) if simple else (dp, rdp)
@@ -283,7 +287,8 @@ def test_step_products_on_the_native_kernels(monkeypatch, two_threads):
     monkeypatch.setattr(tuning, "MATMUL_NN_NATIVE_NEEDS_AVX512", False)
     monkeypatch.setattr(tuning, "RNN_STEP_TWO_THREADS", two_threads)
     monkeypatch.setattr(tuning, "RNN_STEP_TWO_THREADS_FLOPS", 0)
-    monkeypatch.setattr(tuning, "LSTM_NATIVE", False)  # the LSTM's steps too, not its whole loops
+    monkeypatch.setattr(tuning, "LSTM_NATIVE", False)  # the steps too, not the whole loops
+    monkeypatch.setattr(tuning, "GRU_NATIVE", False)
     monkeypatch.setattr(native_build, "usable_cpus", lambda: 2)  # a one-CPU runner still runs the pair
     assert matmul_native.supported_nn((B, 64), (64, 16), jnp.float32)
     assert rnn_step_native.supported((B, 16), (16, 64), jnp.float32) == two_threads
@@ -326,25 +331,29 @@ def test_step_products_on_the_native_kernels(monkeypatch, two_threads):
             assert_close(a.numpy(), b, rtol=1e-5, atol=1e-5, what=f"{kind} on the native product")
 
 
-def _lstm_native_calls(monkeypatch):
-    """Counts the traces of ``xla_cpu.lstm_native``'s forward and backward loops."""
-    from minikeras.xla_cpu import lstm_native
-    calls = {"forward": 0, "backward": 0}
+def _native_loop_calls(monkeypatch):
+    """Counts the traces of ``xla_cpu.rnn_loops_native``'s forward and backward loops."""
+    from minikeras.xla_cpu import rnn_loops_native
+    calls = {"lstm_forward": 0, "lstm_backward": 0, "gru_forward": 0, "gru_backward": 0}
     for name in calls:
-        kernel = getattr(lstm_native, name)
+        kernel = getattr(rnn_loops_native, name)
 
         def spy(*args, name=name, kernel=kernel):
             calls[name] += 1
             return kernel(*args)
-        monkeypatch.setattr(lstm_native, name, spy)
+        monkeypatch.setattr(rnn_loops_native, name, spy)
     return calls
 
 
-def test_lstm_of_16_units_runs_its_loops_natively_and_others_do_not(monkeypatch):
-    from minikeras.xla_cpu import lstm_native
-    if not (lstm_native.available() and lstm_native.supported((T, B, 64), 16, jnp.float32)):
-        pytest.skip("lstm_native.cc is not built or not used here (it needs AVX-512)")
-    calls = _lstm_native_calls(monkeypatch)
+def _native_loops_here():
+    from minikeras.xla_cpu import rnn_loops_native
+    return rnn_loops_native.available() and rnn_loops_native.supported("lstm", (T, B, 64), 16, jnp.float32)
+
+
+def test_lstm_and_gru_of_16_units_run_their_loops_natively_and_others_do_not(monkeypatch):
+    if not _native_loops_here():
+        pytest.skip("rnn_loops_native.cc is not built or not used here (it needs AVX-512)")
+    calls = _native_loop_calls(monkeypatch)
     x = mk.constant(_array(B, T, D))
 
     def traced(layer):
@@ -357,25 +366,33 @@ def test_lstm_of_16_units_runs_its_loops_natively_and_others_do_not(monkeypatch)
             return tape.gradient(loss, layer.trainable_weights)
         before = dict(calls)
         run(x)
-        return {k: calls[k] - before[k] for k in calls}
+        return tuple(sorted(k for k in calls if calls[k] > before[k]))
 
-    assert traced(L.LSTM(16)) == {"forward": 1, "backward": 1}
-    assert traced(L.LSTM(16, dropout=0.5)) == {"forward": 1, "backward": 1}
-    assert traced(L.LSTM(16, recurrent_dropout=0.5)) == {"forward": 0, "backward": 0}
-    assert traced(L.LSTM(12)) == {"forward": 0, "backward": 0}          # 12 % 16
-    assert traced(L.LSTM(16, activation="relu")) == {"forward": 0, "backward": 0}
+    lstm, gru = ("lstm_backward", "lstm_forward"), ("gru_backward", "gru_forward")
+    assert traced(L.LSTM(16)) == lstm
+    assert traced(L.LSTM(16, dropout=0.5)) == lstm
+    assert traced(L.GRU(16)) == gru
+    assert traced(L.GRU(16, dropout=0.5, go_backwards=True)) == gru
+    assert traced(L.LSTM(16, recurrent_dropout=0.5)) == ()
+    assert traced(L.GRU(16, recurrent_dropout=0.5)) == ()
+    assert traced(L.GRU(16, reset_after=False)) == ()
+    assert traced(L.LSTM(12)) == ()          # 12 % 16
+    assert traced(L.LSTM(16, activation="relu")) == ()
     monkeypatch.setattr(tuning, "LSTM_NATIVE", False)
-    assert traced(L.LSTM(16)) == {"forward": 0, "backward": 0}
+    assert traced(L.LSTM(16)) == ()
+    assert traced(L.GRU(16)) == gru
+    monkeypatch.setattr(tuning, "GRU_NATIVE", False)
+    assert traced(L.GRU(16)) == ()
 
 
-def test_native_lstm_bidirectional_and_second_order_through_the_tape(monkeypatch):
-    """Bidirectional(LSTM(16)) on the mask: the tape's gradients, and d/dw of sum(r * d loss/dw)
-    (the kernels' derivatives are those of the same loops as lax.scan), against the reference."""
-    from minikeras.xla_cpu import lstm_native
-    if not (lstm_native.available() and lstm_native.supported((T, B, 64), 16, jnp.float32)):
-        pytest.skip("lstm_native.cc is not built or not used here (it needs AVX-512)")
-    calls = _lstm_native_calls(monkeypatch)
-    layer = L.Bidirectional(L.LSTM(16, return_sequences=True))
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_native_loops_bidirectional_and_second_order_through_the_tape(monkeypatch, kind):
+    """Bidirectional(LSTM(16) or GRU(16)) on the mask: the tape's gradients, and d/dw of sum(r * d
+    loss/dw) (the kernels' derivatives are those of the same loops as lax.scan), against the reference."""
+    if not _native_loops_here():
+        pytest.skip("rnn_loops_native.cc is not built or not used here (it needs AVX-512)")
+    calls = _native_loop_calls(monkeypatch)
+    layer = L.Bidirectional((L.LSTM if kind == "lstm" else L.GRU)(16, return_sequences=True))
     layer.build((B, T, D))
     x, r, r_x = _array(B, T, D), _array(B, T, 32), _array(B, T, D)
     irs = [_array(*w.shape) for w in layer.trainable_weights]
@@ -392,9 +409,9 @@ def test_native_lstm_bidirectional_and_second_order_through_the_tape(monkeypatch
         return grads, outer.gradient(second, [x] + layer.trainable_weights)
 
     def loss(x, w):
-        zeros = (jnp.zeros((B, 16)),) * 2
-        y, _ = rnn_reference.layer(["lstm"], [w[:3]], x, [zeros], jnp.asarray(MASK), sequence=True, zero_output=True)
-        y_rev, _ = rnn_reference.layer(["lstm"], [w[3:]], x, [zeros], jnp.asarray(MASK), go_backwards=True,
+        zeros = (jnp.zeros((B, 16)),) * (2 if kind == "lstm" else 1)
+        y, _ = rnn_reference.layer([kind], [w[:3]], x, [zeros], jnp.asarray(MASK), sequence=True, zero_output=True)
+        y_rev, _ = rnn_reference.layer([kind], [w[3:]], x, [zeros], jnp.asarray(MASK), go_backwards=True,
                                        sequence=True, zero_output=True)
         return jnp.sum(jnp.concatenate([y, y_rev[:, ::-1]], axis=-1) * r)
 
@@ -406,7 +423,7 @@ def test_native_lstm_bidirectional_and_second_order_through_the_tape(monkeypatch
     want_first = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, weights)
     want_second = jax.jit(jax.grad(second, argnums=(0, 1)))(x, weights)
     got_first, got_second = run(mk.constant(x), mk.constant(MASK))
-    assert calls["forward"] >= 2 and calls["backward"] >= 2  # both directions' loops ran natively
+    assert calls[f"{kind}_forward"] >= 2 and calls[f"{kind}_backward"] >= 2  # both directions' loops, natively
     for g, w in zip(got_first, [want_first[0]] + list(want_first[1])):
         assert_close(g.numpy(), w, rtol=1e-5, atol=1e-5, what="first order")
     for g, w in zip(got_second, [want_second[0]] + list(want_second[1])):

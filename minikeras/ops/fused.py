@@ -17,12 +17,13 @@ and call these ops; the choice of kernel is made here, below them, as every othe
   layer's backward step, ``dz @ U.T``), on the native kernel where it applies.
 - ``weight_gradient_and_column_sums``: ``(a.T @ b, b.sum(0))`` from one pass over ``b``, where the
   native kernel applies: a weight gradient and its bias's.
-- ``lstm_forward_loop``, ``lstm_backward_loop``: an LSTM's whole loops over time on native kernels
-  (``lstm_loops``), where ``lstm_loops_apply``.
+- ``lstm_forward_loop``, ``lstm_backward_loop``, ``gru_forward_loop``, ``gru_backward_loop``: an
+  LSTM's or a GRU's whole loops over time on native kernels (``rnn_loops``), where
+  ``rnn_loops_apply``.
 - ``step_slice``: a loop step's slice of a stacked array in a buffer of its own (``xla_cpu.materialize``),
   so that the step's elementwise math does not read it through the loop's slice.
 """
-from minikeras.ops import lstm_loops, nn_dense
+from minikeras.ops import nn_dense, rnn_loops
 from minikeras.ops.nn import conv2d
 from minikeras.ops.nn_conv import conv2d_bias_relu
 from minikeras.tensor import Tensor, to_array
@@ -109,20 +110,30 @@ def weight_gradient_and_column_sums(a, b):
     return matmul_tn_and_column_sums(a, b)
 
 
-def lstm_loops_apply(p_shape, units, dtype):
-    """Whether ``lstm_forward_loop`` and ``lstm_backward_loop`` take a loop over every step's input
-    projections of ``p_shape`` (time, batch, 4 units)."""
-    return lstm_loops.applies(p_shape, units, dtype)
+def rnn_loops_apply(kind, p_shape, units, dtype):
+    """Whether the native loops of ``kind`` ('lstm' or 'gru') take every step's input projections of
+    ``p_shape`` (time, batch, gates x units) (``rnn_loops``)."""
+    return rnn_loops.applies(kind, p_shape, units, dtype)
 
 
 def lstm_forward_loop(p, bias, u, h0, c0, mask):
-    """An LSTM's forward loop: ``(hs, cs, gates, tcs)`` (``lstm_loops``); differentiable."""
-    return lstm_loops.lstm_forward_loop(p, bias, u, h0, c0, mask)
+    """An LSTM's forward loop: ``(hs, cs, gates, tcs)`` (``rnn_loops``); differentiable."""
+    return rnn_loops.lstm_forward_loop(p, bias, u, h0, c0, mask)
 
 
 def lstm_backward_loop(gates, tcs, c_prev, u_t, dhs, dh, dc, mask):
-    """An LSTM's reverse loop: ``(dz, dh0, dc0)`` (``lstm_loops``); differentiable."""
-    return lstm_loops.lstm_backward_loop(gates, tcs, c_prev, u_t, dhs, dh, dc, mask)
+    """An LSTM's reverse loop: ``(dz, dh0, dc0)`` (``rnn_loops``); differentiable."""
+    return rnn_loops.lstm_backward_loop(gates, tcs, c_prev, u_t, dhs, dh, dc, mask)
+
+
+def gru_forward_loop(p, b_in, u, b_rec, h0, mask):
+    """A GRU's (``reset_after=True``) forward loop: ``(hs, gates, rhs)`` (``rnn_loops``); differentiable."""
+    return rnn_loops.gru_forward_loop(p, b_in, u, b_rec, h0, mask)
+
+
+def gru_backward_loop(gates, rhs, h_prev, u_t, dhs, dh, mask):
+    """A GRU's reverse loop: ``(dp, dq, dh0)`` (``rnn_loops``); differentiable."""
+    return rnn_loops.gru_backward_loop(gates, rhs, h_prev, u_t, dhs, dh, mask)
 
 
 def step_slice(x):

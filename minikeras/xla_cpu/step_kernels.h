@@ -1,4 +1,4 @@
-// What the native kernels of recurrent loops (rnn_step_native.cc, lstm_native.cc) share: a helper
+// What the native kernels of recurrent loops (rnn_step_native.cc, rnn_loops_native.cc) share: a helper
 // thread that stays alive between a loop's steps (ThreadPair) and the register-tiled product of a
 // step (block), whose every element is one sum in order of k.
 #ifndef MINIKERAS_XLA_CPU_STEP_KERNELS_H_

@@ -174,7 +174,7 @@ MATMUL_NN_NATIVE_NEEDS_AVX512 = True
 RNN_STEP_TWO_THREADS = "measure"
 RNN_STEP_TWO_THREADS_FLOPS = 2.5e5
 RNN_STEP_TWO_THREADS_MIN_GAIN = 1.15
-# An LSTM's whole forward and reverse loops on native kernels (``xla_cpu.lstm_native``: a step is
+# An LSTM's whole forward and reverse loops on native kernels (``xla_cpu.rnn_loops_native``: a step is
 # one task per thread, its units' gate columns of the product and their gate math), Keras's
 # default activations, units a multiple of 16. LSTM(128), length 100, batch 64, the tape step,
 # off / on in one process (15 rounds of 3 steps, three runs): wall 1.046-1.078x, CPU time
@@ -182,9 +182,11 @@ RNN_STEP_TWO_THREADS_MIN_GAIN = 1.15
 # weight gradients without a concatenated copy 6.4 against 9.1. Inference (no values saved): even.
 #     python benchmarks/tuning_ab.py --switch LSTM_NATIVE --model lstm
 LSTM_NATIVE = True
+# A GRU's (reset_after=True) likewise.
+GRU_NATIVE = True
 # ... on CPUs with AVX-512 only: the forward's gate math is AVX-512 code (elsewhere a scalar loop,
 # slower than XLA's vectorized fusions); no CPU without it was at hand to measure.
-LSTM_NATIVE_NEEDS_AVX512 = True
+RNN_LOOPS_NATIVE_NEEDS_AVX512 = True
 # -- bfloat16 products (xla_cpu.low_precision) -------------------------------------------------
 # A bfloat16 matmul runs as XLA's bfloat16 dot (float32 accumulation) on CPUs with AVX512_BF16 or
 # AMX: on a Zen 4 (2 vCPUs, avx512_bf16), 2048^3 368 GFLOP/s against float32's 182, the Dense

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from minikeras.layers.rnn import rnn_lstm_native
+from minikeras.layers.rnn import rnn_native_loops
 from minikeras.layers.rnn.rnn_gates import product, product_input_grad, product_weight_grad
 from minikeras.ops.fused import step_slice
 
@@ -53,9 +53,9 @@ def fused_loop(gates, x, kernel, recurrent_kernel, bias, mask, states, dp, rdp, 
       ``(h_sequence, *final_states)`` with ``sequence``, else ``final_states``; ``h_sequence`` is
       (time, batch, units), the states held over masked steps.
     """
-    if rnn_lstm_native.applies(gates, x, kernel, recurrent_kernel, rdp):
-        return rnn_lstm_native.native_loop(x, kernel, recurrent_kernel, bias, mask, tuple(states), dp,
-                                           sequence=sequence)
+    if rnn_native_loops.applies(gates, x, kernel, recurrent_kernel, rdp):
+        return rnn_native_loops.native_loop(gates, x, kernel, recurrent_kernel, bias, mask, tuple(states), dp,
+                                            sequence=sequence)
     b_in, b_rec = gates.split_bias(bias)
     n_states = len(states)
 
