@@ -177,12 +177,15 @@ RNN_STEP_TWO_THREADS_MIN_GAIN = 1.15
 # An LSTM's whole forward and reverse loops on native kernels (``xla_cpu.rnn_loops_native``: a step is
 # one task per thread, its units' gate columns of the product and their gate math), Keras's
 # default activations, units a multiple of 16. LSTM(128), length 100, batch 64, the tape step,
-# off / on in one process (15 rounds of 3 steps, three runs): wall 1.046-1.078x, CPU time
-# 1.10-1.15x; the loops alone: forward 8.6 ms against XLA's ~10-11, reverse ~10 against ~10, the
-# weight gradients without a concatenated copy 6.4 against 9.1. Inference (no values saved): even.
+# off / on in one process (15 rounds of 3 steps, four runs, an AVX-512 CPU): CPU time 1.10-1.15x
+# (medians of the rounds' ratios), wall 1.03-1.08x; the loops alone: forward 8.6 ms against
+# XLA's ~10-11, reverse ~10 against ~10, the weight gradients without a concatenated copy 6.4
+# against 9.1. Inference (no values saved): even.
 #     python benchmarks/tuning_ab.py --switch LSTM_NATIVE --model lstm
 LSTM_NATIVE = True
-# A GRU's (reset_after=True) likewise.
+# A GRU's (reset_after=True, Keras's default) likewise. GRU(128), the same step, two runs: CPU
+# time 1.07x / 1.10x, wall 1.07x / 1.08x.
+#     python benchmarks/tuning_ab.py --switch GRU_NATIVE --model gru
 GRU_NATIVE = True
 # ... on CPUs with AVX-512 only: the forward's gate math is AVX-512 code (elsewhere a scalar loop,
 # slower than XLA's vectorized fusions); no CPU without it was at hand to measure.
