@@ -17,6 +17,11 @@ weights, and computes:
   on ``ops.fused.step_matmul``); then the kernels' gradients as one large product each over all
   steps at once (``x.T @ dp`` and ``h_prev.T @ dq``), and the input's as ``dp @ kernel.T``.
 
+An LSTM or GRU (``reset_after=True``) cell with Keras's default activations and no recurrent
+dropout runs both loops on native kernels instead where ``rnn_native_loops.applies`` (float32,
+units a multiple of 16, a CPU with AVX-512): the same projection before and weight gradients
+after, the values within a float32 rounding or two of these loops'.
+
 The forward saves the gates' values (those the derivatives need) and the states; nothing is
 recomputed. The backward pass is plain jax, so an outer derivative (second order through the
 tape, ``call_jax``'s recorded path) differentiates it as any jax code. ``unroll`` unrolls both
