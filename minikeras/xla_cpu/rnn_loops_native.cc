@@ -33,8 +33,8 @@
 //   outputs dp, dq (the cotangents of x and of q) and the initial state's cotangent dh.
 //
 // That is rnn_gates.LSTMGates' and GRUGates' step and step_grad, operation for operation; sigmoid
-// is 1 / (1 + exp(-x)) with XLA's exp, tanh the rational approximation XLA:CPU uses (so the values
-// are within a float32 rounding or two of XLA's). The products are step_kernels.h's: every element
+// is 1 / (1 + exp(-x)) with XLA's exp, tanh the rational approximation of Eigen and XLA:CPU (so the
+// values are within a float32 rounding or two of XLA's). The products are step_kernels.h's: every element
 // one sum in order of k, whichever thread computes it, so the results do not depend on the thread
 // count.
 #include <algorithm>
@@ -57,8 +57,9 @@ namespace {
 
 inline float sigmoid(float x) { return 1.0f / (1.0f + xla_exp(-x)); }
 
-// XLA:CPU's float32 tanh: x itself where |x| < 0.0004, else a ratio of two polynomials in x^2 of
-// x clamped to [-7.90531, 7.90531].
+// Eigen's float32 tanh, which XLA:CPU's EmitFastTanh also evaluates: x itself where |x| < 0.0004,
+// else a ratio of two polynomials in x^2 of x clamped to [-7.90531, 7.90531] (XLA clamps at
+// 7.99881 where it emits FMAs; both give +-1 there to float32 precision).
 inline float fast_tanh(float x) {
   const float ax = x < 0.0f ? -x : x;
   float c = x < -7.90531110763549805f ? -7.90531110763549805f : x;

@@ -18,9 +18,9 @@ weight gradients after it stay products over all steps.
 XLA runs a step of the ``lax.scan`` as a dozen operations one after another; here a step is one
 task per thread (each computes the recurrent product for its units' gate columns, then their gate
 math), on two threads where ``rnn_step_native.supported`` takes the step's product on two. The
-sigmoid and tanh are XLA:CPU's formulas, so the values are within a float32 rounding or two of the
-``lax.scan`` loop's (the sums of the products run in order of k in both); they do not depend on
-the number of threads.
+sigmoid and tanh are the formulas XLA:CPU evaluates (XLA's exp; Eigen's rational tanh), so the
+values are within a float32 rounding or two of the ``lax.scan`` loop's (the sums of the products
+run in order of k in both); they do not depend on the number of threads.
 """
 import functools
 
