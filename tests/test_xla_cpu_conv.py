@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from jax import lax
 from xla_cpu_reference import close as _close, rand as _rand
 
-from minikeras.xla_cpu import compiler, conv, conv_native, tuning
+from minikeras.xla_cpu import compiler, conv, conv_native, tuning, winograd
 
 DN = conv.DIMENSION_NUMBERS
 
@@ -33,6 +33,8 @@ def _check_conv(n, h, w_, c, o, kh, kw, strides, padding, dilations, methods=Fal
         def takes(m):
             if m == "matmul":
                 return conv.matmul_filter_grad_applies(x.shape, w.shape, strides, pads, dilations, x.dtype)
+            if m == "winograd":
+                return kind != "filter_grad" and winograd.applies(x.shape, w.shape, strides, pads, dilations)
             return m != "native" or (conv_native.supported(kind, x.shape, w.shape, strides, pads, dilations, x.dtype)
                                      and conv_native.available())
         return takes
@@ -179,6 +181,7 @@ def test_native_gradients_only_for_filters_that_fit_the_cache(monkeypatch):
     if not conv_native.available():
         pytest.skip(f"native kernels unavailable: {conv_native.unavailable_reason()}")
     x_shape, w_shape = (16, 7, 7, 512), (3, 3, 512, 512)
+    monkeypatch.setattr(tuning, "CONV_WINOGRAD", False)  # which takes this input gradient by default
     assert conv.formulation("input_grad", x_shape, w_shape, padding="SAME", eigen=True) != "native"
     assert conv.formulation("filter_grad", x_shape, w_shape, padding="SAME", eigen=True) != "native"
     monkeypatch.setattr(tuning, "CONV_NATIVE_GRAD_MAX_FILTER_BYTES", 4 * 3 * 3 * 512 * 512)

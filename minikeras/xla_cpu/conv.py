@@ -84,14 +84,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from minikeras.xla_cpu import conv_bf16_native, conv_native, low_precision, matmul_native, tuning
+from minikeras.xla_cpu import conv_bf16_native, conv_native, low_precision, matmul_native, tuning, winograd
 from minikeras.xla_cpu.compiler import convolutions_on_eigen
 from minikeras.xla_cpu.materialize import materialize
 
 DIMENSION_NUMBERS = ("NHWC", "HWIO", "NHWC")
 
-FORWARD_METHODS = ("xla", "padded", "prepadded", "taps", "im2col", "native")
-INPUT_GRAD_METHODS = ("xla", "padded", "prepadded", "col2im", "native")
+FORWARD_METHODS = ("xla", "padded", "prepadded", "taps", "im2col", "native", "winograd")
+INPUT_GRAD_METHODS = ("xla", "padded", "prepadded", "col2im", "native", "winograd")
 FILTER_GRAD_METHODS = ("xla", "split", "im2col", "taps", "chunked", "native", "matmul")
 
 
@@ -189,6 +189,8 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     if pointwise and kind == "filter_grad" and matmul_filter_grad_applies(x_shape, w_shape, strides, pads, dilations,
                                                                            dtype):
         return "matmul"
+    if kind in ("forward", "input_grad") and winograd_applies(x_shape, w_shape, strides, pads, dilations, dtype):
+        return "winograd"
     # the native gradients stream the filter through the cache: memory-bound beyond its size
     big_filter = kind != "forward" and 4 * kh * kw * c_in * c_out > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
     if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps) and not big_filter
@@ -229,6 +231,16 @@ def _native_forward_rows(out_width, c_out, strides=(1, 1)):
     return out_width >= tuning.CONV_NATIVE_FORWARD_MIN_WIDTH or (
         tuple(strides) == (1, 1) and out_width >= tuning.CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH
         and c_out <= tuning.CONV_NATIVE_NARROW_FORWARD_MAX_CHANNELS)
+
+
+def winograd_applies(x_shape, w_shape, strides, pads, dilations, dtype):
+    """Whether the forward pass and the input gradient of a convolution with these (explicit) pads
+    run as Winograd's F(2x2, 3x3) by default (``xla_cpu.winograd``; the input gradient as the
+    convolution of dy with the flipped filter): a float32 3x3 stride-1 convolution with at least
+    ``tuning.CONV_WINOGRAD_MIN_CHANNELS`` input and output channels, where the switch is on."""
+    return (tuning.CONV_WINOGRAD and jnp.dtype(dtype) == jnp.float32
+            and min(w_shape[2], w_shape[3]) >= tuning.CONV_WINOGRAD_MIN_CHANNELS
+            and winograd.applies(x_shape, w_shape, strides, pads, dilations))
 
 
 def _pointwise(w_shape, strides, pads, dilations):
@@ -397,6 +409,9 @@ def conv2d_forward(x, w, strides=(1, 1), padding="VALID", dilations=(1, 1), *, m
     if method == "native":
         _check_native("forward", x.shape, w.shape, strides, pads, dilations, x.dtype)
         return _native_forward(x, w, tuple(strides), pads)
+    if method == "winograd":
+        _check_winograd(x.shape, w.shape, strides, pads, dilations)
+        return _winograd_forward(x, w, pads)
     xp = _pad_hw(x, pads)
     kh, kw, c, o = w.shape
     if method == "taps":
@@ -464,10 +479,15 @@ def _flipped(w):
     return jnp.flip(w, (0, 1)).transpose(0, 1, 3, 2)
 
 
+def _correlation_pads(w_shape, pads, dilations, input_shape, dy_shape):
+    """The pads of the stride-1 input gradient as a convolution of dy with the flipped filter:
+    dx[h] = sum_i dy[h + top - i*d] w[i]."""
+    return tuple((_effective(k, d) - 1 - lo, n - m + lo)
+                 for k, d, (lo, _), n, m in zip(w_shape[:2], dilations, pads, input_shape[1:3], dy_shape[1:3]))
+
+
 def _input_grad_stride1(dy, w, input_shape, pads, dilations, prepad):
-    # dx[h] = sum_i dy[h + top - i*d] w[i]: a correlation of dy with the flipped filter
-    new_pads = tuple((_effective(k, d) - 1 - lo, n - m + lo)
-                     for k, d, (lo, _), n, m in zip(w.shape[:2], dilations, pads, input_shape[1:3], dy.shape[1:3]))
+    new_pads = _correlation_pads(w.shape, pads, dilations, input_shape, dy.shape)
     return _conv_fast(dy, _flipped(w), (1, 1), new_pads, dilations, prepad)
 
 
@@ -545,6 +565,9 @@ def conv2d_input_grad(dy, w, input_shape, strides=(1, 1), padding="VALID", dilat
     if method == "native":
         _check_native("input_grad", input_shape, w.shape, strides, pads, dilations, dy.dtype)
         return _native_input_grad(dy, w, input_shape, pads)
+    if method == "winograd":
+        _check_winograd(input_shape, w.shape, strides, pads, dilations)
+        return _winograd_input_grad(dy, w, input_shape, pads)
     if method not in ("padded", "prepadded"):
         raise ValueError(f"unknown input-gradient method {method!r}; one of {INPUT_GRAD_METHODS}")
     prepad = method == "prepadded"
@@ -567,6 +590,13 @@ def _check_native(kind, x_shape, w_shape, strides, pads, dilations, dtype):
                          f"{tuple(w_shape)}, strides {strides}, pads {pads}, dilations {dilations}, {dtype}")
     if not conv_native.available():
         raise RuntimeError(f"method 'native': the native kernels are unavailable: {conv_native.unavailable_reason()}")
+
+
+def _check_winograd(x_shape, w_shape, strides, pads, dilations):
+    if not winograd.applies(x_shape, w_shape, strides, pads, dilations):
+        raise ValueError(f"method 'winograd' takes 3x3 stride-1 undilated convolutions with pads of 0 to 2; got x "
+                         f"{tuple(x_shape)}, filter {tuple(w_shape)}, strides {strides}, pads {pads}, dilations "
+                         f"{dilations}")
 
 
 def _with_rules(kernel, static_count, cotangents):
@@ -600,6 +630,19 @@ _native_filter_grad = _with_rules(  # (x, dy, filter_shape, pads)
     conv_native.filter_grad, 2,
     lambda filter_shape, pads, x, dy, g: (conv2d_input_grad(dy, g, x.shape, (1, 1), pads),
                                           conv2d_forward(x, g, (1, 1), pads)))
+
+
+# Winograd's convolution (jax ops) likewise: its gradients are the two convolutions' own, on
+# their tuned formulations, rather than the transposes of its transforms.
+_winograd_forward = _with_rules(  # (x, w, pads)
+    lambda x, w, pads: winograd.forward(x, w, pads), 1,
+    lambda pads, x, w, g: (conv2d_input_grad(g, w, x.shape, (1, 1), pads),
+                           conv2d_filter_grad(x, g, w.shape, (1, 1), pads)))
+_winograd_input_grad = _with_rules(  # (dy, w, input_shape, pads)
+    lambda dy, w, input_shape, pads: winograd.forward(
+        dy, w, _correlation_pads(w.shape, pads, (1, 1), input_shape, dy.shape), transposed=True), 2,
+    lambda input_shape, pads, dy, w, g: (conv2d_forward(g, w, (1, 1), pads),
+                                         conv2d_filter_grad(g, dy, w.shape, (1, 1), pads)))
 
 
 # The bfloat16 kernels likewise: their rules are the public functions on bfloat16 arrays.

@@ -102,6 +102,13 @@ CONV_NATIVE_THREAD_FLOPS = 2e7
 # strides. ResNet50 predict, batch 32: 1.026x wall. False: XLA's strided convolution.
 #     python benchmarks/strided_forward.py; ResNet50: a predict A/B of the switch (benchmarks/LOG.md)
 CONV_NATIVE_STRIDED_FORWARD = True
+# A 3x3 stride-1 float32 forward pass as Winograd's F(2x2, 3x3) (``xla_cpu.winograd``: 16 GEMMs
+# with 2.25x fewer multiply-adds, and elementwise transforms XLA fuses with the neighbouring
+# BatchNormalization and ReLU) where both channel counts reach CONV_WINOGRAD_MIN_CHANNELS; with
+# fewer channels the transforms' memory passes outweigh the saving. False: the direct convolution.
+#     python benchmarks/winograd.py
+CONV_WINOGRAD = True
+CONV_WINOGRAD_MIN_CHANNELS = 128
 # Native gradient kernels only for filters of at most this many bytes (about one core's L2 on
 # Zen 4): the input gradient streams the whole filter through the cache once per row of output
 # pixels, the filter gradient its accumulators once per block of rows of each image, so a larger
