@@ -16,7 +16,11 @@ On the CPU backend (checked at trace time) each picks a formulation by shape and
 transposes jax derives from it. ``method=`` forces one of ``FORWARD_METHODS`` /
 ``INPUT_GRAD_METHODS`` / ``FILTER_GRAD_METHODS`` (benchmarks and tests use it).
 
-First of all, stride-1 float32 convolutions run on minikeras' own kernels ('native',
+First of all, a 3x3 stride-1 float32 convolution with at least ``tuning.CONV_WINOGRAD_MIN_CHANNELS``
+input and output channels (ResNet50's and VGG's 3x3 layers) runs its forward pass and its input
+gradient as Winograd's F(2x2, 3x3) ('winograd', ``xla_cpu.winograd``: 2.25x fewer multiply-adds,
+within float32 rounding of the direct convolution but not on its bits), its own gradients being
+the other two convolutions. Then stride-1 float32 convolutions run on minikeras' own kernels ('native',
 ``conv_native``), built for the machine on first use: the input and filter gradients where the
 input has a multiple of 16 channels, the forward pass where the output has (and its rows are at
 least ``tuning.CONV_NATIVE_FORWARD_MIN_WIDTH`` wide, or ``CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH``
