@@ -34,7 +34,7 @@ def _check_conv(n, h, w_, c, o, kh, kw, strides, padding, dilations, methods=Fal
             if m == "matmul":
                 return conv.matmul_filter_grad_applies(x.shape, w.shape, strides, pads, dilations, x.dtype)
             if m == "winograd":
-                return kind != "filter_grad" and winograd.applies(x.shape, w.shape, strides, pads, dilations)
+                return winograd.applies(x.shape, w.shape, strides, pads, dilations)
             return m != "native" or (conv_native.supported(kind, x.shape, w.shape, strides, pads, dilations, x.dtype)
                                      and conv_native.available())
         return takes

@@ -37,7 +37,7 @@ pytestmark = [
 
 
 @pytest.mark.parametrize("source", ["conv_native.cc", "matmul_native.cc", "batch_moments_native.cc",
-                                    "rnn_step_native.cc", "rnn_loops_native.cc"])
+                                    "rnn_step_native.cc", "rnn_loops_native.cc", "winograd_native.cc"])
 @pytest.mark.parametrize("level", ["x86-64", "x86-64-v3", "x86-64-v4"])
 def test_no_vector_operation_is_expanded_piecewise(source, level, tmp_path):
     command = [_GCC, "-O1", f"-march={level}", "-ffp-contract=fast", "-std=c++17", "-fPIC",

@@ -1,6 +1,6 @@
-"""Winograd's F(2x2, 3x3) (``xla_cpu.winograd``): its values against ``lax.conv_general_dilated`` at
-the highest precision, where ``xla_cpu.conv`` picks it, and the derivatives of the convolutions
-that run on it."""
+"""Winograd's F(2x2, 3x3) (``xla_cpu.winograd`` in jax ops, ``xla_cpu.winograd_native``'s kernel):
+their values against ``lax.conv_general_dilated`` at the highest precision, where ``xla_cpu.conv``
+picks them, and the derivatives of the convolutions that run on them."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -9,7 +9,7 @@ from jax import lax
 from xla_cpu_reference import close, rand
 
 import minikeras as mk
-from minikeras.xla_cpu import compiler, conv, tuning, winograd
+from minikeras.xla_cpu import compiler, conv, tuning, winograd, winograd_native
 
 DN = ("NHWC", "HWIO", "NHWC")
 
@@ -31,14 +31,73 @@ PADDED_CASES = [
 
 
 @pytest.mark.parametrize("x_shape,c_out,pads", PADDED_CASES, ids=lambda v: str(v).replace(" ", ""))
-def test_forward_equals_the_direct_convolution(x_shape, c_out, pads):
+def test_forward_in_jax_equals_the_direct_convolution(x_shape, c_out, pads):
     x, w = rand(x_shape, 0), rand((3, 3, x_shape[-1], c_out), 1)
     expected = _reference(x, w, pads)
-    close(jax.jit(lambda x, w: winograd.forward(x, w, pads))(x, w), expected, "winograd", tol=1e-5)
+    close(jax.jit(lambda x, w: winograd.jax_forward(x, w, pads))(x, w), expected, "winograd", tol=1e-5)
     # the input gradient's form: the flipped, channel-swapped filter, without a copy of it
     flipped_io = jnp.flip(w, (0, 1)).transpose(0, 1, 3, 2)
-    close(jax.jit(lambda x, w: winograd.forward(x, w, pads, transposed=True))(x, flipped_io), expected,
+    close(jax.jit(lambda x, w: winograd.jax_forward(x, w, pads, transposed=True))(x, flipped_io), expected,
           "winograd transposed", tol=1e-5)
+
+
+def _native_or_skip():
+    if not (winograd_native.supported((1, 4, 4, 16), 16, jnp.float32) and winograd_native.available()):
+        pytest.skip(f"the native Winograd kernel is unavailable: {winograd_native.unavailable_reason()}")
+
+
+# channels in multiples of 16 (the kernel's vectors): 64-, 32- and 16-wide column blocks together,
+# tiles past a block's end, the same geometries as above
+NATIVE_CASES = [
+    ((2, 5, 7, 16), 112, ((1, 1), (1, 1))),
+    ((2, 6, 6, 32), 16, ((0, 0), (0, 0))),
+    ((1, 4, 9, 16), 48, ((1, 0), (0, 1))),
+    ((3, 3, 3, 64), 64, ((0, 1), (1, 0))),
+    ((1, 4, 5, 16), 32, ((2, 2), (2, 1))),
+    ((5, 9, 9, 48), 80, ((1, 1), (1, 1))),
+]
+
+
+@pytest.mark.parametrize("x_shape,c_out,pads", NATIVE_CASES, ids=lambda v: str(v).replace(" ", ""))
+def test_native_kernel_equals_the_direct_convolution(x_shape, c_out, pads):
+    _native_or_skip()
+    x, w = rand(x_shape, 0), rand((3, 3, x_shape[-1], c_out), 1)
+    expected = _reference(x, w, pads)
+    out_hw = winograd.output_hw(x.shape, pads)
+    native = jax.jit(lambda x, w: winograd_native.forward(x, winograd.filter_transform(w), pads, out_hw))(x, w)
+    close(native, expected, "native", tol=1e-5)
+    flipped_io = jnp.flip(w, (0, 1)).transpose(0, 1, 3, 2)
+    close(jax.jit(lambda x, w: winograd.forward(x, w, pads, transposed=True))(x, flipped_io), expected,
+          "forward, transposed", tol=1e-5)
+
+
+def test_native_results_do_not_depend_on_threads_or_blocks(monkeypatch):
+    _native_or_skip()
+    x, w = rand((3, 10, 11, 32), 7), rand((3, 3, 32, 48), 8)
+    pads = ((1, 1), (1, 1))
+
+    def run():
+        u = winograd.filter_transform(w)
+        return np.asarray(jax.jit(lambda x, u: winograd_native.forward(x, u, pads, (10, 11)))(x, u))
+    first = run()
+    monkeypatch.setattr(winograd_native, "usable_cpus", lambda: 1)
+    monkeypatch.setattr(tuning, "WINOGRAD_BLOCK_BYTES", 16 * 4 * 32 * 12)  # 12 tiles per block
+    assert winograd_native.block_tiles(32) == 12
+    np.testing.assert_array_equal(run(), first)
+
+
+def test_forward_takes_the_native_kernel_where_it_applies(monkeypatch):
+    _native_or_skip()
+    calls = []
+    original = winograd_native.forward
+    monkeypatch.setattr(winograd_native, "forward", lambda *a: calls.append(a[0].shape) or original(*a))
+    x, w = rand((1, 4, 4, 16), 9), rand((3, 3, 16, 16), 10)
+    winograd.forward(x, w, ((1, 1), (1, 1)))
+    assert calls == [(1, 4, 4, 16)]
+    winograd.forward(rand((1, 4, 4, 8), 9), rand((3, 3, 8, 16), 10), ((1, 1), (1, 1)))  # 8 channels: jax ops
+    monkeypatch.setattr(tuning, "WINOGRAD_NATIVE", False)
+    winograd.forward(x, w, ((1, 1), (1, 1)))
+    assert calls == [(1, 4, 4, 16)]
 
 
 def test_transforms_take_a_tile_to_its_outputs():
@@ -62,20 +121,30 @@ def test_applies_to_3x3_stride_1_undilated_pads_up_to_2():
     assert not winograd.applies((2, 2, 8, 4), w_shape, (1, 1), ((0, 0), (0, 0)), (1, 1))  # no output row
 
 
-def test_formulation_picks_it_from_the_channel_threshold(monkeypatch):
-    many = tuning.CONV_WINOGRAD_MIN_CHANNELS
-    x_shape, w_shape = (2, 8, 8, many), (3, 3, many, many)
+def test_formulation_picks_it_from_the_channel_thresholds(monkeypatch):
+    def picked(kind, channels, c_out=None, **kwargs):
+        c_out = channels if c_out is None else c_out
+        return conv.formulation(kind, (2, 8, 8, channels), (3, 3, channels, c_out), **{"padding": "SAME",
+                                                                                         "eigen": True, **kwargs})
+    in_jax = tuning.CONV_WINOGRAD_MIN_CHANNELS
     for kind in ("forward", "input_grad"):
-        for eigen in (True, False):
-            assert conv.formulation(kind, x_shape, w_shape, padding="SAME", eigen=eigen) == "winograd"
-    assert conv.formulation("filter_grad", x_shape, w_shape, padding="SAME", eigen=True) != "winograd"
-    assert conv.formulation("forward", x_shape, w_shape, strides=2, padding="SAME", eigen=True) != "winograd"
-    assert conv.formulation("forward", x_shape, w_shape, padding="SAME", eigen=True,
-                            dtype=jnp.bfloat16) != "winograd"
-    fewer = (3, 3, many, many // 2)
-    assert conv.formulation("forward", x_shape, fewer, padding="SAME", eigen=True) != "winograd"
+        assert picked(kind, in_jax) == "winograd"
+        assert picked(kind, in_jax, eigen=False) == "winograd"
+        assert picked(kind, in_jax, strides=2) != "winograd"
+        assert picked(kind, in_jax, dtype=jnp.bfloat16) != "winograd"
+    # the filter gradient where the native gradient kernel does not take the filter
+    big = next(c for c in (128, 256, 512) if 4 * 9 * c * c > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES)
+    assert picked("filter_grad", big) == "winograd"
+    native = tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS
+    if winograd.runs_natively((2, 8, 8, native), native, jnp.float32):
+        assert picked("forward", native) == picked("input_grad", native) == "winograd"
+        assert picked("forward", native, native // 2) != "winograd"
+        assert picked("filter_grad", native) != "winograd"
+    monkeypatch.setattr(tuning, "WINOGRAD_NATIVE", False)  # jax ops: more channels needed
+    assert picked("forward", in_jax // 2) != "winograd"
     monkeypatch.setattr(tuning, "CONV_WINOGRAD", False)
-    assert conv.formulation("forward", x_shape, w_shape, padding="SAME", eigen=True) != "winograd"
+    assert picked("forward", in_jax) != "winograd"
+    assert picked("filter_grad", big) != "winograd"
 
 
 def test_method_winograd_names_what_it_takes():
@@ -84,11 +153,13 @@ def test_method_winograd_names_what_it_takes():
         conv.conv2d_forward(x, w, (1, 1), "SAME", method="winograd")
 
 
-def test_derivatives_through_winograd_equal_the_direct_convolutions():
-    """First and second order through conv2d_forward and conv2d_input_grad on 'winograd' (their
-    gradients are the other convolutions), in a program compiled as minikeras compiles."""
-    x, w = rand((2, 5, 6, 8), 4), rand((3, 3, 8, 8), 5)
-    dy = rand((2, 5, 6, 8), 6)
+@pytest.mark.parametrize("channels", [8, 16])  # the jax formulation; the native kernel where it is built
+def test_derivatives_through_winograd_equal_the_direct_convolutions(channels):
+    """First and second order through conv2d_forward, conv2d_input_grad and conv2d_filter_grad on
+    'winograd' (their gradients are the other convolutions), in a program compiled as minikeras
+    compiles."""
+    x, w = rand((2, 5, 6, channels), 4), rand((3, 3, channels, channels), 5)
+    dy = rand((2, 5, 6, channels), 6)
 
     def loss(forward, x, w):
         return jnp.sum(jnp.tanh(forward(x, w)) * dy)
@@ -105,10 +176,18 @@ def test_derivatives_through_winograd_equal_the_direct_convolutions():
                 for f in (ours, direct)]
         input_grads = (conv.conv2d_input_grad(dy, w, x.shape, (1, 1), "SAME", method="winograd"),
                        jax.vjp(lambda x: direct(x, w), x)[1](dy)[0])
-        return grads, hvps, input_grads
-    (g_ours, g_ref), (h_ours, h_ref), (dx_ours, dx_ref) = compiler.jit(both)(x, w)
+        filter_grads = (conv.conv2d_filter_grad(x, dy, w.shape, (1, 1), "SAME", method="winograd"),
+                        jax.vjp(lambda w: direct(x, w), w)[1](dy)[0])
+        # the filter gradient's own derivatives, in x
+        filter_grad_vjps = [jax.grad(lambda x, g=g: jnp.vdot(g(x), w))(x) for g in (
+            lambda x: conv.conv2d_filter_grad(x, dy, w.shape, (1, 1), "SAME", method="winograd"),
+            lambda x: jax.vjp(lambda w: direct(x, w), w)[1](dy)[0])]
+        return grads, hvps, input_grads, filter_grads, filter_grad_vjps
+    (g_ours, g_ref), (h_ours, h_ref), (dx_ours, dx_ref), (dw_ours, dw_ref), (fx_ours, fx_ref) = (
+        compiler.jit(both)(x, w))
     for a, b, what in ((g_ours[0], g_ref[0], "dx"), (g_ours[1], g_ref[1], "dw"), (h_ours, h_ref, "hvp"),
-                       (dx_ours, dx_ref, "input grad")):
+                       (dx_ours, dx_ref, "input grad"), (dw_ours, dw_ref, "filter grad"),
+                       (fx_ours, fx_ref, "filter grad's derivative")):
         close(a, b, what, tol=2e-5)
 
 
@@ -120,6 +199,7 @@ def test_a_conv2d_layer_with_many_channels_runs_on_it(monkeypatch):
         calls.append(transposed)
         return original(x, w, pads, transposed)
     monkeypatch.setattr(winograd, "forward", spy)
+    monkeypatch.setattr(tuning, "WINOGRAD_NATIVE", False)  # the jax formulation on any machine
     many = tuning.CONV_WINOGRAD_MIN_CHANNELS
     mk.random.set_seed(0)
     layer = mk.layers.Conv2D(many, 3, padding="same")
@@ -131,3 +211,22 @@ def test_a_conv2d_layer_with_many_channels_runs_on_it(monkeypatch):
     assert calls == [False, True]  # the forward pass, then the input gradient
     expected = _reference(x.numpy(), layer.kernel.numpy(), ((1, 1), (1, 1))) + layer.bias.numpy()
     close(y.numpy(), expected, "Conv2D", tol=1e-5)
+
+
+def test_a_conv2d_layer_with_32_channels_runs_on_the_native_kernel(monkeypatch):
+    _native_or_skip()
+    channels = tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS
+    calls = []
+    original = winograd_native.forward
+    monkeypatch.setattr(winograd_native, "forward", lambda x, *a: calls.append(x.shape) or original(x, *a))
+    mk.random.set_seed(0)
+    model = mk.Sequential([mk.Input((6, 6, channels)), mk.layers.Conv2D(channels, 3, padding="same"),
+                           mk.layers.GlobalAveragePooling2D(), mk.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x = np.random.default_rng(0).standard_normal((4, 6, 6, channels)).astype("float32")
+    y = np.array([0, 1, 0, 1])
+    model.train_on_batch(x, y)  # a compiled step: the forward pass (x's gradient is not needed)
+    assert (4, 6, 6, channels) in calls
+    conv_layer = model.layers[0]
+    expected = _reference(x, conv_layer.kernel.numpy(), ((1, 1), (1, 1))) + conv_layer.bias.numpy()
+    close(mk.Model(model.inputs, conv_layer.output).predict_on_batch(x), expected, "Conv2D", tol=1e-5)

@@ -16,11 +16,13 @@ On the CPU backend (checked at trace time) each picks a formulation by shape and
 transposes jax derives from it. ``method=`` forces one of ``FORWARD_METHODS`` /
 ``INPUT_GRAD_METHODS`` / ``FILTER_GRAD_METHODS`` (benchmarks and tests use it).
 
-First of all, a 3x3 stride-1 float32 convolution with at least ``tuning.CONV_WINOGRAD_MIN_CHANNELS``
-input and output channels (ResNet50's and VGG's 3x3 layers) runs its forward pass and its input
-gradient as Winograd's F(2x2, 3x3) ('winograd', ``xla_cpu.winograd``: 2.25x fewer multiply-adds,
-within float32 rounding of the direct convolution but not on its bits), its own gradients being
-the other two convolutions. Then stride-1 float32 convolutions run on minikeras' own kernels ('native',
+First of all, a 3x3 stride-1 float32 convolution with enough channels (``winograd_applies``: 32
+on the native Winograd kernel, 128 in jax ops; ResNet-20's and ResNet50's 3x3 layers but
+the 16-channel ones) runs its forward pass and its input gradient as Winograd's F(2x2, 3x3)
+('winograd', ``xla_cpu.winograd``: 2.25x fewer multiply-adds, within float32 rounding of the
+direct convolution but not on its bits), and so does its filter gradient where the native
+gradient kernel does not take the filter; the derivatives of each are the other two
+convolutions. Then stride-1 float32 convolutions run on minikeras' own kernels ('native',
 ``conv_native``), built for the machine on first use: the input and filter gradients where the
 input has a multiple of 16 channels, the forward pass where the output has (and its rows are at
 least ``tuning.CONV_NATIVE_FORWARD_MIN_WIDTH`` wide, or ``CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH``
@@ -96,7 +98,7 @@ DIMENSION_NUMBERS = ("NHWC", "HWIO", "NHWC")
 
 FORWARD_METHODS = ("xla", "padded", "prepadded", "taps", "im2col", "native", "winograd")
 INPUT_GRAD_METHODS = ("xla", "padded", "prepadded", "col2im", "native", "winograd")
-FILTER_GRAD_METHODS = ("xla", "split", "im2col", "taps", "chunked", "native", "matmul")
+FILTER_GRAD_METHODS = ("xla", "split", "im2col", "taps", "chunked", "native", "matmul", "winograd")
 
 
 
@@ -193,10 +195,11 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     if pointwise and kind == "filter_grad" and matmul_filter_grad_applies(x_shape, w_shape, strides, pads, dilations,
                                                                            dtype):
         return "matmul"
-    if kind in ("forward", "input_grad") and winograd_applies(x_shape, w_shape, strides, pads, dilations, dtype):
-        return "winograd"
     # the native gradients stream the filter through the cache: memory-bound beyond its size
     big_filter = kind != "forward" and 4 * kh * kw * c_in * c_out > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
+    if (kind != "filter_grad" or big_filter) and winograd_applies(kind, x_shape, w_shape, strides, pads, dilations,
+                                                                  dtype):
+        return "winograd"
     if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps) and not big_filter
             and conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype)
             and (kind != "forward"
@@ -237,14 +240,21 @@ def _native_forward_rows(out_width, c_out, strides=(1, 1)):
         and c_out <= tuning.CONV_NATIVE_NARROW_FORWARD_MAX_CHANNELS)
 
 
-def winograd_applies(x_shape, w_shape, strides, pads, dilations, dtype):
-    """Whether the forward pass and the input gradient of a convolution with these (explicit) pads
-    run as Winograd's F(2x2, 3x3) by default (``xla_cpu.winograd``; the input gradient as the
-    convolution of dy with the flipped filter): a float32 3x3 stride-1 convolution with at least
-    ``tuning.CONV_WINOGRAD_MIN_CHANNELS`` input and output channels, where the switch is on."""
-    return (tuning.CONV_WINOGRAD and jnp.dtype(dtype) == jnp.float32
-            and min(w_shape[2], w_shape[3]) >= tuning.CONV_WINOGRAD_MIN_CHANNELS
-            and winograd.applies(x_shape, w_shape, strides, pads, dilations))
+def winograd_applies(kind, x_shape, w_shape, strides, pads, dilations, dtype):
+    """Whether the ``kind`` ('forward', 'input_grad', 'filter_grad') of a convolution with these
+    (explicit) pads may run as Winograd's F(2x2, 3x3) (``xla_cpu.winograd``): a float32 3x3 stride-1
+    convolution, the switch on, and at least ``tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS`` input and
+    output channels where the native kernel runs it (the forward pass and the input gradient, the
+    latter as the convolution of dy with the flipped filter), ``tuning.CONV_WINOGRAD_MIN_CHANNELS``
+    where jax ops do. ``formulation`` takes it for the filter gradient only where the native
+    gradient kernel does not apply."""
+    if not (tuning.CONV_WINOGRAD and jnp.dtype(dtype) == jnp.float32
+            and winograd.applies(x_shape, w_shape, strides, pads, dilations)):
+        return False
+    channels = min(w_shape[2], w_shape[3])
+    if kind != "filter_grad" and winograd.runs_natively(x_shape, w_shape[3], dtype):
+        return channels >= tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS
+    return channels >= tuning.CONV_WINOGRAD_MIN_CHANNELS
 
 
 def _pointwise(w_shape, strides, pads, dilations):
@@ -647,6 +657,10 @@ _winograd_input_grad = _with_rules(  # (dy, w, input_shape, pads)
         dy, w, _correlation_pads(w.shape, pads, (1, 1), input_shape, dy.shape), transposed=True), 2,
     lambda input_shape, pads, dy, w, g: (conv2d_forward(g, w, (1, 1), pads),
                                          conv2d_filter_grad(g, dy, w.shape, (1, 1), pads)))
+_winograd_filter_grad = _with_rules(  # (x, dy, filter_shape, pads); the 16 products contract the tiles
+    lambda x, dy, filter_shape, pads: winograd.filter_grad(x, dy, pads, matmul_native.matmul_tn), 2,
+    lambda filter_shape, pads, x, dy, g: (conv2d_input_grad(dy, g, x.shape, (1, 1), pads),
+                                          conv2d_forward(x, g, (1, 1), pads)))
 
 
 # The bfloat16 kernels likewise: their rules are the public functions on bfloat16 arrays.
@@ -849,6 +863,9 @@ def conv2d_filter_grad(x, dy, filter_shape, strides=(1, 1), padding="VALID", dil
     if method == "native":
         _check_native("filter_grad", x.shape, filter_shape, strides, pads, dilations, x.dtype)
         return _native_filter_grad(x, dy, filter_shape, pads)
+    if method == "winograd":
+        _check_winograd(x.shape, filter_shape, strides, pads, dilations)
+        return _winograd_filter_grad(x, dy, filter_shape, pads)
     kh, kw, c, o = filter_shape
     xp = _pad_hw(x, pads)
     if method == "chunked":

@@ -45,7 +45,8 @@ import jaxlib
 # waits for one build's time, not for one after another as each kernel is first used.
 SOURCES = ("conv_native.cc", "matmul_native.cc", "materialize.cc", "adam_native.cc", "random_native.cc",
            "head_native.cc", "conv_bf16_native.cc", "matmul_bf16_native.cc",
-           "batch_moments_native.cc", "rnn_step_native.cc", "logits_crossentropy_native.cc", "rnn_loops_native.cc")
+           "batch_moments_native.cc", "rnn_step_native.cc", "logits_crossentropy_native.cc", "rnn_loops_native.cc",
+           "winograd_native.cc")
 
 _FLAGS = ("-O3", "-march=native", "-ffp-contract=fast", "-std=c++17", "-shared", "-fPIC", "-pthread")
 # Sources that must round as XLA's elementwise code does, bit for bit: they write out the fused

@@ -102,13 +102,28 @@ CONV_NATIVE_THREAD_FLOPS = 2e7
 # strides. ResNet50 predict, batch 32: 1.026x wall. False: XLA's strided convolution.
 #     python benchmarks/strided_forward.py; ResNet50: a predict A/B of the switch (benchmarks/LOG.md)
 CONV_NATIVE_STRIDED_FORWARD = True
-# A 3x3 stride-1 float32 forward pass as Winograd's F(2x2, 3x3) (``xla_cpu.winograd``: 16 GEMMs
-# with 2.25x fewer multiply-adds, and elementwise transforms XLA fuses with the neighbouring
-# BatchNormalization and ReLU) where both channel counts reach CONV_WINOGRAD_MIN_CHANNELS; with
-# fewer channels the transforms' memory passes outweigh the saving. False: the direct convolution.
-#     python benchmarks/winograd.py
+# 3x3 stride-1 float32 convolutions as Winograd's F(2x2, 3x3) (xla_cpu.winograd: 2.25x fewer
+# multiply-adds): the forward pass and the input gradient on the native kernel
+# (winograd_native.cc, channels in multiples of 16 up to WINOGRAD_NATIVE_MAX_CHANNELS) from
+# CONV_WINOGRAD_NATIVE_MIN_CHANNELS input and output channels, elsewhere in jax ops from
+# CONV_WINOGRAD_MIN_CHANNELS; the filter gradient in jax ops from CONV_WINOGRAD_MIN_CHANNELS where
+# the native gradient kernel does not take the filter (CONV_NATIVE_GRAD_MAX_FILTER_BYTES). Alone,
+# inside a program with the BatchNormalization and ReLU around it, the direct formulation's time
+# over Winograd's, on an AVX-512 CPU: native forward 1.18x at 32 channels (16 wide, batch 128),
+# 1.49-1.73x at 64, 1.68-1.84x at 128, 1.97-2.08x at 256, 0.73-1.15x at 512 (the jax ops: 1.26-2.11x);
+# native input gradient 0.86x at 16 channels, 1.23x at 32, 1.41-1.64x at 64, 1.32-1.98x at 128,
+# 1.69-2.04x at 256; jax ops at 64 channels 0.63-1.07x; the jax filter gradient 1.18-2.29x where
+# the native gradient does not apply, 0.27-1.01x where it does. False: the direct convolutions.
+#     python benchmarks/winograd.py [--kind input_grad|filter_grad]
 CONV_WINOGRAD = True
 CONV_WINOGRAD_MIN_CHANNELS = 128
+CONV_WINOGRAD_NATIVE_MIN_CHANNELS = 32
+# Winograd's convolution on the native kernel where it applies; False: in jax ops.
+WINOGRAD_NATIVE = True
+WINOGRAD_NATIVE_MAX_CHANNELS = 256
+# The native Winograd kernel's blocks: tiles whose transformed input (16 x tiles x C_in floats)
+# fits in this many bytes, a share of one core's L2.
+WINOGRAD_BLOCK_BYTES = 256 * 1024
 # Native gradient kernels only for filters of at most this many bytes (about one core's L2 on
 # Zen 4): the input gradient streams the whole filter through the cache once per row of output
 # pixels, the filter gradient its accumulators once per block of rows of each image, so a larger

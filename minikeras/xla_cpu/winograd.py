@@ -10,11 +10,12 @@ products ``[tiles, C_in] @ [C_in, C_out]``, one per frequency, and a last linear
 Algorithms for Convolutional Neural Networks", 2016; cuDNN's and oneDNN's Winograd
 convolutions are this algorithm).
 
-Where the channels are many, the 16 products are big GEMMs that run at XLA's GEMM speed, and the
-transforms are elementwise passes that XLA fuses with the producer of ``x`` (a BatchNormalization
-and ReLU) and with the consumer of the result: 2.25x fewer multiply-adds for a few memory passes.
-With few channels the transforms' memory traffic outweighs the saving, so ``xla_cpu.conv`` takes
-this formulation only where ``tuning.CONV_WINOGRAD_MIN_CHANNELS`` says (``benchmarks/winograd.py``).
+On the CPU the native kernel (``winograd_native``) runs it block by block of tiles in the core's
+cache; elsewhere (or where it does not apply) ``jax_forward`` writes it as jax ops: the 16 products
+are batched GEMMs at XLA's GEMM speed and the transforms elementwise passes XLA fuses with the
+producer of ``x`` (a BatchNormalization and ReLU) and the consumer of the result, whose memory
+traffic outweighs the saving where the channels are few. ``xla_cpu.conv`` takes this formulation
+where ``tuning.CONV_WINOGRAD_MIN_CHANNELS`` says (``benchmarks/winograd.py``).
 
 F(2x2, 3x3) is the numerically mild member of the family: its transforms' coefficients are 0,
 +-1 and +-1/2, so its results lie as near the exact convolution as a direct float32 convolution's
@@ -23,6 +24,8 @@ F(2x2, 3x3) is the numerically mild member of the family: its transforms' coeffi
 """
 import jax.numpy as jnp
 from jax import lax
+
+from minikeras.xla_cpu import tuning, winograd_native
 
 TILE = 2  # outputs per tile side
 WINDOW = 4  # inputs per tile side: TILE + 3 - 1
@@ -51,6 +54,17 @@ def _filter_frequencies(g0, g1, g2):
 def _output_values(m0, m1, m2, m3):
     """``A^T [m0 m1 m2 m3]``: the output transform along one axis."""
     return m0 + m1 + m2, m1 - m2 - m3
+
+
+def _filter_values(u0, u1, u2, u3):
+    """``G^T [u0 u1 u2 u3]``: the filter transform's transpose along one axis."""
+    middle = 0.5 * (u1 + u2)
+    return u0 + middle, 0.5 * (u1 - u2), middle + u3
+
+
+def _output_frequencies(y0, y1):
+    """``A [y0 y1]``: the output transform's transpose along one axis."""
+    return y0, y0 + y1, y0 - y1, -y1
 
 
 def filter_transform(w):
@@ -84,15 +98,70 @@ def output_transform(m, batch, tiles_hw, out_hw):
     return y.reshape(batch, TILE * th, TILE * tw, m.shape[-1])[:, :out_hw[0], :out_hw[1]]
 
 
+def output_transform_transposed(dy, tiles_hw):
+    """(N, out_h, out_w, C) -> (16, N * tiles_h * tiles_w, C): ``A dy A^T`` for every 2x2 tile of
+    ``dy`` (zeros past its edge), the transpose of ``output_transform``."""
+    n, h, w, c = dy.shape
+    th, tw = tiles_hw
+    blocks = jnp.pad(dy, ((0, 0), (0, TILE * th - h), (0, TILE * tw - w), (0, 0))).reshape(n, th, TILE, tw, TILE, c)
+    rows = _output_frequencies(blocks[:, :, 0], blocks[:, :, 1])  # 4 x (N, th, tw, 2, C)
+    frequencies = [f for r in rows for f in _output_frequencies(r[:, :, :, 0], r[:, :, :, 1])]
+    return jnp.stack(frequencies).reshape(WINDOW * WINDOW, n * th * tw, c)
+
+
+def filter_transform_transposed(u):
+    """(16, C_in, C_out) -> (3, 3, C_in, C_out): ``G^T u G``, the transpose of ``filter_transform``."""
+    u = u.reshape(WINDOW, WINDOW, *u.shape[1:])
+    rows = _filter_values(u[0], u[1], u[2], u[3])  # 3 x (4, C_in, C_out)
+    return jnp.stack([jnp.stack(_filter_values(r[0], r[1], r[2], r[3])) for r in rows])
+
+
+def filter_grad(x, dy, pads, product=None):
+    """The filter gradient of ``forward(x, w, pads)`` for the output cotangent ``dy``: (3, 3, C_in,
+    C_out), as the transpose of the forward pass in ``w``: the 16 products ``V_p^T dM_p``
+    contracting the tiles, between the input transform and the transposed output and filter
+    transforms. ``product(a, b)``: ``a.T @ b`` for 2-D arrays (None: XLA's batched dot)."""
+    tiles_hw = tuple(-(-size // TILE) for size in dy.shape[1:3])
+    v = input_transform(x, pads, tiles_hw)
+    dm = output_transform_transposed(dy.astype(x.dtype), tiles_hw)
+    if product is None:
+        du = lax.dot_general(v, dm, (((1,), (1,)), ((0,), (0,))))
+    else:
+        du = jnp.stack([product(v[p], dm[p]) for p in range(WINDOW * WINDOW)])
+    return filter_transform_transposed(du)
+
+
 def forward(x, w, pads, transposed=False):
     """The convolution of ``x`` (N, H, W, C_in) with the 3x3 filter ``w`` (3, 3, C_in, C_out), stride
     1, ``pads`` ((top, bottom), (left, right)) each 0 to 2: (N, out_h, out_w, C_out).
 
     ``transposed``: ``w`` is (3, 3, C_out, C_in), the filter of a convolution whose input gradient
-    this is, and the convolution runs with it spatially reversed and its channel axes swapped,
-    without a transposed copy of it (the reversal reorders the filter transform's terms, the swap
-    is the products' operand order)."""
-    out_hw = tuple(x.shape[1 + i] + pads[i][0] + pads[i][1] - 2 for i in range(2))
+    this is, and the convolution runs with it spatially reversed and its channel axes swapped.
+
+    On the native kernel (``winograd_native``) where it applies and ``tuning.WINOGRAD_NATIVE`` is
+    on, else ``jax_forward``."""
+    if runs_natively(x.shape, w.shape[2] if transposed else w.shape[3], x.dtype):
+        if transposed:
+            w = jnp.flip(w, (0, 1)).transpose(0, 1, 3, 2)
+        return winograd_native.forward(x, filter_transform(w.astype(x.dtype)), pads, output_hw(x.shape, pads))
+    return jax_forward(x, w, pads, transposed)
+
+
+def runs_natively(x_shape, c_out, dtype):
+    """Whether ``forward`` of an input of ``x_shape`` to ``c_out`` channels runs on the native kernel."""
+    return tuning.WINOGRAD_NATIVE and winograd_native.supported(x_shape, c_out, dtype) and winograd_native.available()
+
+
+def output_hw(x_shape, pads):
+    """The output's height and width for an input of ``x_shape`` (NHWC)."""
+    return tuple(x_shape[1 + i] + pads[i][0] + pads[i][1] - 2 for i in range(2))
+
+
+def jax_forward(x, w, pads, transposed=False):
+    """``forward`` in jax ops: the transformed input and the products written out between XLA's
+    fusions. With ``transposed`` the filter's reversal reorders the filter transform's terms and
+    the channel swap is the products' operand order: no transposed copy of ``w``."""
+    out_hw = output_hw(x.shape, pads)
     tiles_hw = tuple(-(-size // TILE) for size in out_hw)
     v = input_transform(x, pads, tiles_hw)
     u = filter_transform((w[::-1, ::-1] if transposed else w).astype(x.dtype))
