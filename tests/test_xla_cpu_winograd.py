@@ -69,21 +69,33 @@ def test_native_kernel_equals_the_direct_convolution(x_shape, c_out, pads):
     flipped_io = jnp.flip(w, (0, 1)).transpose(0, 1, 3, 2)
     close(jax.jit(lambda x, w: winograd.forward(x, w, pads, transposed=True))(x, flipped_io), expected,
           "forward, transposed", tol=1e-5)
+    # the filter gradient's kernel: the transposed form, summed over the tiles
+    dy = rand(expected.shape, 2)
+    expected_grad = jax.vjp(lambda w: _reference(x, w, pads), w)[1](dy)[0]
+    grad = jax.jit(lambda x, dy: winograd.filter_transform_transposed(winograd_native.filter_grad(x, dy, pads)))(x, dy)
+    close(grad, expected_grad, "native filter gradient", tol=1e-5)
 
 
 def test_native_results_do_not_depend_on_threads_or_blocks(monkeypatch):
+    """The forward kernel computes each tile alone; the filter gradient sums its tiles in parts of a
+    fixed size, added in order: the same bits on one thread or two, in blocks of any size."""
     _native_or_skip()
-    x, w = rand((3, 10, 11, 32), 7), rand((3, 3, 32, 48), 8)
+    x, w = rand((8, 30, 34, 32), 7), rand((3, 3, 32, 48), 8)  # 2,040 tiles: the filter gradient's 4 parts
     pads = ((1, 1), (1, 1))
 
     def run():
         u = winograd.filter_transform(w)
-        return np.asarray(jax.jit(lambda x, u: winograd_native.forward(x, u, pads, (10, 11)))(x, u))
-    first = run()
+        return np.asarray(jax.jit(lambda x, u: winograd_native.forward(x, u, pads, (30, 34)))(x, u))
+    dy = rand((8, 30, 34, 48), 9)
+
+    def run_filter_grad():
+        return np.asarray(jax.jit(lambda x, dy: winograd_native.filter_grad(x, dy, pads))(x, dy))
+    first, first_grad = run(), run_filter_grad()
     monkeypatch.setattr(winograd_native, "usable_cpus", lambda: 1)
     monkeypatch.setattr(tuning, "WINOGRAD_BLOCK_BYTES", 16 * 4 * 32 * 12)  # 12 tiles per block
     assert winograd_native.block_tiles(32) == 12
     np.testing.assert_array_equal(run(), first)
+    np.testing.assert_array_equal(run_filter_grad(), first_grad)
 
 
 def test_forward_takes_the_native_kernel_where_it_applies(monkeypatch):
@@ -137,9 +149,9 @@ def test_formulation_picks_it_from_the_channel_thresholds(monkeypatch):
     assert picked("filter_grad", big) == "winograd"
     native = tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS
     if winograd.runs_natively((2, 8, 8, native), native, jnp.float32):
-        assert picked("forward", native) == picked("input_grad", native) == "winograd"
+        assert picked("forward", native) == picked("input_grad", native) == picked("filter_grad", native) == "winograd"
         assert picked("forward", native, native // 2) != "winograd"
-        assert picked("filter_grad", native) != "winograd"
+        assert picked("filter_grad", native, native // 2) != "winograd"
     monkeypatch.setattr(tuning, "WINOGRAD_NATIVE", False)  # jax ops: more channels needed
     assert picked("forward", in_jax // 2) != "winograd"
     monkeypatch.setattr(tuning, "CONV_WINOGRAD", False)

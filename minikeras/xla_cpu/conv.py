@@ -20,9 +20,10 @@ First of all, a 3x3 stride-1 float32 convolution with enough channels (``winogra
 on the native Winograd kernel, 128 in jax ops; ResNet-20's and ResNet50's 3x3 layers but
 the 16-channel ones) runs its forward pass and its input gradient as Winograd's F(2x2, 3x3)
 ('winograd', ``xla_cpu.winograd``: 2.25x fewer multiply-adds, within float32 rounding of the
-direct convolution but not on its bits), and so does its filter gradient where the native
-gradient kernel does not take the filter; the derivatives of each are the other two
-convolutions. Then stride-1 float32 convolutions run on minikeras' own kernels ('native',
+direct convolution but not on its bits), and so does its filter gradient (on the native kernel up
+to ``tuning.WINOGRAD_NATIVE_FILTER_GRAD_MAX_CHANNELS``, in jax ops where the native direct
+gradient does not take the filter); the derivatives of each are the other two convolutions.
+Then stride-1 float32 convolutions run on minikeras' own kernels ('native',
 ``conv_native``), built for the machine on first use: the input and filter gradients where the
 input has a multiple of 16 channels, the forward pass where the output has (and its rows are at
 least ``tuning.CONV_NATIVE_FORWARD_MIN_WIDTH`` wide, or ``CONV_NATIVE_NARROW_FORWARD_MIN_WIDTH``
@@ -197,8 +198,7 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
         return "matmul"
     # the native gradients stream the filter through the cache: memory-bound beyond its size
     big_filter = kind != "forward" and 4 * kh * kw * c_in * c_out > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
-    if (kind != "filter_grad" or big_filter) and winograd_applies(kind, x_shape, w_shape, strides, pads, dilations,
-                                                                  dtype):
+    if winograd_applies(kind, x_shape, w_shape, strides, pads, dilations, dtype):
         return "winograd"
     if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps) and not big_filter
             and conv_native.supported(kind, x_shape, w_shape, strides, pads, dilations, dtype)
@@ -241,18 +241,22 @@ def _native_forward_rows(out_width, c_out, strides=(1, 1)):
 
 
 def winograd_applies(kind, x_shape, w_shape, strides, pads, dilations, dtype):
-    """Whether the ``kind`` ('forward', 'input_grad', 'filter_grad') of a convolution with these
-    (explicit) pads may run as Winograd's F(2x2, 3x3) (``xla_cpu.winograd``): a float32 3x3 stride-1
-    convolution, the switch on, and at least ``tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS`` input and
-    output channels where the native kernel runs it (the forward pass and the input gradient, the
-    latter as the convolution of dy with the flipped filter), ``tuning.CONV_WINOGRAD_MIN_CHANNELS``
-    where jax ops do. ``formulation`` takes it for the filter gradient only where the native
-    gradient kernel does not apply."""
+    """Whether ``formulation`` runs the ``kind`` ('forward', 'input_grad', 'filter_grad') of a
+    convolution with these (explicit) pads as Winograd's F(2x2, 3x3) (``xla_cpu.winograd``): a
+    float32 3x3 stride-1 convolution, the switch on, and at least
+    ``tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS`` input and output channels where the native kernels
+    run it, ``tuning.CONV_WINOGRAD_MIN_CHANNELS`` where jax ops do (for the filter gradient only
+    where the native gradient kernel does not take the filter either)."""
     if not (tuning.CONV_WINOGRAD and jnp.dtype(dtype) == jnp.float32
             and winograd.applies(x_shape, w_shape, strides, pads, dilations)):
         return False
     channels = min(w_shape[2], w_shape[3])
-    if kind != "filter_grad" and winograd.runs_natively(x_shape, w_shape[3], dtype):
+    if kind == "filter_grad":
+        if winograd.filter_grad_runs_natively(x_shape, w_shape[3], dtype):
+            return channels >= tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS
+        big_filter = 4 * 9 * w_shape[2] * w_shape[3] > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
+        return big_filter and channels >= tuning.CONV_WINOGRAD_MIN_CHANNELS
+    if winograd.runs_natively(x_shape, w_shape[3], dtype):  # the input gradient's channels are the same two
         return channels >= tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS
     return channels >= tuning.CONV_WINOGRAD_MIN_CHANNELS
 

@@ -121,6 +121,7 @@ CONV_WINOGRAD_NATIVE_MIN_CHANNELS = 32
 # Winograd's convolution on the native kernel where it applies; False: in jax ops.
 WINOGRAD_NATIVE = True
 WINOGRAD_NATIVE_MAX_CHANNELS = 256
+WINOGRAD_NATIVE_FILTER_GRAD_MAX_CHANNELS = 128
 # The native Winograd kernel's blocks: tiles whose transformed input (16 x tiles x C_in floats)
 # fits in this many bytes, a share of one core's L2. Alone, 64 / 128 / 256 / 512 KiB: within 1-2%
 # of each other at 64-256 channels but 128 x 16 x 16 x 32 (2.29 / 2.27 / 2.58 / 2.65 ms).

@@ -120,7 +120,10 @@ def filter_grad(x, dy, pads, product=None):
     """The filter gradient of ``forward(x, w, pads)`` for the output cotangent ``dy``: (3, 3, C_in,
     C_out), as the transpose of the forward pass in ``w``: the 16 products ``V_p^T dM_p``
     contracting the tiles, between the input transform and the transposed output and filter
-    transforms. ``product(a, b)``: ``a.T @ b`` for 2-D arrays (None: XLA's batched dot)."""
+    transforms: on the native kernel where it applies (``filter_grad_runs_natively``), else in jax ops, each
+    frequency's product by ``product(a, b)`` (``a.T @ b`` for 2-D arrays; None: XLA's batched dot)."""
+    if filter_grad_runs_natively(x.shape, dy.shape[3], x.dtype):
+        return filter_transform_transposed(winograd_native.filter_grad(x, dy, pads))
     tiles_hw = tuple(-(-size // TILE) for size in dy.shape[1:3])
     v = input_transform(x, pads, tiles_hw)
     dm = output_transform_transposed(dy.astype(x.dtype), tiles_hw)
@@ -150,6 +153,13 @@ def forward(x, w, pads, transposed=False):
 def runs_natively(x_shape, c_out, dtype):
     """Whether ``forward`` of an input of ``x_shape`` to ``c_out`` channels runs on the native kernel."""
     return tuning.WINOGRAD_NATIVE and winograd_native.supported(x_shape, c_out, dtype) and winograd_native.available()
+
+
+def filter_grad_runs_natively(x_shape, c_out, dtype):
+    """Whether ``filter_grad`` of an input of ``x_shape`` and ``c_out`` output channels runs on the
+    native kernel: where ``forward`` would, up to ``tuning.WINOGRAD_NATIVE_FILTER_GRAD_MAX_CHANNELS``."""
+    return (max(x_shape[3], c_out) <= tuning.WINOGRAD_NATIVE_FILTER_GRAD_MAX_CHANNELS
+            and runs_natively(x_shape, c_out, dtype))
 
 
 def output_hw(x_shape, pads):

@@ -165,7 +165,127 @@ ffi::Error WinogradForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ff
   return ffi::Error::Success();
 }
 
+// A dy for two vectors along one axis (the output transform's transpose)
+inline void output_frequencies(const v16& y0, const v16& y1, v16 (&f)[4]) {
+  const v16 zero{};
+  f[0] = y0;
+  f[1] = y0 + y1;
+  f[2] = y0 - y1;
+  f[3] = zero - y1;
+}
+
+// The transposed output transform of dy's tiles [first, first + count) into m[p][t][o] (zeros past
+// dy's edge).
+void transform_cotangents(const Shape& s, const float* dy, float* m, int64_t first, int64_t count) {
+  const v16 zero{};
+  for (int64_t t = 0; t < count; ++t) {
+    const int64_t tile = first + t, tj = tile % s.tiles_w, ti = (tile / s.tiles_w) % s.tiles_h,
+                  n = tile / (s.tiles_w * s.tiles_h);
+    for (int64_t o0 = 0; o0 < s.o; o0 += 16) {
+      v16 d[2][2];
+      for (int a = 0; a < 2; ++a)
+        for (int b = 0; b < 2; ++b) {
+          const int64_t row = 2 * ti + a, col = 2 * tj + b;
+          d[a][b] = (row < s.out_h && col < s.out_w) ? load(dy + ((n * s.out_h + row) * s.out_w + col) * s.o + o0)
+                                                     : zero;
+        }
+      v16 rows[2][4];  // rows[b][i]: frequency i along the rows, column b
+      for (int b = 0; b < 2; ++b) output_frequencies(d[0][b], d[1][b], rows[b]);
+      for (int i = 0; i < 4; ++i) {
+        v16 f[4];
+        output_frequencies(rows[0][i], rows[1][i], f);
+        for (int j = 0; j < 4; ++j) store(m + ((4 * i + j) * count + t) * s.o + o0, f[j]);
+      }
+    }
+  }
+}
+
+// du[p][c0 + r][o0 + 16q ...] = the sum over a part's tiles t of v[p][t][c0 + r] * m[p][t][o0 + 16q ...],
+// for r < TM, q < NV, every frequency p: the accumulators stay in registers over all the tiles.
+template <int NV, int TM>
+void part_products(const Shape& s, const float* v, const float* m, float* du, int64_t count, int64_t c0,
+                   int64_t o0) {
+  for (int p = 0; p < kFrequencies; ++p) {
+    v16 acc[TM][NV];
+    for (int r = 0; r < TM; ++r)
+      for (int q = 0; q < NV; ++q) acc[r][q] = v16{};
+    const float* vp = v + p * count * s.c + c0;
+    const float* mp = m + p * count * s.o + o0;
+    for (int64_t t = 0; t < count; ++t) tile_step(acc, mp + t * s.o, vp + t * s.c, 1);
+    float* dst = du + (p * s.c + c0) * s.o + o0;
+    for (int r = 0; r < TM; ++r)
+      for (int q = 0; q < NV; ++q) store(dst + r * s.o + 16 * q, acc[r][q]);
+  }
+}
+
+template <int NV>
+void filter_rows(const Shape& s, const float* v, const float* m, float* du, int64_t count, int64_t o0) {
+  constexpr int TM = kTileRows<NV>;
+  for (int64_t c0 = 0; c0 < s.c; c0 += TM)
+    with_tile_size<TM>(static_cast<int>(std::min<int64_t>(TM, s.c - c0)), [&](auto rows) __attribute__((always_inline)) {
+      part_products<NV, decltype(rows)::value>(s, v, m, du, count, c0, o0);
+    });
+}
+
+// The tiles are summed in parts of at most kFilterGradPartTiles tiles (contiguous ranges, as
+// many as that takes): each part's 16 x tiles x (C + O) transformed values are written to a
+// buffer, its products summed in registers over all its tiles into a buffer of its own, and the
+// parts' sums added in order, so that the result does not depend on the threads or on which
+// thread took which part.
+constexpr int64_t kFilterGradPartTiles = 512;
+
+ffi::Error WinogradFilterGradImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x, ffi::Buffer<ffi::F32> dy,
+                                  ffi::ResultBuffer<ffi::F32> du, int64_t pad_top, int64_t pad_left,
+                                  int64_t threads) {
+  const auto xd = x.dimensions(), yd = dy.dimensions(), ud = du->dimensions();
+  if (xd.size() != 4 || yd.size() != 4 || ud.size() != 3 || ud[0] != kFrequencies || ud[1] != xd[3] ||
+      ud[2] != yd[3] || yd[0] != xd[0] || xd[3] % 16 != 0 || yd[3] % 16 != 0 || pad_top < 0 || pad_left < 0)
+    return ffi::Error::InvalidArgument(
+        "winograd filter gradient: expected x (N, H, W, C), dy (N, out_h, out_w, O), du (16, C, O), C and O "
+        "multiples of 16");
+  Shape s{xd[0], xd[1], xd[2], xd[3], yd[3], yd[1], yd[2], (yd[1] + 1) / 2, (yd[2] + 1) / 2, pad_top, pad_left};
+  const int64_t tiles = s.tiles(), size = kFrequencies * s.c * s.o;
+  float* out = du->typed_data();
+  std::fill(out, out + size, 0.0f);
+  if (tiles == 0) return ffi::Error::Success();
+  const int64_t parts = (tiles + kFilterGradPartTiles - 1) / kFilterGradPartTiles;
+  const int64_t part_tiles = (tiles + parts - 1) / parts;
+  const int64_t helpers = helpers_for(pool, parts, threads);
+  std::vector<float> sums(parts * size);
+  std::vector<float> scratch((helpers + 1) * kFrequencies * part_tiles * (s.c + s.o));
+  const float *xp = x.typed_data(), *yp = dy.typed_data();
+  for_each_index(pool, parts, helpers, [&](int64_t worker, int64_t part) {
+    float* v = scratch.data() + worker * kFrequencies * part_tiles * (s.c + s.o);
+    float* m = v + kFrequencies * part_tiles * s.c;
+    float* sum = sums.data() + part * size;
+    const int64_t first = part * part_tiles, count = std::min(part_tiles, tiles - first);
+    transform_inputs(s, xp, v, first, count);
+    transform_cotangents(s, yp, m, first, count);
+    int64_t o0 = 0;
+    if constexpr (kWideTiles) {
+      for (; o0 + 64 <= s.o; o0 += 64) filter_rows<4>(s, v, m, sum, count, o0);
+      for (; o0 + 32 <= s.o; o0 += 32) filter_rows<2>(s, v, m, sum, count, o0);
+    }
+    for (; o0 < s.o; o0 += 16) filter_rows<1>(s, v, m, sum, count, o0);
+  });
+  for (int64_t part = 0; part < parts; ++part)
+    for (int64_t i = 0; i < size; i += 16) store(out + i, load(out + i) + load(sums.data() + part * size + i));
+  return ffi::Error::Success();
+}
+
 }  // namespace
+
+// x (N, H, W, C); dy (N, out_h, out_w, O); du (16, C, O), the transformed filter gradient (G^T du G
+// is the filter's); the padding above and left of x; the thread count.
+XLA_FFI_DEFINE_HANDLER_SYMBOL(MinikerasWinogradFilterGrad, WinogradFilterGradImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int64_t>("pad_top")
+                                  .Attr<int64_t>("pad_left")
+                                  .Attr<int64_t>("threads"));
 
 // x (N, H, W, C); u (16, C, O), the transformed filter; y (N, out_h, out_w, O); the padding above and
 // left of x (the rest of the padding is implied by y's size); tiles per block; the thread count.
