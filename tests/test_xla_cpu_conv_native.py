@@ -25,6 +25,13 @@ _UNAVAILABLE = "" if conv_native.available() else conv_native.unavailable_reason
 pytestmark = pytest.mark.skipif(bool(_UNAVAILABLE) and not _UNAVAILABLE.startswith("building"), reason=_UNAVAILABLE)
 
 
+@pytest.fixture(autouse=True)
+def _direct_convolutions(monkeypatch):
+    """These tests are about the direct kernels: Winograd's formulation, which takes 3x3 layers of
+    enough channels by default (tests/test_xla_cpu_winograd.py), is switched off."""
+    monkeypatch.setattr(tuning, "CONV_WINOGRAD", False)
+
+
 def _reference_grads(x, w, pads, dy):
     _, vjp = jax.vjp(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), pads, dimension_numbers=DN), x, w)
     return vjp(dy)
