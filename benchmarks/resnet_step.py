@@ -3,7 +3,9 @@ tape step (``mk.function``), ``fit``, a hand-written ``jax.jit`` step (``lax.con
 batch statistics and moving averages, optax.adam) and TensorFlow's ``@tf.function`` step in a
 process of its own (``resnet_step_tf.py``, ``--tf-python``), timed in turn in interleaved rounds;
 samples/s, share of the float32 GEMM bound and first-call time per batch size. The model is
-``resnet20_model.py``'s (~41 M multiply-adds per image forward).
+``resnet20_model.py``'s (~41 M multiply-adds per image forward). The bound counts the direct
+convolutions' FLOPs: minikeras runs the 3x3 layers of 32 and 64 channels as Winograd's F(2x2, 3x3),
+with 2.25x fewer multiply-adds (``xla_cpu/winograd.py``), so its share is an effective one.
 
 Run quietly: ``python benchmarks/resnet_step.py --batch-sizes 32,128,256 --tf-python tfvenv/bin/python``.
 """

@@ -26,7 +26,9 @@ The GEMM bound: a 2048^3 float32 matmul is timed in the same run (``gemm_flops_p
 a model's training FLOPs per sample are counted as ``6 * sum(MACs) - 2 * MACs(first layer)`` (a
 forward pass, an input gradient and a weight gradient per layer, but no input gradient for the
 first one); the bound is the samples/s a step would reach if every FLOP ran at GEMM speed, and
-each row prints its share of that bound.
+each row prints its share of that bound. The FLOPs are the direct convolutions': minikeras runs
+3x3 layers of 32 channels and more as Winograd's F(2x2, 3x3), with 2.25x fewer multiply-adds
+(``xla_cpu/winograd.py``), so its share can pass 100%.
 
 Models: the classic Keras MNIST CNN (Conv2D 32 -> Conv2D 64 -> MaxPool -> Dropout -> Flatten ->
 Dense 128 -> Dropout -> Dense 10) and the Keras "simple MNIST convnet" (Conv2D 32 -> MaxPool ->
