@@ -650,8 +650,8 @@ _native_filter_grad = _with_rules(  # (x, dy, filter_shape, pads)
                                           conv2d_forward(x, g, (1, 1), pads)))
 
 
-# Winograd's convolution (jax ops) likewise: its gradients are the two convolutions' own, on
-# their tuned formulations, rather than the transposes of its transforms.
+# Winograd's convolutions (xla_cpu.winograd, native or in jax ops) likewise: their gradients are the
+# other convolutions' own, on their tuned formulations, rather than the transposes of the transforms.
 _winograd_forward = _with_rules(  # (x, w, pads)
     lambda x, w, pads: winograd.forward(x, w, pads), 1,
     lambda pads, x, w, g: (conv2d_input_grad(g, w, x.shape, (1, 1), pads),

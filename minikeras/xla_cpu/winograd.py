@@ -1,4 +1,5 @@
-"""A 3x3 stride-1 convolution as Winograd's minimal filtering F(2x2, 3x3), in jax ops.
+"""A 3x3 stride-1 convolution as Winograd's minimal filtering F(2x2, 3x3): ``forward`` (which with
+``transposed`` is also the input gradient) and ``filter_grad``.
 
 ``forward(x, w, pads)`` equals ``lax.conv_general_dilated(x, w, (1, 1), pads)`` (NHWC x HWIO) up to
 float32 rounding, with 16 multiplications per 2x2 output tile and input channel where the direct
@@ -14,8 +15,10 @@ On the CPU the native kernel (``winograd_native``) runs it block by block of til
 cache; elsewhere (or where it does not apply) ``jax_forward`` writes it as jax ops: the 16 products
 are batched GEMMs at XLA's GEMM speed and the transforms elementwise passes XLA fuses with the
 producer of ``x`` (a BatchNormalization and ReLU) and the consumer of the result, whose memory
-traffic outweighs the saving where the channels are few. ``xla_cpu.conv`` takes this formulation
-where ``tuning.CONV_WINOGRAD_MIN_CHANNELS`` says (``benchmarks/winograd.py``).
+traffic outweighs the saving where the channels are few. ``filter_grad`` is the transpose of the
+forward pass in the filter: the input and the output cotangent transformed, each frequency's
+product summed over the tiles. ``xla_cpu.conv`` takes these where its ``winograd_applies`` says
+(``tuning.CONV_WINOGRAD_*``, measured with ``benchmarks/winograd.py``).
 
 F(2x2, 3x3) is the numerically mild member of the family: its transforms' coefficients are 0,
 +-1 and +-1/2, so its results lie as near the exact convolution as a direct float32 convolution's
@@ -120,8 +123,9 @@ def filter_grad(x, dy, pads, product=None):
     """The filter gradient of ``forward(x, w, pads)`` for the output cotangent ``dy``: (3, 3, C_in,
     C_out), as the transpose of the forward pass in ``w``: the 16 products ``V_p^T dM_p``
     contracting the tiles, between the input transform and the transposed output and filter
-    transforms: on the native kernel where it applies (``filter_grad_runs_natively``), else in jax ops, each
-    frequency's product by ``product(a, b)`` (``a.T @ b`` for 2-D arrays; None: XLA's batched dot)."""
+    transforms. On the native kernel where it applies (``filter_grad_runs_natively``), else in
+    jax ops, each frequency's product by ``product(a, b)`` (``a.T @ b`` for 2-D arrays; None:
+    XLA's batched dot)."""
     if filter_grad_runs_natively(x.shape, dy.shape[3], x.dtype):
         return filter_transform_transposed(winograd_native.filter_grad(x, dy, pads))
     tiles_hw = tuple(-(-size // TILE) for size in dy.shape[1:3])
