@@ -196,8 +196,7 @@ def formulation(kind, x_shape, w_shape, strides=(1, 1), padding="VALID", dilatio
     if pointwise and kind == "filter_grad" and matmul_filter_grad_applies(x_shape, w_shape, strides, pads, dilations,
                                                                            dtype):
         return "matmul"
-    # the native gradients stream the filter through the cache: memory-bound beyond its size
-    big_filter = kind != "forward" and 4 * kh * kw * c_in * c_out > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
+    big_filter = kind != "forward" and _big_gradient_filter(w_shape)
     if winograd_applies(kind, x_shape, w_shape, strides, pads, dilations, dtype):
         return "winograd"
     if (tuning.NATIVE_KERNELS and not (kind == "forward" and taps) and not big_filter
@@ -240,6 +239,12 @@ def _native_forward_rows(out_width, c_out, strides=(1, 1)):
         and c_out <= tuning.CONV_NATIVE_NARROW_FORWARD_MAX_CHANNELS)
 
 
+def _big_gradient_filter(w_shape):
+    """Whether the native gradient kernels leave this filter to other formulations: they stream the
+    filter through the cache, memory-bound beyond ``tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES``."""
+    return 4 * math.prod(w_shape) > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
+
+
 def winograd_applies(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     """Whether ``formulation`` runs the ``kind`` ('forward', 'input_grad', 'filter_grad') of a
     convolution with these (explicit) pads as Winograd's F(2x2, 3x3) (``xla_cpu.winograd``): a
@@ -254,8 +259,7 @@ def winograd_applies(kind, x_shape, w_shape, strides, pads, dilations, dtype):
     if kind == "filter_grad":
         if winograd.filter_grad_runs_natively(x_shape, w_shape[3], dtype):
             return channels >= tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS
-        big_filter = 4 * 9 * w_shape[2] * w_shape[3] > tuning.CONV_NATIVE_GRAD_MAX_FILTER_BYTES
-        return big_filter and channels >= tuning.CONV_WINOGRAD_MIN_CHANNELS
+        return _big_gradient_filter(w_shape) and channels >= tuning.CONV_WINOGRAD_MIN_CHANNELS
     if winograd.runs_natively(x_shape, w_shape[3], dtype):  # the input gradient's channels are the same two
         return channels >= tuning.CONV_WINOGRAD_NATIVE_MIN_CHANNELS
     return channels >= tuning.CONV_WINOGRAD_MIN_CHANNELS

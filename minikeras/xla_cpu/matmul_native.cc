@@ -27,7 +27,7 @@
 namespace ffi = xla::ffi;
 using minikeras::for_each_index;
 using minikeras::helpers_for;
-using minikeras::kSingleVectorTile;
+using minikeras::kTileRows;
 using minikeras::kWideTiles;
 using minikeras::load;
 using minikeras::store;
@@ -50,9 +50,6 @@ void tile(const float* a, const float* b, float* c, int64_t k_begin, int64_t k_e
   for (int t = 0; t < TM; ++t)
     for (int v = 0; v < NV; ++v) store(c + (m0 + t) * n + n0 + 16 * v, acc[t][v]);
 }
-
-template <int NV>
-constexpr int kTileRows = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;  // 24 accumulators (AVX-512)
 
 template <int NV>
 void row_block(const float* a, const float* b, float* c, int64_t k_begin, int64_t k_end, int64_t m, int64_t n,

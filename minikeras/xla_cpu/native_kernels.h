@@ -110,6 +110,11 @@ constexpr bool kWideTiles = false;
 constexpr int kSingleVectorTile = 3;
 #endif
 
+// The rows of a register tile NV vectors wide: 24 accumulators with AVX-512 (6 x 4, 12 x 2, 12 x 1
+// vectors), kSingleVectorTile elsewhere (one vector wide there).
+template <int NV>
+constexpr int kTileRows = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;
+
 // One step of a register tile: acc[t][v] += vectors[16 v ...] * scalars[t * stride] for t < T,
 // v < V, i.e. V vectors loaded once and T scalars broadcast, V * T fused multiply-adds. Every
 // kernel's inner loop is this step over its contraction (taps and channels, or rows).

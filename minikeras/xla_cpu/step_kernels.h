@@ -134,9 +134,6 @@ class ThreadPair {
   std::condition_variable wake_;
 };
 
-template <int NV>
-constexpr int kTileRows = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;  // 24 accumulators (AVX-512)
-
 // C[m0 + t, n0 + 16v ...] for t < TM, v < NV: the sum over k of A[m0 + t, k] * B[k, n0 + 16v ...] in order of k.
 template <int NV, int TM>
 void tile(const float* a, const float* b, float* c, int64_t k_size, int64_t n, int64_t m0, int64_t n0) {

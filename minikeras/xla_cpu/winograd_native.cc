@@ -19,7 +19,7 @@
 namespace ffi = xla::ffi;
 using minikeras::for_each_index;
 using minikeras::helpers_for;
-using minikeras::kSingleVectorTile;
+using minikeras::kTileRows;
 using minikeras::kWideTiles;
 using minikeras::load;
 using minikeras::store;
@@ -120,9 +120,6 @@ void tile_outputs(const Shape& s, const float* v, const float* u, float* y, int6
       }
   }
 }
-
-template <int NV>
-constexpr int kTileRows = NV == 4 ? 6 : NV == 2 ? 12 : kSingleVectorTile;
 
 template <int NV>
 void column_block(const Shape& s, const float* v, const float* u, float* y, int64_t first, int64_t count,
